@@ -1,0 +1,3 @@
+module github.com/stratacfg/strata
+
+go 1.26.0

@@ -1,0 +1,263 @@
+package merge
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Schema knows the Go type of a versioned document and answers, for a key,
+// what type lives there. It turns string values (ConfigMap data, flag
+// values) into JSON by that type. A Schema is safe for concurrent use.
+type Schema struct {
+	root reflect.Type
+	// yamlToJSON parses YAML for values whose type is a struct, map or
+	// slice; nil means such values must be JSON.
+	yamlToJSON func([]byte) ([]byte, error)
+}
+
+// NewSchema returns the Schema of the document type t (a struct or a pointer
+// to one). yamlToJSON, when not nil, converts YAML text to JSON and lets
+// string values for structs, maps and slices be written as YAML.
+func NewSchema(t reflect.Type, yamlToJSON func([]byte) ([]byte, error)) *Schema {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return &Schema{root: t, yamlToJSON: yamlToJSON}
+}
+
+// Type returns the Go type at key, pointers removed. It reports false when
+// the key names no field: an unknown member, or a segment below a leaf.
+// Keys under an interface or json.RawMessage value are accepted as free-form
+// and reported with that type.
+func (s *Schema) Type(key string) (reflect.Type, bool) {
+	segs, ok := Segments(key)
+	if !ok {
+		return nil, false
+	}
+	t := s.root
+	for _, seg := range segs {
+		t = deref(t)
+		switch {
+		case isFreeForm(t):
+			return t, true
+		case t.Kind() == reflect.Struct && !hasCustomJSON(t):
+			f, ok := fieldsOf(t)[seg]
+			if !ok {
+				return nil, false
+			}
+			t = f
+		case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+			t = t.Elem()
+		default:
+			return nil, false
+		}
+	}
+	return deref(t), true
+}
+
+// Convert turns the string value s set for key into JSON text by the type at
+// key: booleans, integers (range checked), floats and strings directly;
+// types with a Set(string) method (flag values), encoding.TextUnmarshaler or
+// json.Unmarshaler (durations, quantities) through those methods; structs,
+// maps and slices parsed as YAML or JSON and checked against the type. The
+// error names the key and says what was expected.
+func (s *Schema) Convert(key, value string) (string, error) {
+	t, ok := s.Type(key)
+	if !ok {
+		return "", fmt.Errorf("key %q: no such field", key)
+	}
+	out, err := s.convert(t, value)
+	if err != nil {
+		return "", fmt.Errorf("key %q: %q %w", key, value, err)
+	}
+	return out, nil
+}
+
+var (
+	setterType    = reflect.TypeFor[interface{ Set(string) error }]()
+	textUnmarshal = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonUnmarshal = reflect.TypeFor[json.Unmarshaler]()
+	rawMessage    = reflect.TypeFor[json.RawMessage]()
+)
+
+func (s *Schema) convert(t reflect.Type, value string) (string, error) {
+	pt := reflect.PointerTo(t)
+	switch {
+	case pt.Implements(setterType) && t.Kind() != reflect.Interface:
+		v := reflect.New(t)
+		if err := v.Interface().(interface{ Set(string) error }).Set(value); err != nil {
+			return "", fmt.Errorf("is not a valid %s: %v", t, err)
+		}
+		return marshal(v.Interface())
+	case pt.Implements(jsonUnmarshal):
+		// Durations, quantities and the like take a JSON string; others
+		// may take any JSON, so fall back to the value as YAML or JSON.
+		quoted, _ := json.Marshal(value)
+		if err := strictUnmarshal(quoted, reflect.New(t).Interface()); err == nil {
+			return reencode(t, quoted)
+		}
+		return s.structured(t, value)
+	case pt.Implements(textUnmarshal):
+		v := reflect.New(t)
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(value)); err != nil {
+			return "", fmt.Errorf("is not a valid %s: %v", t, err)
+		}
+		return marshal(v.Interface())
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(value))
+		if err != nil {
+			return "", fmt.Errorf("is not a boolean (true or false)")
+		}
+		return strconv.FormatBool(b), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, t.Bits())
+		if err != nil {
+			return "", fmt.Errorf("is not an integer that fits in %d bits", t.Bits())
+		}
+		return strconv.FormatInt(n, 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(strings.TrimSpace(value), 10, t.Bits())
+		if err != nil {
+			return "", fmt.Errorf("is not a non-negative integer that fits in %d bits", t.Bits())
+		}
+		return strconv.FormatUint(n, 10), nil
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), t.Bits())
+		if err != nil {
+			return "", fmt.Errorf("is not a number")
+		}
+		return strconv.FormatFloat(f, 'g', -1, t.Bits()), nil
+	case reflect.String:
+		return marshal(value)
+	default:
+		return s.structured(t, value)
+	}
+}
+
+// structured parses value as YAML (or JSON) and checks it decodes into t.
+func (s *Schema) structured(t reflect.Type, value string) (string, error) {
+	data := []byte(value)
+	if s.yamlToJSON != nil {
+		j, err := s.yamlToJSON(data)
+		if err != nil {
+			return "", fmt.Errorf("is not valid YAML: %v", err)
+		}
+		data = j
+	}
+	if err := strictUnmarshal(data, reflect.New(t).Interface()); err != nil {
+		return "", fmt.Errorf("is not a valid %s: %v", describe(t), err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return "", fmt.Errorf("is not valid JSON: %v", err)
+	}
+	return buf.String(), nil
+}
+
+func reencode(t reflect.Type, data []byte) (string, error) {
+	v := reflect.New(t)
+	if err := json.Unmarshal(data, v.Interface()); err != nil {
+		return "", err
+	}
+	return marshal(v.Interface())
+}
+
+func strictUnmarshal(data []byte, into any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(into); err != nil {
+		return err
+	}
+	if d.More() {
+		return fmt.Errorf("trailing data after the value")
+	}
+	return nil
+}
+
+func marshal(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+func describe(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Map:
+		return "map of " + describe(t.Elem())
+	case reflect.Slice, reflect.Array:
+		return "list of " + describe(t.Elem())
+	case reflect.Pointer:
+		return describe(t.Elem())
+	}
+	return t.String()
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func isFreeForm(t reflect.Type) bool {
+	return t.Kind() == reflect.Interface || t == rawMessage
+}
+
+// hasCustomJSON reports whether a struct type decodes itself, so that its
+// JSON members are not its Go fields (metav1.Duration, resource.Quantity).
+func hasCustomJSON(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(jsonUnmarshal) || pt.Implements(textUnmarshal)
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// fieldsOf maps the JSON member names of struct type t to their types,
+// following encoding/json's rules for tags and embedded structs, and the
+// ",inline" tag of Kubernetes types.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	collectFields(t, m)
+	fieldCache.Store(t, m)
+	return m
+}
+
+func collectFields(t reflect.Type, m map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		ft := deref(f.Type)
+		if name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) && ft.Kind() == reflect.Struct {
+			collectFields(ft, m)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, dup := m[name]; !dup {
+			m[name] = f.Type
+		}
+	}
+}

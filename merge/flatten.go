@@ -1,0 +1,100 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Tombstone is the JSON value that removes a key: the key goes back to what
+// lower layers and defaulting give it (RFC 7386).
+const Tombstone = "null"
+
+// Flatten turns a JSON object into leaves: every member whose value is an
+// object is descended into, every other value (string, number, bool, array,
+// null) is a leaf keyed by its JSON pointer and kept as compact JSON text.
+// Numbers keep their exact text. An empty object contributes no leaves, as in
+// a JSON merge patch. The document must be a JSON object.
+func Flatten(doc []byte) (map[string]string, error) {
+	out := make(map[string]string)
+	if err := flattenInto(out, "", doc); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FlattenValue flattens the JSON value v found at key into out: an object is
+// descended into, anything else is one leaf. It is how a string value that
+// parses to an object (a flag such as --feature-gates) merges per key.
+func FlattenValue(out map[string]string, key string, v []byte) error {
+	v = bytes.TrimSpace(v)
+	if len(v) > 0 && v[0] == '{' {
+		return flattenInto(out, key, v)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return fmt.Errorf("%s: %w", displayKey(key), err)
+	}
+	out[key] = buf.String()
+	return nil
+}
+
+func flattenInto(out map[string]string, prefix string, doc []byte) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &obj); err != nil {
+		return fmt.Errorf("%s: not a JSON object: %w", displayKey(prefix), err)
+	}
+	if obj == nil {
+		return fmt.Errorf("%s: not a JSON object: null", displayKey(prefix))
+	}
+	for name, raw := range obj {
+		if err := FlattenValue(out, Child(prefix, name), raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unflatten builds the JSON object whose leaves are values. Tombstones are
+// left out. A key that is both a leaf and the ancestor of another key is an
+// error; Merge never produces one. Member order is sorted, so the output is
+// deterministic.
+func Unflatten(values map[string]string) ([]byte, error) {
+	keys := make([]string, 0, len(values))
+	for k, v := range values {
+		if v != Tombstone {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	root := map[string]any{}
+	for i, k := range keys {
+		if i+1 < len(keys) && IsAncestor(k, keys[i+1]) {
+			return nil, fmt.Errorf("%s is set as a value and also has member %s", k, keys[i+1])
+		}
+		segs, ok := Segments(k)
+		if !ok || len(segs) == 0 {
+			return nil, fmt.Errorf("%q is not a JSON pointer to a member", k)
+		}
+		node := root
+		for _, s := range segs[:len(segs)-1] {
+			child, ok := node[s].(map[string]any)
+			if !ok {
+				child = map[string]any{}
+				node[s] = child
+			}
+			node = child
+		}
+		node[segs[len(segs)-1]] = json.RawMessage(values[k])
+	}
+	out, err := marshal(root)
+	return []byte(out), err
+}
+
+func displayKey(key string) string {
+	if key == "" {
+		return "document"
+	}
+	return key
+}

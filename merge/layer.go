@@ -1,0 +1,159 @@
+// Package merge is strata's raw-key precedence engine.
+//
+// A configuration document is held as a Layer: a flat map from RFC 6901 JSON
+// pointers into the versioned document to JSON text. Objects are flattened to
+// their leaves; arrays and scalars are leaves and replace whole; the value
+// null is a tombstone that sends a key back to what lower layers and
+// defaulting give it. This is the JSON merge patch of RFC 7386 expressed on
+// keys, so merging layers before anything is parsed or defaulted keeps "set
+// to false" apart from "unset".
+//
+// Merge combines layers, most generic first, and records for every effective
+// key which layer won and which it shadowed. A Policy on a layer decides
+// which keys that layer may set; every key a policy drops is reported.
+//
+// The package imports nothing but the standard library.
+package merge
+
+import "strings"
+
+// Source says where a layer came from. It is a value type; its zero value is
+// an unnamed source.
+type Source struct {
+	// Kind is the kind of source, for example "default", "file",
+	// "drop-in", "flag" or "namespace".
+	Kind string
+	// Name says where: a file path, a flag ("--port"), a ConfigMap
+	// ("team-a/overrides"). Empty for sources such as defaults.
+	Name string
+	// Version is the version of the content when the source has one:
+	// a resourceVersion or a content hash.
+	Version string
+}
+
+// String returns the kind and the name, "file /etc/x.yaml", "flag --port",
+// or the kind alone when there is no name.
+func (s Source) String() string {
+	if s.Name == "" {
+		return s.Kind
+	}
+	return s.Kind + " " + s.Name
+}
+
+// Layer is one source's configuration as raw keys.
+type Layer struct {
+	Source Source
+	// Values maps JSON pointers to compact JSON text. The value "null"
+	// (Tombstone) removes the key and everything under it.
+	Values map[string]string
+	// Policy, when set, decides which of Values this layer may set.
+	Policy Policy
+}
+
+// Policy decides which keys a layer may set. Implementations must be safe
+// for concurrent use.
+type Policy interface {
+	// Admit returns "" when layer l may set key, or the reason it may not.
+	Admit(l *Layer, key string) (reason string)
+}
+
+// PolicyFunc adapts a function to Policy.
+type PolicyFunc func(l *Layer, key string) string
+
+// Admit calls f.
+func (f PolicyFunc) Admit(l *Layer, key string) string { return f(l, key) }
+
+// Dropped is a key a policy refused, with the layer that tried to set it.
+type Dropped struct {
+	Source Source
+	Key    string
+	Value  string
+	Reason string
+}
+
+func (d Dropped) String() string {
+	return d.Source.String() + ": key " + quote(d.Key) + " dropped: " + d.Reason
+}
+
+// Rules is a Policy over key patterns. A pattern is a JSON pointer whose
+// segments may be "*" (any one segment); it covers the key it names and
+// every key under it.
+type Rules struct {
+	// Allow lists the patterns a layer may set. Nil allows every key.
+	// A key is allowed when it is covered by a pattern; setting an
+	// ancestor of an allowed key (which would replace the whole object) is
+	// not allowed.
+	Allow []string
+	// Deny maps patterns a layer may not set to the reason. A key is denied
+	// when a pattern covers it or when it is an ancestor of a denied
+	// pattern, since setting it would replace what the pattern protects.
+	Deny map[string]string
+	// NotAllowedReason is the reason reported for a key outside Allow;
+	// "not in the list of overridable keys" when empty.
+	NotAllowedReason string
+}
+
+// Admit implements Policy.
+func (r *Rules) Admit(_ *Layer, key string) string {
+	for p, reason := range r.Deny {
+		if Covers(p, key) || underKey(p, key) {
+			return reason
+		}
+	}
+	if r.Allow == nil {
+		return ""
+	}
+	for _, p := range r.Allow {
+		if Covers(p, key) {
+			return ""
+		}
+	}
+	if r.NotAllowedReason != "" {
+		return r.NotAllowedReason
+	}
+	return "not in the list of overridable keys"
+}
+
+// Covers reports whether pattern covers key: key is the pointer the pattern
+// names or lies under it. A "*" segment in pattern matches any one segment.
+func Covers(pattern, key string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == key || IsAncestor(pattern, key)
+	}
+	for pattern != "" {
+		if key == "" || key[0] != '/' || pattern[0] != '/' {
+			return false
+		}
+		pseg, prest := cut(pattern[1:])
+		kseg, krest := cut(key[1:])
+		if pseg != "*" && pseg != kseg {
+			return false
+		}
+		pattern, key = prest, krest
+	}
+	return true
+}
+
+// underKey reports whether pattern names something strictly under key, so
+// that setting key would replace it.
+func underKey(pattern, key string) bool {
+	for key != "" {
+		if pattern == "" || pattern[0] != '/' || key[0] != '/' {
+			return false
+		}
+		pseg, prest := cut(pattern[1:])
+		kseg, krest := cut(key[1:])
+		if pseg != "*" && pseg != kseg {
+			return false
+		}
+		pattern, key = prest, krest
+	}
+	return pattern != ""
+}
+
+func cut(s string) (seg, rest string) {
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
+}

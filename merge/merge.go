@@ -1,0 +1,304 @@
+package merge
+
+import (
+	"math/bits"
+	"sort"
+	"strconv"
+)
+
+// Result is the outcome of Merge: the effective value of every key, which
+// layer set it, and what was dropped on the way. A Result is not modified
+// after Merge returns, apart from Fill, and is safe for concurrent reads.
+type Result struct {
+	layers  []*Layer
+	entries map[string]entry
+	more    map[string][]uint64 // layers from the 64th on; see entry
+	dropped []Dropped
+	cleared []Cleared
+}
+
+// entry is one effective key. set records every layer that set the key, one
+// bit per layer index below 64: the highest bit is the winner, the others it
+// shadowed. Layers from the 64th on are recorded in Result.more, so that the
+// common entry stays two words and a string.
+type entry struct {
+	value string
+	set   uint64
+}
+
+// mark records that layer i set key.
+func (r *Result) mark(e *entry, key string, i int) {
+	if i < 64 {
+		e.set |= 1 << uint(i)
+		return
+	}
+	if r.more == nil {
+		r.more = map[string][]uint64{}
+	}
+	words := r.more[key]
+	w := i/64 - 1
+	for len(words) <= w {
+		words = append(words, 0)
+	}
+	words[w] |= 1 << uint(i%64)
+	r.more[key] = words
+}
+
+// indexes returns the layers that set key, highest (the winner) first.
+func (r *Result) indexes(key string, e entry) []int {
+	var out []int
+	more := r.more[key]
+	for w := len(more) - 1; w >= 0; w-- {
+		for m := more[w]; m != 0; m &^= 1 << uint(63-bits.LeadingZeros64(m)) {
+			out = append(out, (w+1)*64+63-bits.LeadingZeros64(m))
+		}
+	}
+	for m := e.set; m != 0; m &^= 1 << uint(63-bits.LeadingZeros64(m)) {
+		out = append(out, 63-bits.LeadingZeros64(m))
+	}
+	return out
+}
+
+// winner returns the layer whose value of key is effective.
+func (r *Result) winner(key string, e entry) int {
+	if more := r.more[key]; more != nil {
+		for w := len(more) - 1; w >= 0; w-- {
+			if more[w] != 0 {
+				return (w+1)*64 + 63 - bits.LeadingZeros64(more[w])
+			}
+		}
+	}
+	return 63 - bits.LeadingZeros64(e.set)
+}
+
+// Cleared is a key that a layer set but that does not take effect because a
+// higher layer set an ancestor or a descendant of it, replacing the object
+// it lived in (RFC 7386).
+type Cleared struct {
+	Key    string
+	Source Source
+	// By is the key, set by a higher layer, that replaced it.
+	By       string
+	BySource Source
+}
+
+// Merge merges layers, most generic first: for each key the last layer that
+// sets it wins. A key a layer's Policy refuses is dropped and reported. A
+// tombstone removes the key and, as any value does, whatever lower layers set
+// under or above it. Merge keeps references to the layers for Explain; the
+// caller must not modify them afterwards.
+func Merge(layers ...*Layer) *Result {
+	n := 0
+	for _, l := range layers {
+		n += len(l.Values)
+	}
+	r := &Result{layers: layers, entries: make(map[string]entry, n)}
+	nested := false
+	for i, l := range layers {
+		for k, v := range l.Values {
+			if l.Policy != nil {
+				if reason := l.Policy.Admit(l, k); reason != "" {
+					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: reason})
+					continue
+				}
+			}
+			e := r.entries[k]
+			e.value = v
+			r.mark(&e, k, i)
+			r.entries[k] = e
+			if !nested && isNested(k) {
+				nested = true
+			}
+		}
+	}
+	if nested {
+		r.resolveNesting()
+	}
+	sort.Slice(r.dropped, func(i, j int) bool {
+		if r.dropped[i].Key != r.dropped[j].Key {
+			return r.dropped[i].Key < r.dropped[j].Key
+		}
+		return r.dropped[i].Source.String() < r.dropped[j].Source.String()
+	})
+	return r
+}
+
+// isNested reports whether key has more than one segment, the only case in
+// which it can have an ancestor.
+func isNested(key string) bool {
+	for i := 1; i < len(key); i++ {
+		if key[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveNesting applies RFC 7386 between a key and its ancestors: whichever
+// of the two was set by the later layer replaces the other.
+func (r *Result) resolveNesting() {
+	type clash struct {
+		loser, by string
+		byLayer   int
+	}
+	var clashes []clash
+	for k, e := range r.entries {
+		for i := len(k) - 1; i > 0; i-- {
+			if k[i] != '/' {
+				continue
+			}
+			anc := k[:i]
+			a, ok := r.entries[anc]
+			if !ok {
+				continue
+			}
+			if aw, ew := r.winner(anc, a), r.winner(k, e); aw > ew {
+				clashes = append(clashes, clash{loser: k, by: anc, byLayer: aw})
+			} else {
+				clashes = append(clashes, clash{loser: anc, by: k, byLayer: ew})
+			}
+		}
+	}
+	for _, c := range clashes {
+		e, ok := r.entries[c.loser]
+		if !ok {
+			continue
+		}
+		delete(r.entries, c.loser)
+		r.cleared = append(r.cleared, Cleared{
+			Key: c.loser, Source: r.layers[r.winner(c.loser, e)].Source,
+			By: c.by, BySource: r.layers[c.byLayer].Source,
+		})
+	}
+	sort.Slice(r.cleared, func(i, j int) bool { return r.cleared[i].Key < r.cleared[j].Key })
+}
+
+// Fill adds a bottom layer for keys that no layer set, or that a tombstone
+// removed: the usual use is the values defaulting filled in. Keys already
+// effective are left alone. Fill must be called before the Result is shared.
+func (r *Result) Fill(src Source, values map[string]string) {
+	l := &Layer{Source: src, Values: make(map[string]string)}
+	idx := len(r.layers)
+	r.layers = append(r.layers, l)
+	for k, v := range values {
+		e, ok := r.entries[k]
+		if ok && e.value != Tombstone {
+			continue
+		}
+		if r.hasEffectiveRelative(k) {
+			continue
+		}
+		l.Values[k] = v
+		e.value = v
+		r.mark(&e, k, idx)
+		r.entries[k] = e
+	}
+}
+
+// hasEffectiveRelative reports whether an ancestor of key is effective.
+func (r *Result) hasEffectiveRelative(key string) bool {
+	for i := len(key) - 1; i > 0; i-- {
+		if key[i] == '/' {
+			if e, ok := r.entries[key[:i]]; ok && e.value != Tombstone {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Len returns the number of effective keys, tombstones included.
+func (r *Result) Len() int { return len(r.entries) }
+
+// Lookup returns the effective JSON value of key. A key removed by a
+// tombstone is not found.
+func (r *Result) Lookup(key string) (string, bool) {
+	e, ok := r.entries[key]
+	if !ok || e.value == Tombstone {
+		return "", false
+	}
+	return e.value, true
+}
+
+// Values returns a new map of the effective values, tombstones left out.
+func (r *Result) Values() map[string]string {
+	out := make(map[string]string, len(r.entries))
+	for k, e := range r.entries {
+		if e.value != Tombstone {
+			out[k] = e.value
+		}
+	}
+	return out
+}
+
+// Keys returns the effective keys, sorted, tombstones left out.
+func (r *Result) Keys() []string {
+	out := make([]string, 0, len(r.entries))
+	for k, e := range r.entries {
+		if e.value != Tombstone {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Document returns the effective values as one JSON object (Unflatten).
+func (r *Result) Document() ([]byte, error) { return Unflatten(r.Values()) }
+
+// Dropped returns the keys that policies refused, sorted by key.
+func (r *Result) Dropped() []Dropped { return r.dropped }
+
+// Cleared returns the keys that a higher layer replaced by setting an
+// ancestor or a descendant, sorted by key.
+func (r *Result) Cleared() []Cleared { return r.cleared }
+
+// Layers returns the merged layers in order, a Fill layer last.
+func (r *Result) Layers() []*Layer { return r.layers }
+
+// Provenance explains one effective key.
+type Provenance struct {
+	Key   string
+	Value string
+	// Source is the layer whose value is effective.
+	Source Source
+	// Shadowed are the lower layers that also set the key, the nearest
+	// first, each with the value it set.
+	Shadowed []Shadow
+}
+
+// Shadow is a value that a higher layer overrode.
+type Shadow struct {
+	Source Source
+	Value  string
+}
+
+// Explain returns the provenance of key. It reports false when no layer sets
+// the key. A key removed by a tombstone is explained with the tombstone as its
+// value.
+func (r *Result) Explain(key string) (Provenance, bool) {
+	e, ok := r.entries[key]
+	if !ok {
+		return Provenance{}, false
+	}
+	idx := r.indexes(key, e)
+	p := Provenance{Key: key, Value: e.value, Source: r.layers[idx[0]].Source}
+	if len(idx) > 1 {
+		p.Shadowed = make([]Shadow, 0, len(idx)-1)
+		for _, i := range idx[1:] {
+			p.Shadowed = append(p.Shadowed, Shadow{Source: r.layers[i].Source, Value: r.layers[i].Values[key]})
+		}
+	}
+	return p, true
+}
+
+// SourceOf returns the source of key's effective value, without allocating.
+func (r *Result) SourceOf(key string) (Source, bool) {
+	e, ok := r.entries[key]
+	if !ok {
+		return Source{}, false
+	}
+	return r.layers[r.winner(key, e)].Source, true
+}
+
+func quote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,469 @@
+package merge
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func layer(kind, name string, kv ...string) *Layer {
+	l := &Layer{Source: Source{Kind: kind, Name: name}, Values: map[string]string{}}
+	for i := 0; i < len(kv); i += 2 {
+		l.Values[kv[i]] = kv[i+1]
+	}
+	return l
+}
+
+func TestMergePrecedence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		layers []*Layer
+		want   map[string]string
+	}{
+		{
+			name: "later layer wins",
+			layers: []*Layer{
+				layer("file", "a", "/port", "1", "/name", `"x"`),
+				layer("flag", "--port", "/port", "2"),
+			},
+			want: map[string]string{"/port": "2", "/name": `"x"`},
+		},
+		{
+			name: "explicit false and zero override true and non-zero",
+			layers: []*Layer{
+				layer("file", "a", "/enabled", "true", "/count", "5"),
+				layer("drop-in", "b", "/enabled", "false", "/count", "0"),
+			},
+			want: map[string]string{"/enabled": "false", "/count": "0"},
+		},
+		{
+			name: "tombstone removes key",
+			layers: []*Layer{
+				layer("file", "a", "/port", "1", "/name", `"x"`),
+				layer("drop-in", "b", "/port", "null"),
+			},
+			want: map[string]string{"/name": `"x"`},
+		},
+		{
+			name: "tombstone removes a whole object",
+			layers: []*Layer{
+				layer("file", "a", "/gates/A", "true", "/gates/B", "false", "/port", "1"),
+				layer("drop-in", "b", "/gates", "null"),
+			},
+			want: map[string]string{"/port": "1"},
+		},
+		{
+			name: "a later object replaces a scalar",
+			layers: []*Layer{
+				layer("file", "a", "/x", "5"),
+				layer("drop-in", "b", "/x/y", "1"),
+			},
+			want: map[string]string{"/x/y": "1"},
+		},
+		{
+			name: "a later scalar replaces an object, an even later member rebuilds it",
+			layers: []*Layer{
+				layer("file", "a", "/x/a", "1"),
+				layer("drop-in", "b", "/x", "[1]"),
+				layer("drop-in", "c", "/x/c", "3"),
+			},
+			want: map[string]string{"/x/c": "3"},
+		},
+		{
+			name: "map members merge per key",
+			layers: []*Layer{
+				layer("file", "a", "/featureGates/A", "true", "/featureGates/B", "true"),
+				layer("flag", "--feature-gates", "/featureGates/B", "false"),
+			},
+			want: map[string]string{"/featureGates/A": "true", "/featureGates/B": "false"},
+		},
+		{
+			name: "arrays replace whole",
+			layers: []*Layer{
+				layer("file", "a", "/origins", `["a","b"]`),
+				layer("drop-in", "b", "/origins", `["c"]`),
+			},
+			want: map[string]string{"/origins": `["c"]`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := Merge(tc.layers...).Values()
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("Merge() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMergeMatchesMergePatch checks the flat merge against a direct
+// implementation of RFC 7386 applied document by document.
+func TestMergeMatchesMergePatch(t *testing.T) {
+	t.Parallel()
+	docs := []string{
+		`{"a":{"b":1,"c":[1,2]},"d":"x","e":{"f":{"g":true}}}`,
+		`{"a":{"b":null,"c":{"z":1}},"d":{"y":2},"h":0}`,
+		`{"a":5,"e":{"f":{"g":false,"h":null}}}`,
+		`{"a":{"q":"r"},"d":null,"e":{"f":"s"}}`,
+	}
+	var want any = map[string]any{}
+	var layers []*Layer
+	for i, d := range docs {
+		var patch any
+		if err := json.Unmarshal([]byte(d), &patch); err != nil {
+			t.Fatal(err)
+		}
+		want = mergePatch(want, patch)
+		vals, err := Flatten([]byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers = append(layers, &Layer{Source: Source{Kind: "doc", Name: fmt.Sprint(i)}, Values: vals})
+
+		doc, err := Merge(layers...).Document()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got any
+		if err := json.Unmarshal(doc, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(pruneEmpty(got), pruneEmpty(want)) {
+			t.Errorf("after %d documents: got %s, want %v", i+1, doc, want)
+		}
+	}
+}
+
+func mergePatch(target, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+			continue
+		}
+		t[k] = mergePatch(t[k], v)
+	}
+	return t
+}
+
+// pruneEmpty removes empty objects, which the flat model does not keep.
+func pruneEmpty(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := map[string]any{}
+	for k, c := range m {
+		c = pruneEmpty(c)
+		if cm, ok := c.(map[string]any); ok && len(cm) == 0 {
+			continue
+		}
+		out[k] = c
+	}
+	return out
+}
+
+func TestExplain(t *testing.T) {
+	t.Parallel()
+	r := Merge(
+		layer("file", "/etc/c.yaml", "/port", "1", "/name", `"x"`),
+		layer("drop-in", "/etc/c.d/10.yaml", "/port", "2"),
+		layer("flag", "--port", "/port", "3"),
+	)
+	r.Fill(Source{Kind: "default"}, map[string]string{"/port": "9", "/qps": "50"})
+
+	p, ok := r.Explain("/port")
+	if !ok {
+		t.Fatal("Explain(/port) not found")
+	}
+	want := Provenance{Key: "/port", Value: "3", Source: Source{Kind: "flag", Name: "--port"}, Shadowed: []Shadow{
+		{Source: Source{Kind: "drop-in", Name: "/etc/c.d/10.yaml"}, Value: "2"},
+		{Source: Source{Kind: "file", Name: "/etc/c.yaml"}, Value: "1"},
+	}}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("Explain(/port) = %+v, want %+v", p, want)
+	}
+	if p, _ := r.Explain("/qps"); p.Source.Kind != "default" || p.Value != "50" {
+		t.Errorf("Explain(/qps) = %+v, want the default 50", p)
+	}
+	if _, ok := r.Explain("/missing"); ok {
+		t.Error("Explain(/missing) found a key no layer set")
+	}
+	if s, _ := r.SourceOf("/name"); s.String() != "file /etc/c.yaml" {
+		t.Errorf("SourceOf(/name) = %v", s)
+	}
+}
+
+func TestFillAfterTombstone(t *testing.T) {
+	t.Parallel()
+	r := Merge(layer("file", "a", "/port", "1"), layer("drop-in", "b", "/port", "null"))
+	r.Fill(Source{Kind: "default"}, map[string]string{"/port": "8443"})
+	p, _ := r.Explain("/port")
+	if p.Value != "8443" || p.Source.Kind != "default" || len(p.Shadowed) != 2 {
+		t.Errorf("Explain(/port) = %+v, want the default shadowing the tombstone and the file", p)
+	}
+}
+
+func TestManyLayers(t *testing.T) {
+	t.Parallel()
+	var ls []*Layer
+	for i := range 150 {
+		ls = append(ls, layer("drop-in", fmt.Sprint(i), "/k", fmt.Sprint(i)))
+	}
+	r := Merge(ls...)
+	p, _ := r.Explain("/k")
+	if p.Value != "149" || p.Source.Name != "149" || len(p.Shadowed) != 149 || p.Shadowed[0].Source.Name != "148" || p.Shadowed[148].Source.Name != "0" {
+		t.Errorf("Explain over 150 layers: value %s from %s, %d shadowed", p.Value, p.Source, len(p.Shadowed))
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	t.Parallel()
+	tenant := layer("namespace", "team-a/overrides",
+		"/timeout", "30", "/maxTimeout", "100", "/featureGates/A", "true", "/featureGates", "null", "/labels/x", `"y"`)
+	tenant.Policy = &Rules{
+		Allow: []string{"/timeout", "/featureGates/*", "/maxTimeout", "/labels"},
+		Deny:  map[string]string{"/maxTimeout": "cluster-only", "/featureGates/A": "locked by the operator"},
+	}
+	r := Merge(layer("configmap", "system/cluster", "/timeout", "10", "/featureGates/A", "false"), tenant)
+	got := map[string]string{}
+	for _, d := range r.Dropped() {
+		got[d.Key] = d.Reason
+	}
+	want := map[string]string{
+		"/maxTimeout":     "cluster-only",
+		"/featureGates/A": "locked by the operator",
+		"/featureGates":   "locked by the operator", // would replace the locked member
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("dropped = %v, want %v", got, want)
+	}
+	if v, _ := r.Lookup("/featureGates/A"); v != "false" {
+		t.Errorf("locked key changed to %s", v)
+	}
+	if v, _ := r.Lookup("/timeout"); v != "30" {
+		t.Errorf("allowed key /timeout = %s, want 30", v)
+	}
+	for _, d := range r.Dropped() {
+		if !strings.Contains(d.String(), "namespace team-a/overrides") {
+			t.Errorf("dropped key report %q does not name the layer", d)
+		}
+	}
+}
+
+func TestCovers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern, key string
+		want         bool
+	}{
+		{"/a", "/a", true},
+		{"/a", "/a/b", true},
+		{"/a", "/ab", false},
+		{"/a/*", "/a/b", true},
+		{"/a/*", "/a", false},
+		{"/a/*/c", "/a/x/c", true},
+		{"/a/*/c", "/a/x/d", false},
+		{"/a/*/c", "/a/x/c/d", true},
+	}
+	for _, tc := range tests {
+		if got := Covers(tc.pattern, tc.key); got != tc.want {
+			t.Errorf("Covers(%q, %q) = %v, want %v", tc.pattern, tc.key, got, tc.want)
+		}
+	}
+}
+
+func TestFlattenUnflatten(t *testing.T) {
+	t.Parallel()
+	doc := `{"a":{"b":1,"c/d":{"e~f":"x"}},"list":[1,{"x":2}],"n":12345678901234567890,"s":"<&>","z":null,"empty":{}}`
+	vals, err := Flatten([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"/a/b":         "1",
+		"/a/c~1d/e~0f": `"x"`,
+		"/list":        `[1,{"x":2}]`,
+		"/n":           "12345678901234567890",
+		"/s":           `"<&>"`,
+		"/z":           "null",
+	}
+	if !maps.Equal(vals, want) {
+		t.Errorf("Flatten = %v, want %v", vals, want)
+	}
+	out, err := Unflatten(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _ := Flatten(out)
+	delete(want, "/z") // tombstones are left out
+	if !maps.Equal(back, want) {
+		t.Errorf("Flatten(Unflatten) = %v, want %v", back, want)
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `null`, `{`} {
+		if _, err := Flatten([]byte(bad)); err == nil {
+			t.Errorf("Flatten(%s) succeeded, want an error", bad)
+		}
+	}
+	if _, err := Unflatten(map[string]string{"/a": "1", "/a/b": "2"}); err == nil {
+		t.Error("Unflatten of a leaf with a member succeeded")
+	}
+}
+
+func TestPointer(t *testing.T) {
+	t.Parallel()
+	p := Pointer("labels", "app.kubernetes.io/name", "a~b")
+	if p != "/labels/app.kubernetes.io~1name/a~0b" {
+		t.Errorf("Pointer = %q", p)
+	}
+	segs, ok := Segments(p)
+	if !ok || !reflect.DeepEqual(segs, []string{"labels", "app.kubernetes.io/name", "a~b"}) {
+		t.Errorf("Segments(%q) = %q, %v", p, segs, ok)
+	}
+	for _, bad := range []string{"a", "/a~2", "/a~"} {
+		if _, ok := Segments(bad); ok {
+			t.Errorf("Segments(%q) accepted a bad pointer", bad)
+		}
+	}
+}
+
+type duration struct{ time.Duration }
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	d.Duration = v
+	return err
+}
+
+func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+type level uint8
+
+func (l *level) Set(s string) error {
+	switch s {
+	case "low":
+		*l = 1
+	case "high":
+		*l = 2
+	default:
+		return fmt.Errorf("want low or high")
+	}
+	return nil
+}
+
+type inner struct {
+	Kubeconfig string  `json:"kubeconfig"`
+	QPS        float32 `json:"qps"`
+}
+
+type typeMeta struct {
+	Kind string `json:"kind,omitempty"`
+}
+
+type doc struct {
+	typeMeta `json:",inline"`
+	Port     *int32            `json:"port,omitempty"`
+	Enabled  *bool             `json:"enabled,omitempty"`
+	Gates    map[string]bool   `json:"featureGates,omitempty"`
+	Sync     duration          `json:"syncFrequency"`
+	Origins  []string          `json:"allowedOrigins"`
+	Conn     inner             `json:"clientConnection"`
+	Labels   map[string]string `json:"labels"`
+	Level    level             `json:"level"`
+	Extra    any               `json:"extra"`
+	Skipped  string            `json:"-"`
+}
+
+func TestSchemaConvert(t *testing.T) {
+	t.Parallel()
+	s := NewSchema(reflect.TypeFor[doc](), nil)
+	tests := []struct {
+		key, in, want, err string
+	}{
+		{key: "/port", in: "8080", want: "8080"},
+		{key: "/port", in: " 0 ", want: "0"},
+		{key: "/port", in: "99999999999", err: "fits in 32 bits"},
+		{key: "/port", in: "ten", err: `"/port": "ten" is not an integer`},
+		{key: "/enabled", in: "false", want: "false"},
+		{key: "/enabled", in: "yes", err: "is not a boolean"},
+		{key: "/featureGates/A", in: "true", want: "true"},
+		{key: "/featureGates", in: `{A: true, B: false}`, err: "is not a valid map of bool"},
+		{key: "/featureGates", in: `{"A": true}`, want: `{"A":true}`},
+		{key: "/syncFrequency", in: "1m30s", want: `"1m30s"`},
+		{key: "/syncFrequency", in: "soon", err: "is not a valid"},
+		{key: "/allowedOrigins", in: `["a","b"]`, want: `["a","b"]`},
+		{key: "/clientConnection/qps", in: "2.5", want: "2.5"},
+		{key: "/clientConnection/kubeconfig", in: "a<b", want: `"a<b"`},
+		{key: "/clientConnection", in: `{"qps": 1, "nope": 2}`, err: "unknown field"},
+		{key: "/labels/app.kubernetes.io~1name", in: "x", want: `"x"`},
+		{key: "/level", in: "high", want: "2"},
+		{key: "/level", in: "mid", err: "want low or high"},
+		{key: "/kind", in: "X", want: `"X"`},
+		{key: "/extra/anything/deep", in: `{"a":1}`, want: `{"a":1}`},
+		{key: "/nope", in: "1", err: "no such field"},
+		{key: "/Skipped", in: "1", err: "no such field"},
+		{key: "/port/x", in: "1", err: "no such field"},
+		{key: "/syncFrequency/Duration", in: "1", err: "no such field"},
+	}
+	for _, tc := range tests {
+		got, err := s.Convert(tc.key, tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Convert(%s, %q) error = %v, want one containing %q", tc.key, tc.in, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("Convert(%s, %q) failed: %v", tc.key, tc.in, err)
+		case tc.err == "" && got != tc.want:
+			t.Errorf("Convert(%s, %q) = %s, want %s", tc.key, tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzFlattenUnflatten(f *testing.F) {
+	for _, s := range []string{`{"a":{"b":1}}`, `{"a~1":null}`, `{}`, `{"":{"":1}}`, `[1]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vals, err := Flatten(data)
+		if err != nil {
+			return
+		}
+		doc, err := Unflatten(vals)
+		if err != nil {
+			t.Fatalf("Unflatten(Flatten(%q)): %v", data, err)
+		}
+		again, err := Flatten(doc)
+		if err != nil {
+			t.Fatalf("Flatten of Unflatten output %q: %v", doc, err)
+		}
+		for k, v := range vals {
+			if v == Tombstone {
+				continue
+			}
+			if again[k] != v && !jsonEqual(again[k], v) {
+				t.Fatalf("key %q: %q became %q", k, v, again[k])
+			}
+		}
+	})
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
