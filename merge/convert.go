@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ func (s *Schema) Type(key string) (reflect.Type, bool) {
 			if !ok {
 				return nil, false
 			}
-			t = f
+			t = f.Type
 		case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
 			t = t.Elem()
 		default:
@@ -222,22 +223,66 @@ func hasCustomJSON(t reflect.Type) bool {
 	return pt.Implements(jsonUnmarshal) || pt.Implements(textUnmarshal)
 }
 
-var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+// Walk calls fn for every field of the document reachable through structs
+// and maps, with its key and its struct field: a struct member's key is its
+// JSON pointer, a map's values share the key parent+"/*" and the map's
+// field. Walk does not descend into slices (arrays are leaves), free-form
+// values, or types that decode themselves. Members are visited in sorted
+// order; returning false skips what is under a field.
+func (s *Schema) Walk(fn func(key string, f reflect.StructField) bool) {
+	walk(s.root, "", fn, map[reflect.Type]bool{})
+}
+
+func walk(t reflect.Type, prefix string, fn func(string, reflect.StructField) bool, seen map[reflect.Type]bool) {
+	t = deref(t)
+	if t.Kind() != reflect.Struct || hasCustomJSON(t) || seen[t] {
+		return
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	fields := fieldsOf(t)
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := fields[n]
+		key := Child(prefix, n)
+		if !fn(key, f) {
+			continue
+		}
+		ft := deref(f.Type)
+		switch {
+		case isFreeForm(ft):
+		case ft.Kind() == reflect.Struct:
+			walk(ft, key, fn, seen)
+		case ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String:
+			mf := f
+			mf.Type = ft.Elem()
+			if fn(key+"/*", mf) {
+				walk(ft.Elem(), key+"/*", fn, seen)
+			}
+		}
+	}
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.StructField
 
 // fieldsOf maps the JSON member names of struct type t to their types,
 // following encoding/json's rules for tags and embedded structs, and the
 // ",inline" tag of Kubernetes types.
-func fieldsOf(t reflect.Type) map[string]reflect.Type {
+func fieldsOf(t reflect.Type) map[string]reflect.StructField {
 	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
+		return m.(map[string]reflect.StructField)
 	}
-	m := map[string]reflect.Type{}
+	m := map[string]reflect.StructField{}
 	collectFields(t, m)
 	fieldCache.Store(t, m)
 	return m
 }
 
-func collectFields(t reflect.Type, m map[string]reflect.Type) {
+func collectFields(t reflect.Type, m map[string]reflect.StructField) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -257,7 +302,7 @@ func collectFields(t reflect.Type, m map[string]reflect.Type) {
 			name = f.Name
 		}
 		if _, dup := m[name]; !dup {
-			m[name] = f.Type
+			m[name] = f
 		}
 	}
 }

@@ -1,0 +1,138 @@
+// Command component is a small component that loads its configuration with
+// strata: a versioned file, drop-ins, a per-instance file and flags, merged
+// at raw-key granularity, strictly decoded, defaulted, converted and
+// validated before anything runs.
+//
+//	component --config FILE [--config-dir DIR] [--instance-config FILE] [flags]
+//	component --config FILE --explain        # effective config and provenance
+//	component --config FILE --print-config   # effective config as YAML
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/examples/component/apis/config"
+	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
+	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
+	configvalidation "github.com/stratacfg/strata/examples/component/apis/config/validation"
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/scheme"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// output holds the flags that say what to print instead of running.
+type output struct {
+	printConfig bool
+	explain     bool
+	version     string
+}
+
+// newComponent describes the component's configuration and flags.
+func newComponent(out *output) (*layers.Component[*config.ComponentConfiguration], error) {
+	codec, err := configscheme.NewCodec()
+	if err != nil {
+		return nil, err
+	}
+	fields, err := configscheme.NewFields()
+	if err != nil {
+		return nil, err
+	}
+	return &layers.Component[*config.ComponentConfiguration]{
+		Name:   "component",
+		Codec:  codec,
+		Fields: fields,
+		Validate: func(c *config.ComponentConfiguration) field.ErrorList {
+			return configvalidation.Validate(c)
+		},
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			var (
+				port      int32
+				profiling bool
+				cert      string
+				gates     = map[string]bool{}
+				kubecfg   string
+				origins   []string
+			)
+			fs := fss.FlagSet("generic")
+			fs.Int32Var(&port, "port", 10250, "The port to serve on. Without --config it defaults to 10250, the component's historical flag default; the file's default is 8443.")
+			b.Bind("port", "/port", &port, layers.LegacyDefault())
+			fs.BoolVar(&profiling, "enable-profiling", true, "Enable /debug/pprof handlers.")
+			b.Bind("enable-profiling", "/enableProfiling", &profiling)
+			fs.StringVar(&cert, "tls-cert-file", "", "The serving certificate. A relative path resolves against the working directory.")
+			b.Bind("tls-cert-file", "/tlsCertFile", &cert)
+			fs.Var(cliflag.NewMapStringBool(&gates), "feature-gates", "Feature gates, key=value pairs; they merge per key with the file's featureGates.")
+			b.Bind("feature-gates", "/featureGates", &gates)
+			fs.StringVar(&kubecfg, "kubeconfig", "", "The kubeconfig file for the API server client.")
+			b.Bind("kubeconfig", "/clientConnection/kubeconfig", &kubecfg)
+			fs.StringSliceVar(&origins, "allowed-origins", nil, "The CORS origins allowed; replaces the file's whole list.")
+			b.Bind("allowed-origins", "/allowedOrigins", &origins)
+
+			b.BindLogging(fss.FlagSet("logging"), "/logging")
+
+			o := fss.FlagSet("output")
+			o.BoolVar(&out.printConfig, "print-config", false, "Print the effective configuration as YAML in --output-version and exit.")
+			o.BoolVar(&out.explain, "explain", false, "Print the effective configuration and where every value came from as JSON, and exit.")
+			o.StringVar(&out.version, "output-version", v1beta1.SchemeGroupVersion.Version, "The version --print-config and --explain print.")
+		},
+	}, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var out output
+	comp, err := newComponent(&out)
+	if err != nil {
+		fmt.Fprintln(stderr, "component:", err)
+		return 1
+	}
+	cfg, cl, err := comp.Load(ctx, args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprint(stdout, cl.Usage("component"))
+		return 0
+	case errors.As(err, new(*layers.UsageError)):
+		fmt.Fprintf(stderr, "component: %v\n\n%s", err, cl.Usage("component"))
+		return 2
+	case err != nil:
+		fmt.Fprintln(stderr, "component:", err)
+		return 1
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(stderr, "component: warning:", w)
+	}
+	gv := schema.GroupVersion{Group: comp.Codec.Group(), Version: out.version}
+	switch {
+	case out.explain:
+		e, err := comp.Explain(cfg, gv)
+		if err != nil {
+			fmt.Fprintln(stderr, "component:", err)
+			return 1
+		}
+		b, _ := json.MarshalIndent(e, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	case out.printConfig:
+		b, err := comp.Codec.Encode(cfg.Object, gv, scheme.YAML)
+		if err != nil {
+			fmt.Fprintln(stderr, "component:", err)
+			return 1
+		}
+		stdout.Write(b)
+		return 0
+	}
+	c := cfg.Object
+	fmt.Fprintf(stderr, "component: configuration loaded: port %d, profiling %t, sync every %s\n", c.Port, c.EnableProfiling, c.SyncFrequency.Duration)
+	return 0
+}

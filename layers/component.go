@@ -1,0 +1,356 @@
+package layers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+)
+
+// Component describes how a component loads its configuration:
+// `name --config=FILE [--config-dir=DIR] [--instance-config=FILE] [flags]`.
+// T is the hub (internal) type, a pointer such as *config.MyConfiguration.
+type Component[T runtime.Object] struct {
+	// Name is the command name, used in usage text.
+	Name  string
+	Codec *scheme.Codec
+	// Fields holds the markers of the merge version's type: which keys
+	// are paths, restart-only, cluster-only.
+	Fields *validation.Fields
+	// MergeVersion is the version whose keys layers are expressed in and
+	// flags are bound to; the codec's preferred version when empty.
+	MergeVersion schema.GroupVersion
+	// Flags registers the component's own flags, in named sections, and
+	// binds those that set configuration keys. It is called once per
+	// command line built.
+	Flags func(fss *cliflag.NamedFlagSets, b *Flags)
+	// Validate validates the hub object; nil means no validation.
+	Validate func(cfg T) field.ErrorList
+	// AllowExperimental lets files use experimental versions.
+	AllowExperimental bool
+}
+
+// Options are the command line's configuration-file options.
+type Options struct {
+	ConfigFile     string
+	ConfigDir      string
+	InstanceConfig string
+	DecodeMode     string
+}
+
+// CommandLine is a parsed command line: an isolated flag set that holds only
+// the component's own flags (nothing a third-party package registered on a
+// global flag set appears or parses).
+type CommandLine struct {
+	Sections cliflag.NamedFlagSets
+	FlagSet  *pflag.FlagSet
+	Options  Options
+	flags    Flags
+}
+
+// NewCommandLine builds the component's flag sets: a "config" section with
+// --config, --config-dir, --instance-config and --decode-mode, then the
+// sections Component.Flags adds.
+func (c *Component[T]) NewCommandLine() *CommandLine {
+	cl := &CommandLine{}
+	fs := cl.Sections.FlagSet("config")
+	fs.StringVar(&cl.Options.ConfigFile, "config", "", "The configuration file. Relative paths in it resolve against its directory.")
+	fs.StringVar(&cl.Options.ConfigDir, "config-dir", "", "A directory of drop-in configuration files ("+strings.Join(DropInExtensions, ", ")+"), applied in lexical order over --config as JSON merge patches.")
+	fs.StringVar(&cl.Options.InstanceConfig, "instance-config", "", "A per-instance configuration file, applied over --config and --config-dir and below flags.")
+	fs.StringVar(&cl.Options.DecodeMode, "decode-mode", "strict", "How unknown and duplicate fields in configuration files are treated: strict (error), warn, or ignore.")
+	if c.Flags != nil {
+		c.Flags(&cl.Sections, &cl.flags)
+	}
+	cl.FlagSet = pflag.NewFlagSet(c.Name, pflag.ContinueOnError)
+	cl.FlagSet.SetOutput(discard{})
+	cl.FlagSet.Usage = func() {}
+	for _, name := range cl.Sections.Order {
+		cl.FlagSet.AddFlagSet(cl.Sections.FlagSets[name])
+	}
+	return cl
+}
+
+// UsageError is a command line that does not parse. It wraps
+// pflag.ErrHelp for --help.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the parse error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Parse parses args (without the command name). Its errors are
+// *UsageError; errors.Is(err, pflag.ErrHelp) for --help.
+func (cl *CommandLine) Parse(args []string) error {
+	if err := cl.FlagSet.Parse(args); err != nil {
+		return &UsageError{Err: err}
+	}
+	if cl.FlagSet.NArg() > 0 {
+		return &UsageError{Err: fmt.Errorf("unexpected argument %q: this command takes only flags", cl.FlagSet.Arg(0))}
+	}
+	return nil
+}
+
+// Usage returns the usage text: every flag, grouped by section.
+func (cl *CommandLine) Usage(name string) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Usage: %s --config=FILE [--config-dir=DIR] [flags]\n", name)
+	cliflag.PrintSections(&b, cl.Sections, 100)
+	return b.String()
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Config is a loaded configuration.
+type Config[T runtime.Object] struct {
+	// Object is the hub object: merged, defaulted, converted, validated.
+	Object T
+	// Versioned is the same configuration in the merge version, defaulted.
+	Versioned runtime.Object
+	// Result holds the effective raw keys and their provenance, defaults
+	// included.
+	Result *merge.Result
+	// Warnings are the decoding warnings of every file.
+	Warnings []string
+}
+
+// Load parses args and loads the configuration: it is ParseAndLoad for
+// callers that do not need the command line.
+func (c *Component[T]) Load(ctx context.Context, args []string) (*Config[T], *CommandLine, error) {
+	cl := c.NewCommandLine()
+	if err := cl.Parse(args); err != nil {
+		return nil, cl, err
+	}
+	cfg, err := c.LoadFrom(ctx, cl)
+	return cfg, cl, err
+}
+
+// LoadFrom loads the configuration from a parsed command line:
+//
+//  1. Read each file as a layer: --config, then --config-dir's drop-ins in
+//     lexical order, then --instance-config. Each file is decoded strictly
+//     on its own so errors name it; a file in another version is converted
+//     key by key into the merge version.
+//  2. Turn flags set on the command line into layers above the files; with
+//     no --config, flags bound with LegacyDefault add their defaults below.
+//  3. Merge the layers, with provenance.
+//  4. Resolve relative paths against the directory of the file whose layer
+//     set them; paths from flags against the working directory.
+//  5. Decode the merged document in the merge version, which defaults it,
+//     and record the keys defaulting filled as "default".
+//  6. Convert to the hub type and validate; each error names the layer
+//     that set the offending key.
+//
+// Nothing is applied on error: the error says which file or flag, which
+// field and what is wrong.
+func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T], error) {
+	mode, err := scheme.ParseMode(cl.Options.DecodeMode)
+	if err != nil {
+		return nil, fmt.Errorf("--decode-mode: %w", err)
+	}
+	into := c.mergeVersion()
+	s := c.Fields.Schema()
+	out := &Config[T]{}
+
+	// (1)
+	var files []*File
+	newFile := func(path, kind string) *File {
+		return &File{Path: path, Kind: kind, Codec: c.Codec, Into: into, Mode: mode, Schema: s, AllowExperimental: c.AllowExperimental}
+	}
+	if cl.Options.ConfigFile != "" {
+		files = append(files, newFile(cl.Options.ConfigFile, KindFile))
+	}
+	if cl.Options.ConfigDir != "" {
+		paths, err := DropInFiles(cl.Options.ConfigDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			f := newFile(p, KindDropIn)
+			f.InheritTypeMeta = into
+			files = append(files, f)
+		}
+	}
+	if cl.Options.InstanceConfig != "" {
+		files = append(files, newFile(cl.Options.InstanceConfig, KindInstanceConfig))
+	}
+	var fileLayers []*merge.Layer
+	for _, f := range files {
+		l, err := f.Layer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out.Warnings = append(out.Warnings, f.Warnings()...)
+		fileLayers = append(fileLayers, l)
+	}
+	// (2)
+	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, s, cl.Options.ConfigFile == "")
+	if err != nil {
+		return nil, err
+	}
+	// (3)
+	all := append(append(legacy, fileLayers...), flagLayers...)
+	out.Result = merge.Merge(all...)
+	// (4)
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("resolving relative paths: %w", err)
+	}
+	values, err := ResolvePaths(out.Result, c.Fields, wd)
+	if err != nil {
+		return nil, err
+	}
+	// (5)
+	versioned, err := c.decodeMerged(values, into)
+	if err != nil {
+		return nil, err
+	}
+	out.Versioned = versioned
+	effective, err := json.Marshal(versioned)
+	if err != nil {
+		return nil, err
+	}
+	flat, err := merge.Flatten(effective)
+	if err != nil {
+		return nil, err
+	}
+	delete(flat, "/apiVersion")
+	delete(flat, "/kind")
+	out.Result.Fill(merge.Source{Kind: KindDefault}, flat)
+	// (6)
+	hub, err := c.Codec.Scheme().ConvertToVersion(versioned.DeepCopyObject(), c.Codec.Hub())
+	if err != nil {
+		return nil, fmt.Errorf("converting the configuration to %s: %w", c.Codec.Hub(), err)
+	}
+	obj, ok := hub.(T)
+	if !ok {
+		return nil, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
+	}
+	out.Object = obj
+	if c.Validate != nil {
+		if errs := validation.Attribute(c.Validate(obj), out.Result.SourceOf); len(errs) > 0 {
+			return nil, fmt.Errorf("invalid configuration:\n%w", errs)
+		}
+	}
+	return out, nil
+}
+
+func (c *Component[T]) mergeVersion() schema.GroupVersion {
+	if !c.MergeVersion.Empty() {
+		return c.MergeVersion
+	}
+	return c.Codec.Preferred()
+}
+
+// decodeMerged decodes the merged values as a document of version into,
+// defaulted. Every key was type-checked in its own layer, so an error here
+// is a conflict between layers, reported with the layers involved.
+func (c *Component[T]) decodeMerged(values map[string]string, into schema.GroupVersion) (runtime.Object, error) {
+	doc, err := merge.Unflatten(values)
+	if err != nil {
+		return nil, fmt.Errorf("merging configuration: %w", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, err
+	}
+	m["apiVersion"], _ = json.Marshal(into.String())
+	m["kind"], _ = json.Marshal(c.Codec.Kind())
+	doc, _ = json.Marshal(m)
+	d, err := c.Codec.Decode(doc, scheme.DecodeOptions{Source: "merged configuration", Into: into, AllowExperimental: true})
+	if err != nil {
+		return nil, err
+	}
+	return d.Object, nil
+}
+
+// ResolvePaths returns the effective values of r with every relative path
+// made absolute: a path set by a file resolves against that file's
+// directory (drop-ins included), a path set by a flag against wd. Defaults
+// are left as they are. Keys marked validation.Path must hold strings.
+func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[string]string, error) {
+	values := r.Values()
+	for key, v := range values {
+		if !fields.Has(key, validation.Path) {
+			continue
+		}
+		var p string
+		if err := json.Unmarshal([]byte(v), &p); err != nil {
+			src, _ := r.SourceOf(key)
+			return nil, fmt.Errorf("%s: key %q: a path must be a string, not %s", src, key, v)
+		}
+		if p == "" || filepath.IsAbs(p) {
+			continue
+		}
+		src, _ := r.SourceOf(key)
+		var base string
+		switch {
+		case isFileKind(src.Kind):
+			dir, err := filepath.Abs(filepath.Dir(src.Name))
+			if err != nil {
+				return nil, err
+			}
+			base = dir
+		case src.Kind == KindFlag || src.Kind == KindLegacyDefault:
+			base = wd
+		default:
+			continue
+		}
+		abs, _ := json.Marshal(filepath.Join(base, p))
+		values[key] = string(abs)
+	}
+	return values, nil
+}
+
+// Explanation is the JSON form of a configuration and its provenance, as
+// --explain prints it.
+type Explanation struct {
+	Config     json.RawMessage          `json:"config"`
+	Provenance map[string]KeyProvenance `json:"provenance"`
+}
+
+// KeyProvenance says where one key's value came from.
+type KeyProvenance struct {
+	Source   string   `json:"source"`
+	Shadowed []string `json:"shadowed"`
+}
+
+// Explain returns the effective configuration in version gv and the
+// provenance of every effective key.
+func (c *Component[T]) Explain(cfg *Config[T], gv schema.GroupVersion) (*Explanation, error) {
+	doc, err := c.Codec.Encode(cfg.Object, gv, scheme.JSON)
+	if err != nil {
+		return nil, err
+	}
+	return &Explanation{Config: json.RawMessage(doc), Provenance: Provenances(cfg.Result)}, nil
+}
+
+// Provenances returns the provenance of every effective key of r.
+func Provenances(r *merge.Result) map[string]KeyProvenance {
+	out := map[string]KeyProvenance{}
+	for _, k := range r.Keys() {
+		p, _ := r.Explain(k)
+		kp := KeyProvenance{Source: p.Source.String(), Shadowed: []string{}}
+		for _, s := range p.Shadowed {
+			kp.Shadowed = append(kp.Shadowed, s.Source.String())
+		}
+		out[k] = kp
+	}
+	return out
+}

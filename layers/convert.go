@@ -1,0 +1,142 @@
+package layers
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// convertLeaves expresses a document written in another version as keys of
+// version into. Converting the whole partial document through the hub would
+// lie: a field the file leaves unset (a nil *bool) can come back as an
+// explicit false when the hub type has no pointer, and would then override
+// lower layers. So each leaf is converted on its own, and the keys it
+// produces are found by comparing with the conversion of an empty document:
+//
+//  1. Convert the empty document once: the baseline.
+//  2. For each leaf, convert a document holding only that leaf; every key
+//     whose value differs from the baseline is one the leaf maps to.
+//  3. When the leaf holds a zero value (false, 0, "", []), convert it again
+//     with a non-zero probe of the same type, to find keys an explicit zero
+//     maps to even though it equals the baseline or vanishes under
+//     omitempty (kubernetes#131355); those keys get the zero value.
+//  4. A leaf that maps to nothing keeps its key when version into has the
+//     same field, and is an error otherwise.
+func convertLeaves(c *scheme.Codec, doc *scheme.Document, into schema.GroupVersion, dst *merge.Schema) (map[string]string, error) {
+	from := doc.GVK.GroupVersion()
+	srcObj, err := c.New(from)
+	if err != nil {
+		return nil, err
+	}
+	src := merge.NewSchema(reflect.TypeOf(srcObj), nil)
+	leaves, err := merge.Flatten(doc.JSON)
+	if err != nil {
+		return nil, err
+	}
+	delete(leaves, "/apiVersion")
+	delete(leaves, "/kind")
+
+	convert := func(vals map[string]string) (map[string]string, error) {
+		d, err := merge.Unflatten(vals)
+		if err != nil {
+			return nil, err
+		}
+		out, err := c.ConvertJSON(d, from, into)
+		if err != nil {
+			return nil, err
+		}
+		return merge.Flatten(out)
+	}
+	base, err := convert(map[string]string{}) // (1)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for key, v := range leaves {
+		conv, err := convert(map[string]string{key: v}) // (2)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, err)
+		}
+		found := false
+		for k, cv := range conv {
+			if bv, ok := base[k]; (!ok || bv != cv) && k != "/apiVersion" && k != "/kind" {
+				out[k] = cv
+				found = true
+			}
+		}
+		if probe, ok := probeFor(src, key, v); ok { // (3)
+			if pconv, err := convert(map[string]string{key: probe}); err == nil {
+				for k, pv := range pconv {
+					if bv, ok := base[k]; ok && bv == pv {
+						continue
+					}
+					if _, done := out[k]; done {
+						continue
+					}
+					if cv, ok := conv[k]; ok {
+						out[k] = cv
+					} else if z, ok := zeroJSON(dst, k); ok {
+						out[k] = z
+					}
+					found = true
+				}
+			}
+		}
+		if !found { // (4)
+			if _, ok := dst.Type(key); !ok {
+				return nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
+			}
+			out[key] = v
+		}
+	}
+	return out, nil
+}
+
+// probeFor returns a non-zero value of the type at key when v is a zero
+// value, and false when v is not a zero value.
+func probeFor(s *merge.Schema, key, v string) (string, bool) {
+	switch v {
+	case "false":
+		return "true", true
+	case "0":
+		return "1", true
+	case `""`:
+		t, ok := s.Type(key)
+		if !ok || t.Kind() != reflect.String {
+			return "", false
+		}
+		return `"strata-probe"`, true
+	case "[]":
+		t, ok := s.Type(key)
+		if !ok || t.Kind() != reflect.Slice {
+			return "", false
+		}
+		z, err := json.Marshal(reflect.New(t.Elem()).Elem().Interface())
+		if err != nil {
+			return "", false
+		}
+		return "[" + string(z) + "]", true
+	}
+	return "", false
+}
+
+// zeroJSON returns the JSON of the zero value of the type at key.
+func zeroJSON(s *merge.Schema, key string) (string, bool) {
+	t, ok := s.Type(key)
+	if !ok {
+		return "", false
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		return "[]", true
+	case reflect.Map:
+		return "", false
+	}
+	z, err := json.Marshal(reflect.New(t).Elem().Interface())
+	return string(z), err == nil
+}

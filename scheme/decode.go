@@ -1,0 +1,450 @@
+package scheme
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Mode is how unknown and duplicate fields are treated.
+type Mode int
+
+const (
+	// Strict makes an unknown or duplicate field an error.
+	Strict Mode = iota
+	// Warn decodes the object and reports unknown and duplicate fields as
+	// warnings (the lenient path to ship before going strict,
+	// kubernetes#82924).
+	Warn
+	// Ignore decodes the object and says nothing about them.
+	Ignore
+)
+
+// ParseMode parses "strict", "warn" or "ignore".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "strict":
+		return Strict, nil
+	case "warn":
+		return Warn, nil
+	case "ignore":
+		return Ignore, nil
+	}
+	return Strict, fmt.Errorf("decode mode %q is not one of strict, warn, ignore", s)
+}
+
+func (m Mode) String() string {
+	switch m {
+	case Strict:
+		return "strict"
+	case Warn:
+		return "warn"
+	case Ignore:
+		return "ignore"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// DecodeOptions say how to decode one input.
+type DecodeOptions struct {
+	// Source names the input in errors and warnings: a file path, a
+	// ConfigMap and key.
+	Source string
+	Mode   Mode
+	// AllowExperimental lets experimental versions decode.
+	AllowExperimental bool
+	// Into is the version to convert to; the hub when empty. The object
+	// is always defaulted in its source version first.
+	Into schema.GroupVersion
+	// AnyKind accepts every kind registered in the codec's group, not
+	// only the codec's Kind (for sets of manifests).
+	AnyKind bool
+}
+
+// Document is one decoded document.
+type Document struct {
+	Source   string
+	Document int // 1-based position in a multi-document input, 0 if alone
+	Item     int // 1-based position in a v1 List, 0 if not in one
+	// GVK is the group, version and kind as written.
+	GVK schema.GroupVersionKind
+	// JSON is the document as written, as JSON: no defaults, no
+	// conversion. It is what the raw layer of a file is made of.
+	JSON []byte
+	// Object is the decoded object: defaulted in GVK's version, then
+	// converted to DecodeOptions.Into (the hub by default).
+	Object   runtime.Object
+	Warnings []Warning
+}
+
+var decoders sync.Map // decoderKey → runtime.Decoder
+
+type decoderKey struct {
+	c      *Codec
+	into   schema.GroupVersion
+	strict bool
+}
+
+func (c *Codec) decoder(into schema.GroupVersion, strict bool) runtime.Decoder {
+	k := decoderKey{c, into, strict}
+	if d, ok := decoders.Load(k); ok {
+		return d.(runtime.Decoder)
+	}
+	f := c.lenient
+	if strict {
+		f = c.strict
+	}
+	d, _ := decoders.LoadOrStore(k, f.UniversalDecoder(into))
+	return d.(runtime.Decoder)
+}
+
+// Decode decodes an input that holds exactly one document of the codec's
+// kind: YAML or JSON, defaulted, converted to opts.Into (the hub when
+// empty). Every error is an *Error naming opts.Source, the document and the
+// field path, and matching one of the sentinel errors with errors.Is.
+// Decode never panics on any input.
+func (c *Codec) Decode(data []byte, opts DecodeOptions) (*Document, error) {
+	if err := c.checkSize(data, opts); err != nil {
+		return nil, err
+	}
+	if !hasDocumentSeparator(data) {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, &Error{Source: opts.Source, Kind: ErrEmpty, Details: []string{"the input is empty: it must hold a " + c.cfg.Kind}}
+		}
+		docs, err := c.decodeDocument(data, 0, opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(docs) != 1 {
+			return nil, &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{fmt.Sprintf("holds %d objects in a List; exactly one %s is expected", len(docs), c.cfg.Kind)}}
+		}
+		return docs[0], nil
+	}
+	docs, err := c.DecodeAll(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) != 1 {
+		return nil, &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{fmt.Sprintf("holds %d documents; exactly one %s is expected", len(docs), c.cfg.Kind)}}
+	}
+	return docs[0], nil
+}
+
+// DecodeAll decodes every document of a multi-document YAML input, and
+// every item of a v1 List, in order. Empty documents are skipped; an input
+// with no document at all is an error. The first error stops decoding.
+func (c *Codec) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
+	if err := c.checkSize(data, opts); err != nil {
+		return nil, err
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []*Document
+	for n := 1; ; n++ {
+		raw, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, &Error{Source: opts.Source, Document: n, Kind: ErrSyntax, Details: []string{err.Error()}}
+		}
+		if isEmptyDocument(raw) {
+			continue
+		}
+		docs, err := c.decodeDocument(raw, n, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, docs...)
+	}
+	if len(out) == 0 {
+		return nil, &Error{Source: opts.Source, Kind: ErrEmpty, Details: []string{"the input holds no document"}}
+	}
+	if len(out) == 1 && out[0].Document == 1 {
+		out[0].Document = 0
+		for i := range out[0].Warnings {
+			out[0].Warnings[i].Document = 0
+		}
+	}
+	return out, nil
+}
+
+func (c *Codec) checkSize(data []byte, opts DecodeOptions) error {
+	if len(data) > c.maxBytes {
+		return &Error{Source: opts.Source, Kind: ErrTooLarge, Details: []string{
+			fmt.Sprintf("the input is %d bytes, over the limit of %d bytes", len(data), c.maxBytes)}}
+	}
+	return nil
+}
+
+// decodeDocument decodes one YAML or JSON document, expanding a v1 List.
+func (c *Codec) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Document, error) {
+	j, warnings, err := c.toJSON(raw, n, opts)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := c.decodeJSON(j, n, 0, opts)
+	if err == nil {
+		doc.Warnings = append(warnings, doc.Warnings...)
+		return []*Document{doc}, nil
+	}
+	var de *Error
+	if !errors.As(err, &de) || de.Kind != ErrUnknownType {
+		return nil, err
+	}
+	items, ok, lerr := listItems(j)
+	if !ok {
+		return nil, err
+	}
+	if lerr != nil {
+		return nil, &Error{Source: opts.Source, Document: n, Kind: ErrSyntax, Details: []string{lerr.Error()}}
+	}
+	out := make([]*Document, 0, len(items))
+	for i, item := range items {
+		d, err := c.decodeJSON(item, n, i+1, opts)
+		if err != nil {
+			var ie *Error
+			if errors.As(err, &ie) && ie.Kind == ErrUnknownType {
+				if _, nested, _ := listItems(item); nested {
+					return nil, &Error{Source: opts.Source, Document: n, Item: i + 1, Kind: ErrSyntax, Details: []string{"a List may not hold another List"}}
+				}
+			}
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	if len(out) > 0 {
+		out[0].Warnings = append(warnings, out[0].Warnings...)
+	}
+	return out, nil
+}
+
+// maxExpansion bounds how much larger than the size limit a document may
+// grow when its YAML aliases are expanded.
+const maxExpansion = 4
+
+var yamlDuplicate = regexp.MustCompile(`line (\d+): key "((?:[^"\\]|\\.)*)" already set in map`)
+
+// toJSON turns one YAML or JSON document into JSON. Duplicate keys are an
+// error in strict mode and warnings in warn mode.
+func (c *Codec) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning, error) {
+	fail := func(kind error, msg string) ([]byte, []Warning, error) {
+		return nil, nil, &Error{Source: opts.Source, Document: n, Kind: kind, Details: []string{msg}}
+	}
+	var warnings []Warning
+	j := raw
+	if !utilyaml.IsJSONBuffer(raw) {
+		var err error
+		j, err = yaml.YAMLToJSONStrict(raw)
+		if err != nil {
+			lenient, lerr := yaml.YAMLToJSON(raw)
+			if lerr != nil {
+				return fail(yamlErrorKind(lerr), yamlMessage(lerr))
+			}
+			j = lenient
+			dups := yamlDuplicate.FindAllStringSubmatch(err.Error(), -1)
+			if len(dups) == 0 {
+				return fail(ErrSyntax, yamlMessage(err))
+			}
+			var msgs []string
+			for _, d := range dups {
+				msgs = append(msgs, fmt.Sprintf("duplicate field %q (line %s)", d[2], d[1]))
+			}
+			switch opts.Mode {
+			case Strict:
+				return nil, nil, &Error{Source: opts.Source, Document: n, Kind: ErrStrict, Details: msgs}
+			case Warn:
+				for _, m := range msgs {
+					warnings = append(warnings, Warning{Source: opts.Source, Document: n, Message: m})
+				}
+			}
+		}
+		if len(j) > maxExpansion*c.maxBytes {
+			return fail(ErrAliases, fmt.Sprintf("the document expands to %d bytes of JSON, over %d times the size limit: refusing a YAML alias bomb", len(j), maxExpansion))
+		}
+	}
+	t := bytes.TrimSpace(j)
+	switch {
+	case len(t) == 0 || string(t) == "null":
+		return fail(ErrEmpty, "the document is empty: it must hold a "+c.cfg.Kind)
+	case t[0] != '{':
+		return fail(ErrSyntax, "the document is not an object with apiVersion and kind")
+	}
+	return j, warnings, nil
+}
+
+func yamlErrorKind(err error) error {
+	if strings.Contains(err.Error(), "excessive aliasing") {
+		return ErrAliases
+	}
+	return ErrSyntax
+}
+
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	if strings.Contains(msg, "excessive aliasing") {
+		return "the YAML document uses its aliases too often (an alias bomb): " + msg
+	}
+	return "not valid YAML: " + msg
+}
+
+func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document, error) {
+	fail := func(kind error, msgs ...string) (*Document, error) {
+		return nil, &Error{Source: opts.Source, Document: n, Item: item, Kind: kind, Details: msgs}
+	}
+	into := opts.Into
+	if into.Empty() {
+		into = c.hub
+	}
+	obj, gvk, err := c.decoder(into, opts.Mode != Ignore).Decode(j, nil, nil)
+	var strictErrs []error
+	if err != nil {
+		if se, ok := runtime.AsStrictDecodingError(err); ok && obj != nil {
+			strictErrs = se.Errors()
+		} else {
+			switch {
+			case runtime.IsMissingVersion(err):
+				return fail(ErrTypeMeta, fmt.Sprintf("the document has no apiVersion: set apiVersion to one of %s", c.knownVersions()))
+			case runtime.IsMissingKind(err):
+				return fail(ErrTypeMeta, fmt.Sprintf("the document has no kind: set kind to %s", c.cfg.Kind))
+			case runtime.IsNotRegisteredError(err) && gvk != nil:
+				return nil, c.unknownType(*gvk, n, item, opts)
+			}
+			return fail(ErrInvalid, fieldMessage(err))
+		}
+	}
+	if gvk == nil {
+		return fail(ErrTypeMeta, "the document has no apiVersion or kind")
+	}
+	if err := c.checkType(*gvk, n, item, opts); err != nil {
+		return nil, err
+	}
+	doc := &Document{Source: opts.Source, Document: n, Item: item, GVK: *gvk, JSON: j, Object: obj}
+	if v := c.versions[gvk.Version]; v != nil && v.Lifecycle == Deprecated {
+		doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item,
+			Message: c.lifecycleMessage(v, "is deprecated")})
+	}
+	if len(strictErrs) > 0 {
+		msgs := make([]string, len(strictErrs))
+		for i, e := range strictErrs {
+			msgs[i] = e.Error()
+		}
+		if opts.Mode == Strict {
+			return fail(ErrStrict, msgs...)
+		}
+		for _, m := range msgs {
+			doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: m})
+		}
+	}
+	return doc, nil
+}
+
+// checkType enforces the kind and the version lifecycle.
+func (c *Codec) checkType(gvk schema.GroupVersionKind, n, item int, opts DecodeOptions) error {
+	fail := func(kind error, msg string) error {
+		return &Error{Source: opts.Source, Document: n, Item: item, Kind: kind, Details: []string{msg}}
+	}
+	if gvk.Group != c.cfg.Group {
+		return c.unknownType(gvk, n, item, opts)
+	}
+	if !opts.AnyKind && gvk.Kind != c.cfg.Kind {
+		return fail(ErrUnknownType, fmt.Sprintf("kind is %s, want %s", gvk.Kind, c.cfg.Kind))
+	}
+	v := c.versions[gvk.Version]
+	if v != nil && v.Lifecycle == Experimental && !opts.AllowExperimental {
+		return fail(ErrExperimentalVersion, fmt.Sprintf("apiVersion %s is experimental and may change or go away without notice; opt in to use it, or use %s",
+			gvk.GroupVersion(), c.replacement(v)))
+	}
+	return nil
+}
+
+func (c *Codec) unknownType(gvk schema.GroupVersionKind, n, item int, opts DecodeOptions) error {
+	e := &Error{Source: opts.Source, Document: n, Item: item, Kind: ErrUnknownType}
+	v := c.versions[gvk.Version]
+	switch {
+	case gvk.Group == c.cfg.Group && v != nil && v.Lifecycle == Removed:
+		e.Kind = ErrRemovedVersion
+		e.Details = []string{c.lifecycleMessage(v, "was removed")}
+	case gvk.Group == c.cfg.Group && v == nil:
+		e.Details = []string{fmt.Sprintf("apiVersion %s is not known; use one of %s", gvk.GroupVersion(), c.knownVersions())}
+	case gvk.Group != c.cfg.Group:
+		e.Details = []string{fmt.Sprintf("apiVersion %s is not in group %s; use one of %s", gvk.GroupVersion(), c.cfg.Group, c.knownVersions())}
+	default:
+		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want %s", gvk.Kind, gvk.GroupVersion(), c.cfg.Kind)}
+	}
+	return e
+}
+
+func (c *Codec) replacement(v *Version) string {
+	if v.Replacement != "" {
+		return c.cfg.Group + "/" + v.Replacement
+	}
+	return c.Preferred().String()
+}
+
+func (c *Codec) lifecycleMessage(v *Version, what string) string {
+	msg := fmt.Sprintf("apiVersion %s/%s %s", c.cfg.Group, v.Version, what)
+	if v.Release != "" {
+		msg += " in " + v.Release
+	}
+	msg += "; use " + c.replacement(v)
+	if v.Migrate != "" {
+		msg += ": to migrate, run " + v.Migrate
+	}
+	return msg
+}
+
+// fieldMessage turns a decoding error into a message that names the field.
+func fieldMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("field %s: %s is not a valid %s", te.Field, te.Value, te.Type)
+	}
+	return err.Error()
+}
+
+// listItems reports whether j is a v1 List and returns its items.
+func listItems(j []byte) ([]json.RawMessage, bool, error) {
+	var l struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(j, &l); err != nil {
+		return nil, false, nil
+	}
+	if l.APIVersion != "v1" || l.Kind != "List" {
+		return nil, false, nil
+	}
+	for i, it := range l.Items {
+		if t := bytes.TrimSpace(it); len(t) == 0 || t[0] != '{' {
+			return nil, true, fmt.Errorf("List item %d is not an object", i+1)
+		}
+	}
+	return l.Items, true, nil
+}
+
+// hasDocumentSeparator reports whether data may hold several YAML documents.
+func hasDocumentSeparator(data []byte) bool {
+	return bytes.HasPrefix(data, []byte("---")) || bytes.Contains(data, []byte("\n---"))
+}
+
+func isEmptyDocument(raw []byte) bool {
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) {
+			return false
+		}
+	}
+	return true
+}

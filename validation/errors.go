@@ -1,0 +1,121 @@
+package validation
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// Error is a field error with the layer that set the offending key.
+type Error struct {
+	// Err is the field error.
+	Err *field.Error
+	// Key is the JSON pointer of the offending field, when known.
+	Key string
+	// Source is the layer whose value is at fault; zero when the field
+	// was not set by any layer or could not be traced.
+	Source merge.Source
+}
+
+func (e *Error) Error() string {
+	if e.Source.Kind == "" {
+		return e.Err.Error()
+	}
+	return e.Source.String() + ": " + e.Err.Error()
+}
+
+// Unwrap returns the field error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorList is every validation error at once, each with its layer.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Attribute attaches to each error the layer that set its field, found by
+// sourceOf (merge.Result.SourceOf). A field path such as
+// "clientConnection.qps" or "featureGates[AlphaThing]" is read as the key
+// "/clientConnection/qps" or "/featureGates/AlphaThing"; when no layer set
+// that key, its nearest set ancestor is used ("allowedOrigins[1]" was set as
+// the whole "/allowedOrigins"). Errors keep their order.
+func Attribute(errs field.ErrorList, sourceOf func(key string) (merge.Source, bool)) ErrorList {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make(ErrorList, len(errs))
+	for i, e := range errs {
+		key := KeyOf(e.Field)
+		out[i] = &Error{Err: e, Key: key}
+		for k := key; k != ""; k = parent(k) {
+			if src, ok := sourceOf(k); ok {
+				out[i].Key, out[i].Source = k, src
+				break
+			}
+		}
+	}
+	return out
+}
+
+func parent(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i > 0 {
+		return key[:i]
+	}
+	return ""
+}
+
+// KeyOf turns a field.Path string ("a.b[c].d", "list[0]") into a JSON pointer
+// ("/a/b/c/d", "/list/0").
+func KeyOf(path string) string {
+	var segs []string
+	for path != "" {
+		switch path[0] {
+		case '.':
+			path = path[1:]
+		case '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				segs = append(segs, path[1:])
+				path = ""
+				continue
+			}
+			segs = append(segs, strings.Trim(path[1:end], `"`))
+			path = path[end+1:]
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			segs = append(segs, path[:end])
+			path = path[end:]
+		}
+	}
+	return merge.Pointer(segs...)
+}
+
+// FeatureGates validates a map of feature gates against gate: an unknown
+// gate, and a locked gate set away from its locked value, are errors, one per
+// gate, at fldPath.Key(name). gate is not modified.
+func FeatureGates(gate featuregate.MutableFeatureGate, gates map[string]bool, fldPath *field.Path) field.ErrorList {
+	names := make([]string, 0, len(gates))
+	for n := range gates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs field.ErrorList
+	for _, n := range names {
+		if err := gate.DeepCopy().SetFromMap(map[string]bool{n: gates[n]}); err != nil {
+			errs = append(errs, field.Invalid(fldPath.Key(n), gates[n], err.Error()))
+		}
+	}
+	return errs
+}

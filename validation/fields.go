@@ -1,0 +1,175 @@
+// Package validation holds what strata knows about configuration fields
+// beyond their types: which are paths, which take effect only at a restart,
+// which only the cluster may set. It also has helpers over
+// k8s.io/apimachinery's field.ErrorList that name the layer that set each
+// offending key.
+package validation
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// Marker is a property of a configuration field. Markers combine as bits.
+type Marker uint8
+
+const (
+	// Path marks a string field that holds a filesystem path: a relative
+	// value resolves against the directory of the file that set it, and a
+	// namespace layer may not set it.
+	Path Marker = 1 << iota
+	// NotPath declares a string field not to be a path, so that
+	// CheckStrings knows it was considered.
+	NotPath
+	// RestartOnly marks a field whose change takes effect only when the
+	// process restarts; a live reload that changes it reports that.
+	RestartOnly
+	// ClusterOnly marks a field that only cluster-level layers may set.
+	ClusterOnly
+)
+
+var markerNames = []struct {
+	m    Marker
+	name string
+}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}}
+
+func (m Marker) String() string {
+	var out []string
+	for _, n := range markerNames {
+		if m&n.m != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// TagName is the struct tag strata reads markers from:
+// `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`.
+const TagName = "strata"
+
+// Fields holds the markers of a versioned configuration type: those written
+// as struct tags and those declared for keys of types the author does not
+// own (a component-base struct's kubeconfig). It is read-only after
+// construction and safe for concurrent use.
+type Fields struct {
+	schema  *merge.Schema
+	markers map[string]Marker // key pattern → markers
+}
+
+// FieldsFor reads the markers of the versioned type t from its struct tags
+// and adds declared, keyed by JSON pointer patterns ("*" matches one
+// segment). It fails on an unknown tag value, on a declared key that is no
+// field of t, and on a field marked both path and not-path.
+func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
+	f := &Fields{schema: merge.NewSchema(t, nil), markers: map[string]Marker{}}
+	var errs []string
+	f.schema.Walk(func(key string, sf reflect.StructField) bool {
+		tag, ok := sf.Tag.Lookup(TagName)
+		if !ok || strings.HasSuffix(key, "/*") {
+			return true
+		}
+		for _, name := range strings.Split(tag, ",") {
+			m, ok := parseMarker(strings.TrimSpace(name))
+			if !ok {
+				errs = append(errs, fmt.Sprintf("field %s: unknown %s tag %q", key, TagName, name))
+				continue
+			}
+			f.markers[key] |= m
+		}
+		return true
+	})
+	for key, m := range declared {
+		if _, ok := f.schema.Type(strings.ReplaceAll(key, "*", "x")); !ok {
+			errs = append(errs, fmt.Sprintf("declared key %s is no field of %s", key, t))
+			continue
+		}
+		f.markers[key] |= m
+	}
+	for key, m := range f.markers {
+		if m&Path != 0 && m&NotPath != 0 {
+			errs = append(errs, fmt.Sprintf("field %s is marked both path and not-path", key))
+		}
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return nil, fmt.Errorf("validation: %s", strings.Join(errs, "; "))
+	}
+	return f, nil
+}
+
+func parseMarker(s string) (Marker, bool) {
+	for _, n := range markerNames {
+		if n.name == s {
+			return n.m, true
+		}
+	}
+	return 0, false
+}
+
+// Has reports whether key carries marker m: a pattern with m names key or
+// an ancestor of it.
+func (f *Fields) Has(key string, m Marker) bool {
+	for p, pm := range f.markers {
+		if pm&m != 0 && merge.Covers(p, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys returns the patterns that carry marker m, sorted.
+func (f *Fields) Keys(m Marker) []string {
+	var out []string
+	for p, pm := range f.markers {
+		if pm&m != 0 {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Schema returns the merge schema of the type, for conversions by type.
+func (f *Fields) Schema() *merge.Schema { return f.schema }
+
+// UndeclaredStrings returns the keys of string fields (string, *string,
+// []string, and string map values) that are declared neither Path nor
+// NotPath. kubelet keeps a hand-written list of path fields guarded by a
+// reflection test; this is that test for any type.
+func (f *Fields) UndeclaredStrings() []string {
+	var out []string
+	f.schema.Walk(func(key string, sf reflect.StructField) bool {
+		t := sf.Type
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() == reflect.String && !f.Has(key, Path|NotPath) {
+			out = append(out, key)
+		}
+		return true
+	})
+	return out
+}
+
+// TB is the part of testing.TB that CheckStrings uses.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// CheckStrings fails t for every string field that is declared neither a
+// path nor not a path. Call it from a test of the configuration types, so
+// that adding a path field without declaring it fails the build.
+func CheckStrings(t TB, f *Fields) {
+	t.Helper()
+	for _, key := range f.UndeclaredStrings() {
+		t.Errorf("string field %s is declared neither a path nor not a path: tag it `%s:\"path\"` or `%s:\"not-path\"`, or declare it in FieldsFor", key, TagName, TagName)
+	}
+}
