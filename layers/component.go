@@ -230,9 +230,7 @@ func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T
 	if err != nil {
 		return nil, err
 	}
-	delete(flat, "/apiVersion")
-	delete(flat, "/kind")
-	out.Result.Fill(merge.Source{Kind: KindDefault}, flat)
+	out.Result.Fill(merge.Source{Kind: KindDefault}, defaulted(values, flat, s))
 	// (6)
 	hub, err := c.Codec.Scheme().ConvertToVersion(versioned.DeepCopyObject(), c.Codec.Hub())
 	if err != nil {
@@ -278,6 +276,40 @@ func (c *Component[T]) decodeMerged(values map[string]string, into schema.GroupV
 		return nil, err
 	}
 	return d.Object, nil
+}
+
+// defaulted returns the keys of the effective document that no layer set
+// (set holds the merged values, paths resolved),
+// or whose value defaulting changed (a component-base struct defaults an
+// explicit 0 burst to 100): provenance must name defaulting for those.
+// Values are compared by their Go type, so "1m" and "1m0s" are the same.
+func defaulted(set, effective map[string]string, s *merge.Schema) map[string]string {
+	out := map[string]string{}
+	for k, v := range effective {
+		if k == "/apiVersion" || k == "/kind" {
+			continue
+		}
+		if old, ok := set[k]; ok && sameValue(s, k, old, v) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func sameValue(s *merge.Schema, key, a, b string) bool {
+	if a == b {
+		return true
+	}
+	t, ok := s.Type(key)
+	if !ok {
+		return false
+	}
+	x, y := reflect.New(t), reflect.New(t)
+	if json.Unmarshal([]byte(a), x.Interface()) != nil || json.Unmarshal([]byte(b), y.Interface()) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x.Interface(), y.Interface())
 }
 
 // ResolvePaths returns the effective values of r with every relative path

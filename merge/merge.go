@@ -173,38 +173,21 @@ func (r *Result) resolveNesting() {
 	sort.Slice(r.cleared, func(i, j int) bool { return r.cleared[i].Key < r.cleared[j].Key })
 }
 
-// Fill adds a bottom layer for keys that no layer set, or that a tombstone
-// removed: the usual use is the values defaulting filled in. Keys already
-// effective are left alone. Fill must be called before the Result is shared.
+// Fill records values that a step after merging set, usually defaulting:
+// each key in values takes that value and wins, and the layers that set it
+// before are kept as shadowed. Pass only the keys that step filled in or
+// changed: a key defaulting left alone keeps its layer. Fill must be called
+// before the Result is shared.
 func (r *Result) Fill(src Source, values map[string]string) {
-	l := &Layer{Source: src, Values: make(map[string]string)}
+	l := &Layer{Source: src, Values: values}
 	idx := len(r.layers)
 	r.layers = append(r.layers, l)
 	for k, v := range values {
-		e, ok := r.entries[k]
-		if ok && e.value != Tombstone {
-			continue
-		}
-		if r.hasEffectiveRelative(k) {
-			continue
-		}
-		l.Values[k] = v
+		e := r.entries[k]
 		e.value = v
 		r.mark(&e, k, idx)
 		r.entries[k] = e
 	}
-}
-
-// hasEffectiveRelative reports whether an ancestor of key is effective.
-func (r *Result) hasEffectiveRelative(key string) bool {
-	for i := len(key) - 1; i > 0; i-- {
-		if key[i] == '/' {
-			if e, ok := r.entries[key[:i]]; ok && e.value != Tombstone {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Len returns the number of effective keys, tombstones included.

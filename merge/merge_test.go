@@ -183,7 +183,7 @@ func TestExplain(t *testing.T) {
 		layer("drop-in", "/etc/c.d/10.yaml", "/port", "2"),
 		layer("flag", "--port", "/port", "3"),
 	)
-	r.Fill(Source{Kind: "default"}, map[string]string{"/port": "9", "/qps": "50"})
+	r.Fill(Source{Kind: "default"}, map[string]string{"/qps": "50"})
 
 	p, ok := r.Explain("/port")
 	if !ok {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,27 +85,6 @@ type Document struct {
 	// converted to DecodeOptions.Into (the hub by default).
 	Object   runtime.Object
 	Warnings []Warning
-}
-
-var decoders sync.Map // decoderKey → runtime.Decoder
-
-type decoderKey struct {
-	c      *Codec
-	into   schema.GroupVersion
-	strict bool
-}
-
-func (c *Codec) decoder(into schema.GroupVersion, strict bool) runtime.Decoder {
-	k := decoderKey{c, into, strict}
-	if d, ok := decoders.Load(k); ok {
-		return d.(runtime.Decoder)
-	}
-	f := c.lenient
-	if strict {
-		f = c.strict
-	}
-	d, _ := decoders.LoadOrStore(k, f.UniversalDecoder(into))
-	return d.(runtime.Decoder)
 }
 
 // Decode decodes an input that holds exactly one document of the codec's
@@ -302,11 +280,11 @@ func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document
 	fail := func(kind error, msgs ...string) (*Document, error) {
 		return nil, &Error{Source: opts.Source, Document: n, Item: item, Kind: kind, Details: msgs}
 	}
-	into := opts.Into
-	if into.Empty() {
-		into = c.hub
+	d := c.lenient.UniversalDeserializer()
+	if opts.Mode != Ignore {
+		d = c.strict.UniversalDeserializer()
 	}
-	obj, gvk, err := c.decoder(into, opts.Mode != Ignore).Decode(j, nil, nil)
+	obj, gvk, err := d.Decode(j, nil, nil)
 	var strictErrs []error
 	if err != nil {
 		if se, ok := runtime.AsStrictDecodingError(err); ok && obj != nil {
@@ -329,6 +307,10 @@ func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document
 	if err := c.checkType(*gvk, n, item, opts); err != nil {
 		return nil, err
 	}
+	obj, err = c.defaultAndConvert(obj, gvk.GroupVersion(), opts.Into)
+	if err != nil {
+		return fail(ErrInvalid, err.Error())
+	}
 	doc := &Document{Source: opts.Source, Document: n, Item: item, GVK: *gvk, JSON: j, Object: obj}
 	if v := c.versions[gvk.Version]; v != nil && v.Lifecycle == Deprecated {
 		doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item,
@@ -347,6 +329,40 @@ func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document
 		}
 	}
 	return doc, nil
+}
+
+// defaultAndConvert defaults obj in its version from, then converts it to
+// into (the hub when empty). apimachinery converts between two external
+// versions only through a function registered for that pair, so a
+// conversion between external versions goes through the hub.
+func (c *Codec) defaultAndConvert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
+	c.scheme.Default(obj)
+	if into.Empty() {
+		into = c.hub
+	}
+	if from == into {
+		return obj, nil
+	}
+	return c.convert(obj, from, into)
+}
+
+// convert converts obj from version from to version into through the hub.
+func (c *Codec) convert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
+	if from != c.hub {
+		hub, err := c.scheme.ConvertToVersion(obj, c.hub)
+		if err != nil {
+			return nil, fmt.Errorf("converting %s to %s: %w", from, c.hub, err)
+		}
+		obj = hub
+	}
+	if into == c.hub {
+		return obj, nil
+	}
+	out, err := c.scheme.ConvertToVersion(obj, into)
+	if err != nil {
+		return nil, fmt.Errorf("converting %s to %s: %w", c.hub, into, err)
+	}
+	return out, nil
 }
 
 // checkType enforces the kind and the version lifecycle.

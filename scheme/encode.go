@@ -58,9 +58,9 @@ func (c *Codec) ConvertJSON(doc []byte, from, to schema.GroupVersion) ([]byte, e
 		return nil, fmt.Errorf("reading %s as %s: %w", c.cfg.Kind, from, err)
 	}
 	src.GetObjectKind().SetGroupVersionKind(from.WithKind(c.cfg.Kind))
-	out, err := c.scheme.ConvertToVersion(src, to)
+	out, err := c.convert(src, from, to)
 	if err != nil {
-		return nil, fmt.Errorf("converting %s from %s to %s: %w", c.cfg.Kind, from, to, err)
+		return nil, fmt.Errorf("converting %s: %w", c.cfg.Kind, err)
 	}
 	out.GetObjectKind().SetGroupVersionKind(to.WithKind(c.cfg.Kind))
 	return json.Marshal(out)
