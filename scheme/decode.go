@@ -444,7 +444,7 @@ func listItems(j []byte) ([]json.RawMessage, bool, error) {
 	}
 	for i, it := range l.Items {
 		if t := bytes.TrimSpace(it); len(t) == 0 || t[0] != '{' {
-			return nil, true, fmt.Errorf("List item %d is not an object", i+1)
+			return nil, true, fmt.Errorf("item %d of the List is not an object", i+1)
 		}
 	}
 	return l.Items, true, nil

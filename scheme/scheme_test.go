@@ -1,0 +1,281 @@
+package scheme_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"sigs.k8s.io/randfill"
+
+	"github.com/stratacfg/strata/examples/component/apis/config"
+	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
+	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/scheme/schemetest"
+)
+
+func codec(t testing.TB) *scheme.Codec {
+	t.Helper()
+	c, err := configscheme.NewCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+const beta = "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"
+
+func TestDecodeDefaultsAndConverts(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	doc, err := c.Decode([]byte(beta+"port: 9443\nenableProfiling: false\n"), scheme.DecodeOptions{Source: "c.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Object.(*config.ComponentConfiguration)
+	if got.Port != 9443 || got.EnableProfiling || got.SyncFrequency.Duration.String() != "1m0s" || got.ClientConnection.QPS != 50 {
+		t.Errorf("decoded %+v: want port 9443, profiling false (explicit), sync 1m and qps 50 (defaults)", got)
+	}
+	if doc.GVK != v1beta1.SchemeGroupVersion.WithKind("ComponentConfiguration") {
+		t.Errorf("GVK = %v", doc.GVK)
+	}
+}
+
+func TestDecodeV1alpha1(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	in := "apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\nprofiling: false\nport: 1234\n"
+	doc, err := c.Decode([]byte(in), scheme.DecodeOptions{Source: "old.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Object.(*config.ComponentConfiguration); got.EnableProfiling || got.Port != 1234 {
+		t.Errorf("v1alpha1 profiling: false decoded as %+v", got)
+	}
+	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0].String(), "old.yaml: apiVersion component.example.strata.dev/v1alpha1 is deprecated in v0.3; use component.example.strata.dev/v1beta1") {
+		t.Errorf("warnings = %v, want one deprecation warning naming the replacement", doc.Warnings)
+	}
+	out, err := c.Encode(doc.Object, v1beta1.SchemeGroupVersion, scheme.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"apiVersion: component.example.strata.dev/v1beta1", "enableProfiling: false", "port: 1234"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("encoded as v1beta1:\n%s\nwant it to contain %q", out, want)
+		}
+	}
+}
+
+func TestDecodeModes(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	tests := []struct {
+		name, in string
+		mode     scheme.Mode
+		err      string
+		warn     string
+	}{
+		{name: "unknown field strict", in: beta + "port: 1\nbogus: 2\n", mode: scheme.Strict, err: `c.yaml: unknown field "bogus"`},
+		{name: "unknown nested field strict", in: beta + "clientConnection:\n  qpz: 2\n", mode: scheme.Strict, err: `unknown field "clientConnection.qpz"`},
+		{name: "duplicate field strict", in: beta + "port: 1\nport: 2\n", mode: scheme.Strict, err: `c.yaml: duplicate field "port" (line 4)`},
+		{name: "duplicate field in JSON strict", in: `{"apiVersion":"component.example.strata.dev/v1beta1","kind":"ComponentConfiguration","port":1,"port":2}`, mode: scheme.Strict, err: `duplicate field "port"`},
+		{name: "unknown field warn", in: beta + "bogus: 2\n", mode: scheme.Warn, warn: `c.yaml: unknown field "bogus"`},
+		{name: "duplicate field warn", in: beta + "port: 1\nport: 2\n", mode: scheme.Warn, warn: `duplicate field "port"`},
+		{name: "unknown field ignore", in: beta + "bogus: 2\n", mode: scheme.Ignore},
+		{name: "field case matters", in: beta + "Port: 2\n", mode: scheme.Strict, err: `unknown field "Port"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			doc, err := c.Decode([]byte(tc.in), scheme.DecodeOptions{Source: "c.yaml", Mode: tc.mode})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, scheme.ErrStrict) {
+					t.Fatalf("error = %v, want ErrStrict containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warnings []string
+			for _, w := range doc.Warnings {
+				warnings = append(warnings, w.String())
+			}
+			if joined := strings.Join(warnings, "\n"); tc.warn != "" && !strings.Contains(joined, tc.warn) || tc.warn == "" && joined != "" {
+				t.Errorf("warnings = %q, want %q", joined, tc.warn)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	c, err := scheme.New(func() scheme.Config { cfg := configscheme.Config(); cfg.MaxBytes = 64 << 10; return cfg }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := "a: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n"
+	for i, p := range "bcdefghi" {
+		prev := string("abcdefghi"[i])
+		bomb += fmt.Sprintf("%c: &%c [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n", p, p, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+	}
+	tests := []struct {
+		name, in string
+		kind     error
+		msg      string
+	}{
+		{"empty", "", scheme.ErrEmpty, "c.yaml: the input is empty"},
+		{"only comments", "# nothing\n", scheme.ErrEmpty, "the document is empty"},
+		{"binary garbage", "\x00\x01\x02\xff\xfe", scheme.ErrSyntax, "c.yaml: not valid YAML"},
+		{"not an object", "- a\n- b\n", scheme.ErrSyntax, "not an object"},
+		{"broken YAML", "port: [1,\n", scheme.ErrSyntax, "not valid YAML"},
+		{"no apiVersion", "kind: ComponentConfiguration\nport: 1\n", scheme.ErrTypeMeta, "no apiVersion: set apiVersion to one of component.example.strata.dev/v1beta1, component.example.strata.dev/v1alpha1"},
+		{"no kind", "apiVersion: component.example.strata.dev/v1beta1\nport: 1\n", scheme.ErrTypeMeta, "no kind: set kind to ComponentConfiguration"},
+		{"wrong kind", "apiVersion: component.example.strata.dev/v1beta1\nkind: Pod\n", scheme.ErrUnknownType, "kind Pod is not known"},
+		{"wrong group", "apiVersion: v1\nkind: ConfigMap\n", scheme.ErrUnknownType, "apiVersion v1 is not in group component.example.strata.dev"},
+		{"unknown version", "apiVersion: component.example.strata.dev/v9\nkind: ComponentConfiguration\n", scheme.ErrUnknownType, "apiVersion component.example.strata.dev/v9 is not known"},
+		{"removed version", "apiVersion: component.example.strata.dev/v1alpha0\nkind: ComponentConfiguration\n", scheme.ErrRemovedVersion,
+			"apiVersion component.example.strata.dev/v1alpha0 was removed in v0.2; use component.example.strata.dev/v1beta1: to migrate, run `component --config FILE --print-config`"},
+		{"wrong type", beta + "port: eighty\n", scheme.ErrInvalid, "c.yaml: "},
+		{"wrong type nested", beta + "clientConnection:\n  qps: fast\n", scheme.ErrInvalid, "qps"},
+		{"oversize", beta + "tlsCertFile: " + strings.Repeat("x", 70<<10) + "\n", scheme.ErrTooLarge, "over the limit of 65536 bytes"},
+		{"alias bomb", bomb, scheme.ErrAliases, "alias"},
+		{"deep nesting", strings.Repeat("[", 20000), scheme.ErrSyntax, "not valid YAML"},
+		{"two documents", beta + "---\n" + beta, scheme.ErrSyntax, "holds 2 documents; exactly one ComponentConfiguration is expected"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := c.Decode([]byte(tc.in), scheme.DecodeOptions{Source: "c.yaml"})
+			if err == nil {
+				t.Fatal("decoded bad input without an error")
+			}
+			if !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.msg) || !strings.HasPrefix(err.Error(), "c.yaml: ") {
+				t.Errorf("error = %q (%v), want %v naming c.yaml and containing %q", err, errors.Is(err, tc.kind), tc.kind, tc.msg)
+			}
+		})
+	}
+}
+
+func TestWrongTypeNamesField(t *testing.T) {
+	t.Parallel()
+	_, err := codec(t).Decode([]byte(beta+"port: eighty\n"), scheme.DecodeOptions{Source: "c.yaml"})
+	if err == nil || !strings.Contains(err.Error(), "port") {
+		t.Errorf("error = %v, want it to name the field port", err)
+	}
+}
+
+func TestExperimentalVersion(t *testing.T) {
+	t.Parallel()
+	cfg := configscheme.Config()
+	cfg.Versions = append(cfg.Versions, scheme.Version{Version: "v2alpha1", Lifecycle: scheme.Experimental, AddToScheme: func(s *runtime.Scheme) error {
+		// The experimental version reuses v1beta1's Go type and conversions.
+		s.AddKnownTypeWithName(schema.GroupVersionKind{Group: config.GroupName, Version: "v2alpha1", Kind: "ComponentConfiguration"}, &v1beta1.ComponentConfiguration{})
+		return nil
+	}})
+	c, err := scheme.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []byte("apiVersion: component.example.strata.dev/v2alpha1\nkind: ComponentConfiguration\nport: 5\n")
+	if _, err := c.Decode(in, scheme.DecodeOptions{Source: "x.yaml"}); !errors.Is(err, scheme.ErrExperimentalVersion) || !strings.Contains(err.Error(), "opt in") {
+		t.Errorf("experimental without opt-in: %v", err)
+	}
+	doc, err := c.Decode(in, scheme.DecodeOptions{Source: "x.yaml", AllowExperimental: true})
+	if err != nil || doc.Object.(*config.ComponentConfiguration).Port != 5 {
+		t.Errorf("experimental with opt-in: %v", err)
+	}
+	if c.Preferred().Version != "v1beta1" {
+		t.Errorf("Preferred() = %v, want v1beta1", c.Preferred())
+	}
+}
+
+func TestDecodeAll(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	in := beta + "port: 1\n---\n# empty\n---\n" + `apiVersion: v1
+kind: List
+items:
+- apiVersion: component.example.strata.dev/v1beta1
+  kind: ComponentConfiguration
+  port: 2
+- {"apiVersion": "component.example.strata.dev/v1alpha1", "kind": "ComponentConfiguration", "port": 3}
+`
+	docs, err := c.DecodeAll([]byte(in), scheme.DecodeOptions{Source: "all.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range docs {
+		got = append(got, fmt.Sprintf("%d/%d:%d", d.Document, d.Item, d.Object.(*config.ComponentConfiguration).Port))
+	}
+	if strings.Join(got, " ") != "1/0:1 3/1:2 3/2:3" {
+		t.Errorf("documents = %v, want 1/0:1 3/1:2 3/2:3 (document/item:port)", got)
+	}
+	bad := beta + "---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: component.example.strata.dev/v1beta1\n  kind: ComponentConfiguration\n  port: x\n"
+	if _, err := c.DecodeAll([]byte(bad), scheme.DecodeOptions{Source: "all.yaml"}); err == nil || !strings.HasPrefix(err.Error(), "all.yaml: document 2: List item 1: ") {
+		t.Errorf("error in a List item = %v, want it to name the document and the item", err)
+	}
+	if _, err := c.DecodeAll([]byte("---\n# nothing\n"), scheme.DecodeOptions{Source: "all.yaml"}); !errors.Is(err, scheme.ErrEmpty) {
+		t.Errorf("no documents: %v", err)
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	for name, mutate := range map[string]func(*scheme.Config){
+		"no kind":           func(c *scheme.Config) { c.Kind = "" },
+		"duplicate version": func(c *scheme.Config) { c.Versions = append(c.Versions, c.Versions[0]) },
+		"no AddToScheme":    func(c *scheme.Config) { c.Versions[0].AddToScheme = nil },
+		"kind not in preferred version": func(c *scheme.Config) {
+			c.Kind = "Other"
+		},
+	} {
+		cfg := configscheme.Config()
+		mutate(&cfg)
+		if _, err := scheme.New(cfg); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+}
+
+// TestRoundTrip runs the round-trip helper over the example's types.
+func TestRoundTrip(t *testing.T) {
+	schemetest.RoundTrip(t, configscheme.Install, func(serializer.CodecFactory) []any {
+		return []any{
+			func(c *config.ComponentConfiguration, f randfill.Continue) {
+				f.FillNoCustom(c)
+				c.Logging = *logsapi.NewLoggingConfiguration()
+				logsapi.SetRecommendedLoggingConfiguration(&c.Logging)
+				c.Logging.Verbosity = logsapi.VerbosityLevel(f.Uint32() % 10)
+			},
+		}
+	})
+}
+
+func FuzzDecode(f *testing.F) {
+	c := codec(f)
+	for _, s := range []string{
+		beta + "port: 1\n", beta + "featureGates: {A: true}\n", "apiVersion: v1\nkind: List\nitems: [{}]\n",
+		"a: &a [1]\nb: *a\n", "{}", "---\n---\n", beta + "logging: {vmodule: [{filePattern: x, verbosity: 1}]}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, mode := range []scheme.Mode{scheme.Strict, scheme.Warn, scheme.Ignore} {
+			doc, err := c.Decode(data, scheme.DecodeOptions{Source: "fuzz", Mode: mode})
+			if err == nil && doc.Object == nil {
+				t.Fatal("no error and no object")
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "fuzz: ") {
+				t.Fatalf("error %q does not name the source", err)
+			}
+			_, _ = c.DecodeAll(data, scheme.DecodeOptions{Source: "fuzz", Mode: mode})
+		}
+	})
+}
