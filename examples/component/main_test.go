@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const beta = "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"
+
+// runComponent runs the command and returns its exit code and output.
+func runComponent(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+type explanation struct {
+	Config     map[string]any `json:"config"`
+	Provenance map[string]struct {
+		Source   string   `json:"source"`
+		Shadowed []string `json:"shadowed"`
+	} `json:"provenance"`
+}
+
+func explain(t *testing.T, args ...string) explanation {
+	t.Helper()
+	code, out, errOut := runComponent(t, append(args, "--explain")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var e explanation
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatalf("--explain printed no JSON: %v\n%s", err, out)
+	}
+	return e
+}
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestShippedExample(t *testing.T) {
+	e := explain(t, "--config", "testdata/component.yaml")
+	abs, _ := filepath.Abs("testdata/certs/serving.crt")
+	if e.Config["port"] != 9443.0 || e.Config["tlsCertFile"] != abs || e.Config["enableProfiling"] != true {
+		t.Errorf("config = %v", e.Config)
+	}
+	if p := e.Provenance["/port"]; p.Source != "file testdata/component.yaml" {
+		t.Errorf("/port provenance = %+v", p)
+	}
+	if p := e.Provenance["/enableProfiling"]; p.Source != "default" {
+		t.Errorf("/enableProfiling provenance = %+v, want default", p)
+	}
+}
+
+func TestExplicitFalseAndZeroSurviveEveryLayer(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta+"enableProfiling: true\nfeatureGates: {BetaThing: true}\n")
+	write(t, dir, "d/10.yaml", "enableProfiling: false\nfeatureGates: {BetaThing: false}\n")
+	write(t, dir, "d/20.yaml", beta+"port: 9000\n")
+	inst := write(t, dir, "instance.yaml", beta+"enableProfiling: true\n")
+
+	e := explain(t, "--config", cfg, "--config-dir", filepath.Join(dir, "d"))
+	if e.Config["enableProfiling"] != false || e.Config["featureGates"].(map[string]any)["BetaThing"] != false {
+		t.Errorf("a drop-in's explicit false lost: %v", e.Config)
+	}
+	e = explain(t, "--config", cfg, "--config-dir", filepath.Join(dir, "d"), "--instance-config", inst, "--enable-profiling=false")
+	if e.Config["enableProfiling"] != false {
+		t.Errorf("--enable-profiling=false lost: %v", e.Config)
+	}
+	want := []string{"instance-config " + inst, "drop-in " + filepath.Join(dir, "d/10.yaml"), "file " + cfg}
+	if p := e.Provenance["/enableProfiling"]; p.Source != "flag --enable-profiling" || strings.Join(p.Shadowed, "|") != strings.Join(want, "|") {
+		t.Errorf("/enableProfiling provenance = %+v, want the flag shadowing %v", p, want)
+	}
+	// Zero: a v1alpha1 drop-in sets profiling: false over a v1beta1 file
+	// that sets it true; and explicit zero verbosity over the file's 4.
+	cfg2 := write(t, dir, "c2.yaml", beta+"enableProfiling: true\nlogging: {verbosity: 4}\n")
+	write(t, dir, "d2/10.yaml", "apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\nprofiling: false\nlogging: {verbosity: 0}\n")
+	e = explain(t, "--config", cfg2, "--config-dir", filepath.Join(dir, "d2"))
+	if e.Config["enableProfiling"] != false || e.Config["logging"].(map[string]any)["verbosity"] != 0.0 {
+		t.Errorf("a v1alpha1 drop-in's explicit false and 0 lost: %v", e.Config)
+	}
+	// A v1alpha1 drop-in that does not mention profiling leaves it alone.
+	write(t, dir, "d3/10.yaml", "apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\nport: 1000\n")
+	e = explain(t, "--config", cfg2, "--config-dir", filepath.Join(dir, "d3"))
+	if e.Config["enableProfiling"] != true || e.Config["port"] != 1000.0 {
+		t.Errorf("a v1alpha1 drop-in changed a field it does not set: %v", e.Config)
+	}
+}
+
+func TestFlagsWinOnlyWhenSet(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta+"port: 9000\nenableProfiling: false\n")
+	e := explain(t, "--config", cfg)
+	if e.Config["port"] != 9000.0 || e.Config["enableProfiling"] != false {
+		t.Errorf("an unset flag overrode the file: %v", e.Config)
+	}
+	e = explain(t, "--config", cfg, "--port", "9001")
+	if e.Config["port"] != 9001.0 || e.Provenance["/port"].Source != "flag --port" {
+		t.Errorf("--port did not win: %v %+v", e.Config["port"], e.Provenance["/port"])
+	}
+	// With no --config, the flag's legacy default applies, and says so.
+	e = explain(t)
+	if e.Config["port"] != 10250.0 || e.Provenance["/port"].Source != "legacy-default --port" {
+		t.Errorf("without --config: port %v from %+v, want the legacy default 10250", e.Config["port"], e.Provenance["/port"])
+	}
+}
+
+func TestFeatureGatesMergePerKey(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta+"featureGates: {AlphaThing: true, BetaThing: false}\n")
+	e := explain(t, "--config", cfg, "--feature-gates", "BetaThing=true")
+	gates := e.Config["featureGates"].(map[string]any)
+	if gates["AlphaThing"] != true || gates["BetaThing"] != true {
+		t.Errorf("featureGates = %v, want AlphaThing from the file and BetaThing from the flag", gates)
+	}
+	if e.Provenance["/featureGates/AlphaThing"].Source != "file "+cfg || e.Provenance["/featureGates/BetaThing"].Source != "flag --feature-gates" {
+		t.Errorf("provenance = %+v", e.Provenance)
+	}
+	code, _, errOut := runComponent(t, "--config", cfg, "--feature-gates", "NoSuchThing=true")
+	if code == 0 || !strings.Contains(errOut, "flag --feature-gates: featureGates[NoSuchThing]") || !strings.Contains(errOut, "unrecognized feature gate") {
+		t.Errorf("unknown gate: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = runComponent(t, "--config", write(t, dir, "l.yaml", beta+"featureGates: {GAThing: false}\n"))
+	if code == 0 || !strings.Contains(errOut, "l.yaml: featureGates[GAThing]") || !strings.Contains(errOut, "locked") {
+		t.Errorf("locked gate: exit %d, %s", code, errOut)
+	}
+}
+
+func TestRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "etc/c.yaml", beta+"tlsCertFile: certs/a.crt\nclientConnection: {kubeconfig: kube/config}\n")
+	write(t, dir, "etc/conf.d/sub/../10.yaml", "tlsCertFile: drop/b.crt\n")
+	e := explain(t, "--config", cfg, "--config-dir", filepath.Join(dir, "etc/conf.d"))
+	if e.Config["tlsCertFile"] != filepath.Join(dir, "etc/conf.d/drop/b.crt") {
+		t.Errorf("drop-in path = %v, want it resolved against the drop-in's directory", e.Config["tlsCertFile"])
+	}
+	if got := e.Config["clientConnection"].(map[string]any)["kubeconfig"]; got != filepath.Join(dir, "etc/kube/config") {
+		t.Errorf("kubeconfig = %v, want it resolved against the file's directory", got)
+	}
+	wd, _ := os.Getwd()
+	e = explain(t, "--config", cfg, "--tls-cert-file", "flag.crt")
+	if e.Config["tlsCertFile"] != filepath.Join(wd, "flag.crt") {
+		t.Errorf("flag path = %v, want it resolved against the working directory", e.Config["tlsCertFile"])
+	}
+}
+
+func TestPrintConfigConvertsV1alpha1(t *testing.T) {
+	code, out, errOut := runComponent(t, "--config", "testdata/component-v1alpha1.yaml", "--print-config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"apiVersion: component.example.strata.dev/v1beta1", "enableProfiling: false", "port: 9443"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--print-config output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "deprecated") {
+		t.Errorf("no deprecation warning on stderr: %q", errOut)
+	}
+	code, out, _ = runComponent(t, "--config", "testdata/component.yaml", "--print-config", "--output-version", "v1alpha1")
+	if code != 0 || !strings.Contains(out, "profiling: true") || !strings.Contains(out, "v1alpha1") {
+		t.Errorf("--output-version v1alpha1: exit %d\n%s", code, out)
+	}
+}
+
+func TestDecodeModeFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta+"port: 9000\nbogus: 1\nport: 9001\n")
+	code, out, errOut := runComponent(t, "--config", cfg, "--explain")
+	if code == 0 || out != "" || !strings.Contains(errOut, cfg+`: duplicate field "port"`) {
+		t.Errorf("strict: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = runComponent(t, "--config", cfg, "--decode-mode", "warn", "--explain")
+	if code != 0 || !strings.Contains(errOut, `warning: `+cfg+`: duplicate field "port"`) {
+		t.Errorf("warn: exit %d, stderr %q", code, errOut)
+	}
+	cfg2 := write(t, dir, "c2.yaml", beta+"port: 9000\nbogus: 1\n")
+	code, _, errOut = runComponent(t, "--config", cfg2, "--decode-mode", "warn")
+	if code != 0 || !strings.Contains(errOut, `unknown field "bogus"`) {
+		t.Errorf("warn unknown: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut = runComponent(t, "--config", cfg2, "--decode-mode", "ignore"); code != 0 || strings.Contains(errOut, "bogus") {
+		t.Errorf("ignore: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestBadInputFailsClearly(t *testing.T) {
+	dir := t.TempDir()
+	big := write(t, dir, "big.yaml", beta+"tlsCertFile: "+strings.Repeat("x", 5<<20)+"\n")
+	bomb := "a: &a [x,x,x,x,x,x,x,x,x]\n"
+	for i, p := range "bcdefghi" {
+		prev := string("abcdefghi"[i])
+		bomb += string(p) + ": &" + string(p) + " [" + strings.Repeat("*"+prev+",", 8) + "*" + prev + "]\n"
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty file", []string{"--config", write(t, dir, "empty.yaml", "")}, "empty.yaml: the input is empty"},
+		{"missing file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "nope.yaml: no such file or directory"},
+		{"unreadable file", []string{"--config", dir}, "is a directory, not a file"},
+		{"binary garbage", []string{"--config", write(t, dir, "bin.yaml", "\x7fELF\x02\x01\x01\x00\x00")}, "bin.yaml: not valid YAML"},
+		{"wrong kind", []string{"--config", write(t, dir, "kind.yaml", "apiVersion: v1\nkind: ConfigMap\n")}, "kind.yaml: apiVersion v1 is not in group component.example.strata.dev"},
+		{"wrong type", []string{"--config", write(t, dir, "type.yaml", beta+"port: eighty\n")}, "type.yaml: "},
+		{"oversize", []string{"--config", big}, "big.yaml: the file is over the limit of 4194304 bytes"},
+		{"alias bomb", []string{"--config", write(t, dir, "bomb.yaml", bomb)}, "bomb.yaml: the YAML document uses its aliases too often"},
+		{"removed version", []string{"--config", write(t, dir, "old.yaml", "apiVersion: component.example.strata.dev/v1alpha0\nkind: ComponentConfiguration\n")}, "to migrate, run"},
+		{"invalid value", []string{"--config", write(t, dir, "port.yaml", beta+"port: 70000\n")}, "port.yaml: port: Invalid value: 70000: must be between 1 and 65535"},
+		{"invalid flag value", []string{"--config", write(t, dir, "ok.yaml", beta), "--port", "0"}, "flag --port: port: Invalid value: 0"},
+		{"bad drop-in", []string{"--config", write(t, dir, "ok2.yaml", beta), "--config-dir", filepath.Dir(write(t, dir, "dd/10.yaml", "port: [1]\n"))}, "dd/10.yaml: "},
+		{"unknown flag", []string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runComponent(t, append(tc.args, "--explain")...)
+			if code == 0 || out != "" || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want a failure saying %q and nothing on stdout", code, out, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestHelpListsOnlyOwnFlags(t *testing.T) {
+	code, out, _ := runComponent(t, "--help")
+	if code != 0 {
+		t.Fatalf("--help exit %d", code)
+	}
+	for _, want := range []string{"Config flags:", "Generic flags:", "Logging flags:", "--feature-gates", "--config-dir", "--instance-config", "--vmodule"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("usage lacks %q:\n%s", want, out)
+		}
+	}
+	for _, leak := range []string{"--test.", "--log_dir", "--alsologtostderr"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("usage lists a global flag %q", leak)
+		}
+	}
+	if code, _, errOut := runComponent(t, "--test.v"); code != 2 || !strings.Contains(errOut, "unknown flag") {
+		t.Errorf("a global testing flag parsed: exit %d, %s", code, errOut)
+	}
+}
