@@ -1,0 +1,176 @@
+package layers_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/examples/component/apis/config"
+	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
+	configvalidation "github.com/stratacfg/strata/examples/component/apis/config/validation"
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/validation"
+)
+
+func component(t testing.TB) *layers.Component[*config.ComponentConfiguration] {
+	t.Helper()
+	c, err := newComponent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newComponent is the example component of this package's tests: two
+// flags, one converted from its text, one bound to the map it fills.
+func newComponent() (*layers.Component[*config.ComponentConfiguration], error) {
+	codec, err := configscheme.NewCodec()
+	if err != nil {
+		return nil, err
+	}
+	fields, err := configscheme.NewFields()
+	if err != nil {
+		return nil, err
+	}
+	return &layers.Component[*config.ComponentConfiguration]{
+		Name: "mycomp", Codec: codec, Fields: fields,
+		Validate: func(c *config.ComponentConfiguration) field.ErrorList { return configvalidation.Validate(c) },
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			fs := fss.FlagSet("generic")
+			fs.Int32("port", 8443, "serving port")
+			b.Bind("port", "/port", nil) // converted from the flag's text by the field's type
+			gates := map[string]bool{}
+			fs.Var(cliflag.NewMapStringBool(&gates), "feature-gates", "gates")
+			b.Bind("feature-gates", "/featureGates", &gates)
+		},
+	}, nil
+}
+
+// TestPathDeclarations fails when a string field of the example's v1beta1
+// type is declared neither a path nor not a path.
+func TestPathDeclarations(t *testing.T) {
+	fields, err := configscheme.NewFields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	validation.CheckStrings(t, fields)
+	if !fields.Has("/tlsCertFile", validation.Path) || !fields.Has("/clientConnection/kubeconfig", validation.Path) || !fields.Has("/syncFrequency", validation.RestartOnly) {
+		t.Errorf("markers from tags and declarations missing: %v %v", fields.Keys(validation.Path), fields.Keys(validation.RestartOnly))
+	}
+}
+
+type recorder struct{ errs []string }
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
+
+func TestCheckStringsCatchesUndeclared(t *testing.T) {
+	type v1 struct {
+		Name   string            `json:"name" strata:"not-path"`
+		CAFile string            `json:"caFile"`
+		Dirs   []string          `json:"dirs" strata:"path"`
+		Labels map[string]string `json:"labels"`
+		Nested struct {
+			Key *string `json:"key"`
+		} `json:"nested"`
+		Untouched int `json:"untouched"`
+	}
+	fields, err := validation.FieldsFor(reflectType[v1](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r recorder
+	validation.CheckStrings(&r, fields)
+	got := strings.Join(r.errs, "\n")
+	for _, want := range []string{"/caFile", "/labels/*", "/nested/key"} {
+		if !strings.Contains(got, "string field "+want+" ") {
+			t.Errorf("CheckStrings did not report %s:\n%s", want, got)
+		}
+	}
+	if len(r.errs) != 3 {
+		t.Errorf("CheckStrings reported %d fields, want 3:\n%s", len(r.errs), got)
+	}
+	if _, err := validation.FieldsFor(reflectType[v1](), map[string]validation.Marker{"/nope": validation.Path}); err == nil {
+		t.Error("FieldsFor accepted a declared key that is no field")
+	}
+}
+
+// TestGlobalFlagsDoNotLeak registers flags on both global flag sets, as
+// third-party packages do, and checks that the component neither lists nor
+// parses them.
+func TestGlobalFlagsDoNotLeak(t *testing.T) {
+	pflag.CommandLine.String("leaky-pflag", "", "")
+	flag.CommandLine.String("leaky-goflag", "", "")
+	c := component(t)
+	cl := c.NewCommandLine()
+	if u := cl.Usage("mycomp"); strings.Contains(u, "leaky") || !strings.Contains(u, "--port") {
+		t.Errorf("usage:\n%s", u)
+	}
+	for _, arg := range []string{"--leaky-pflag=x", "--leaky-goflag=x"} {
+		if _, _, err := c.Load(context.Background(), []string{arg}); err == nil || !strings.Contains(err.Error(), "unknown flag") {
+			t.Errorf("%s parsed: %v", arg, err)
+		}
+	}
+}
+
+func TestValidationNamesLayer(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\nallowedOrigins: [https://ok.example, not-an-origin]\nclientConnection: {qps: -1}\n"), 0o644)
+	_, _, err := component(t).Load(context.Background(), []string{"--config", cfg, "--port", "0"})
+	if err == nil {
+		t.Fatal("invalid configuration loaded")
+	}
+	for _, want := range []string{
+		"flag --port: port: Invalid value: 0",
+		"file " + cfg + ": allowedOrigins[1]: Invalid value: \"not-an-origin\"",
+		"file " + cfg + ": clientConnection.qps: Invalid value: -1",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func ExampleComponent_Load() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte(`apiVersion: component.example.strata.dev/v1beta1
+kind: ComponentConfiguration
+port: 9443
+featureGates: {AlphaThing: true}
+`), 0o644)
+
+	c, _ := newComponent()
+	loaded, _, err := c.Load(context.Background(), []string{"--config", cfg, "--feature-gates", "BetaThing=false"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(loaded.Object.Port, loaded.Object.FeatureGates)
+	for _, key := range []string{"/port", "/featureGates/BetaThing", "/syncFrequency"} {
+		src, _ := loaded.Result.SourceOf(key)
+		fmt.Println(key, "from", strings.Replace(src.String(), dir, "DIR", 1))
+	}
+	e, _ := c.Explain(loaded, c.Codec.Preferred())
+	b, _ := json.Marshal(e.Provenance["/port"])
+	fmt.Println(strings.Replace(string(b), dir, "DIR", 1))
+	// Output:
+	// 9443 map[AlphaThing:true BetaThing:false]
+	// /port from file DIR/config.yaml
+	// /featureGates/BetaThing from flag --feature-gates
+	// /syncFrequency from default
+	// {"source":"file DIR/config.yaml","shadowed":[]}
+}
