@@ -3,25 +3,25 @@
 //
 // A configuration passes through one pipeline:
 //
-//	sources ─► raw layers ─► merge ─► resolve paths ─► decode, default ─► convert ─► validate
+//		sources ─► raw layers ─► merge ─► resolve paths ─► decode, default ─► convert ─► validate
 //
-//   - merge holds the raw layer model: keys are JSON pointers into the
-//     versioned document, values JSON text, objects flattened to leaves,
-//     null a tombstone (RFC 7386). Layers merge most generic first, with
-//     provenance for every key and a policy hook per layer. Merging before
-//     parsing keeps "set to false" apart from "unset". Standard library only.
-//   - scheme builds the codec of one configuration kind over an
-//     apimachinery runtime.Scheme: strict, warn or ignore decoding with
-//     errors that name the file and field, defaulting, conversion to the
-//     hub, a version lifecycle, multi-document YAML and v1 List, limits on
-//     untrusted input, and encoding to any version.
-//   - layers turns a component's sources (file, drop-in directory,
-//     per-instance file, flags, defaults) into layers and resolves them into
-//     a typed, validated configuration: Component.Load is the whole
-//     bootstrap of `mycomp --config=FILE [--config-dir=DIR] [flags]`.
-//   - validation knows what types cannot say: which fields are paths,
-//     restart-only or cluster-only; it attaches to every field error the
-//     layer that set the offending key.
+//	  - merge holds the raw layer model: keys are JSON pointers into the
+//	    versioned document, values JSON text, objects flattened to leaves,
+//	    null a tombstone (RFC 7386). Layers merge most generic first, with
+//	    provenance for every key and a policy hook per layer. Merging before
+//	    parsing keeps "set to false" apart from "unset". Standard library only.
+//	  - scheme builds the codec of one configuration kind over an
+//	    apimachinery runtime.Scheme: strict, warn or ignore decoding with
+//	    errors that name the file and field, defaulting, conversion to the
+//	    hub, a version lifecycle, multi-document YAML and v1 List, limits on
+//	    untrusted input, and encoding to any version.
+//	  - layers turns a component's sources (file, drop-in directory,
+//	    per-instance file, flags, defaults) into layers and resolves them into
+//	    a typed, validated configuration: Component.Load is the whole
+//	    bootstrap of `mycomp --config=FILE [--config-dir=DIR] [flags]`.
+//	  - validation knows what types cannot say: which fields are paths,
+//	    restart-only or cluster-only; it attaches to every field error the
+//	    layer that set the offending key.
 //
 // examples/component is a runnable component that shows all of it.
 package strata
