@@ -1,6 +1,9 @@
 package config
 
 import (
+	"maps"
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -34,15 +37,8 @@ type ComponentConfiguration struct {
 // DeepCopyInto copies in into out.
 func (in *ComponentConfiguration) DeepCopyInto(out *ComponentConfiguration) {
 	*out = *in
-	if in.FeatureGates != nil {
-		out.FeatureGates = make(map[string]bool, len(in.FeatureGates))
-		for k, v := range in.FeatureGates {
-			out.FeatureGates[k] = v
-		}
-	}
-	if in.AllowedOrigins != nil {
-		out.AllowedOrigins = append([]string(nil), in.AllowedOrigins...)
-	}
+	out.FeatureGates = maps.Clone(in.FeatureGates)
+	out.AllowedOrigins = slices.Clone(in.AllowedOrigins)
 	in.Logging.DeepCopyInto(&out.Logging)
 }
 

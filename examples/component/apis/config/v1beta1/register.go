@@ -1,6 +1,9 @@
 package v1beta1
 
 import (
+	"maps"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -36,15 +39,8 @@ func (in *ComponentConfiguration) DeepCopyObject() runtime.Object {
 	if in.EnableProfiling != nil {
 		out.EnableProfiling = new(*in.EnableProfiling)
 	}
-	if in.FeatureGates != nil {
-		out.FeatureGates = make(map[string]bool, len(in.FeatureGates))
-		for k, v := range in.FeatureGates {
-			out.FeatureGates[k] = v
-		}
-	}
-	if in.AllowedOrigins != nil {
-		out.AllowedOrigins = append([]string(nil), in.AllowedOrigins...)
-	}
+	out.FeatureGates = maps.Clone(in.FeatureGates)
+	out.AllowedOrigins = slices.Clone(in.AllowedOrigins)
 	in.Logging.DeepCopyInto(&out.Logging)
 	return out
 }
