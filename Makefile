@@ -6,13 +6,37 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: test vet lint unit bench fuzz demo tidy-check
+.PHONY: test vet lint unit bench fuzz demo tools
 
-## test: everything CI runs: vet, staticcheck, the race-enabled test suite.
-test: vet lint unit
+## test: everything CI runs: vet, staticcheck, the race-enabled test suite
+## (which needs the real servers and writers that `make tools` builds).
+test: vet lint tools unit
+
+# The programs integration tests run, built from hack/tools (its own modules,
+# so k8s.io/kubernetes and etcd never enter the library's go.mod). A binary is
+# rebuilt only when its module's go.mod or go.sum, or its own source, changes.
+TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/atomicwriter
+K8S_MOD := hack/tools/go.mod hack/tools/go.sum
+ETCD_MOD := hack/tools/etcd/go.mod hack/tools/etcd/go.sum
+
+## tools: build kube-apiserver, etcd and the AtomicWriter driver into bin/.
+tools: $(TOOLS)
+
+$(BIN)/kube-apiserver: $(K8S_MOD)
+	@mkdir -p $(BIN)
+	cd hack/tools && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(BIN)/atomicwriter: $(K8S_MOD) hack/tools/cmd/atomicwriter/main.go
+	@mkdir -p $(BIN)
+	cd hack/tools && $(GO) build -o $@ ./cmd/atomicwriter
+
+$(BIN)/etcd: $(ETCD_MOD)
+	@mkdir -p $(BIN)
+	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 
 vet:
 	$(GO) vet ./...
+	cd hack/tools && $(GO) vet ./...
 
 $(STATICCHECK):
 	@mkdir -p $(BIN)

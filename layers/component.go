@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -128,6 +129,10 @@ type Config[T runtime.Object] struct {
 	Result *merge.Result
 	// Warnings are the decoding warnings of every file.
 	Warnings []string
+	// RestartRequired lists the restart-only keys whose new values a
+	// Reload did not apply: Object keeps the running values, and the
+	// process must restart for the new ones to take effect.
+	RestartRequired []string
 }
 
 // Load parses args and loads the configuration: it is ParseAndLoad for
@@ -160,6 +165,63 @@ func (c *Component[T]) Load(ctx context.Context, args []string) (*Config[T], *Co
 // Nothing is applied on error: the error says which file or flag, which
 // field and what is wrong.
 func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T], error) {
+	return c.load(ctx, cl, nil, nil)
+}
+
+// LoadFiles is LoadFrom reading the configuration files from files, for
+// example a watcher's consistent snapshot, instead of the operating system.
+func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files Files) (*Config[T], error) {
+	return c.load(ctx, cl, files, nil)
+}
+
+// Reload loads the configuration again, from files (nil means the operating
+// system), while running is in effect. Keys marked restart-only whose
+// effective values changed keep their running values: they are listed in
+// RestartRequired, and provenance credits them to KindRunning, shadowing
+// the layer that set the new value. Nothing is applied on error.
+func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files Files, running *Config[T]) (*Config[T], error) {
+	next, err := c.load(ctx, cl, files, nil)
+	if err != nil || running == nil {
+		return next, err
+	}
+	pin := restartPins(c.Fields, running.Result.Values(), next.Result.Values())
+	if len(pin) == 0 {
+		return next, nil
+	}
+	pinned, err := c.load(ctx, cl, files, pin)
+	if err != nil {
+		return nil, err
+	}
+	for k := range pin {
+		pinned.RestartRequired = append(pinned.RestartRequired, k)
+	}
+	slices.Sort(pinned.RestartRequired)
+	return pinned, nil
+}
+
+// restartPins returns the running values of the restart-only keys whose
+// effective values differ between running and next; a key absent from
+// running maps to "" (remove it).
+func restartPins(fields *validation.Fields, running, next map[string]string) map[string]string {
+	s := fields.Schema()
+	pin := map[string]string{}
+	for _, values := range []map[string]string{running, next} {
+		for k := range values {
+			if !fields.Has(k, validation.RestartOnly) {
+				continue
+			}
+			old, inOld := running[k]
+			nv, inNext := next[k]
+			if inOld == inNext && sameValue(s, k, old, nv) {
+				continue
+			}
+			pin[k] = old
+		}
+	}
+	return pin
+}
+
+func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, pin map[string]string) (*Config[T], error) {
 	mode, err := scheme.ParseMode(cl.Options.DecodeMode)
 	if err != nil {
 		return nil, fmt.Errorf("--decode-mode: %w", err)
@@ -171,13 +233,13 @@ func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T
 	// (1)
 	var files []*File
 	newFile := func(path, kind string) *File {
-		return &File{Path: path, Kind: kind, Codec: c.Codec, Into: into, Mode: mode, Schema: s, AllowExperimental: c.AllowExperimental}
+		return &File{Path: path, Kind: kind, Codec: c.Codec, Into: into, Mode: mode, Schema: s, AllowExperimental: c.AllowExperimental, Files: reader}
 	}
 	if cl.Options.ConfigFile != "" {
 		files = append(files, newFile(cl.Options.ConfigFile, KindFile))
 	}
 	if cl.Options.ConfigDir != "" {
-		paths, err := DropInFiles(cl.Options.ConfigDir)
+		paths, err := DropInFiles(cl.Options.ConfigDir, reader)
 		if err != nil {
 			return nil, err
 		}
@@ -192,11 +254,11 @@ func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T
 	}
 	var fileLayers []*merge.Layer
 	for _, f := range files {
-		l, err := f.Layer(ctx)
+		l, warnings, err := f.Decode()
 		if err != nil {
 			return nil, err
 		}
-		out.Warnings = append(out.Warnings, f.Warnings()...)
+		out.Warnings = append(out.Warnings, warnings...)
 		fileLayers = append(fileLayers, l)
 	}
 	// (2)
@@ -215,6 +277,16 @@ func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T
 	values, err := ResolvePaths(out.Result, c.Fields, wd)
 	if err != nil {
 		return nil, err
+	}
+	if len(pin) > 0 {
+		running := map[string]string{}
+		for k, v := range pin {
+			delete(values, k)
+			if v != "" {
+				values[k], running[k] = v, v
+			}
+		}
+		out.Result.Fill(merge.Source{Kind: KindRunning, Name: "restart required"}, running)
 	}
 	// (5)
 	versioned, err := c.decodeMerged(values, into)

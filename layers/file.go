@@ -47,20 +47,38 @@ type File struct {
 	InheritTypeMeta schema.GroupVersion
 	// AllowExperimental lets a file use an experimental version.
 	AllowExperimental bool
-
-	warnings []string
+	// Files reads the file; nil means the operating system.
+	Files Files
 }
 
 var _ Source = (*File)(nil)
 
-// Layer reads, decodes and flattens the file. The file is decoded strictly
-// (per Mode) on its own first, so that every error names this file and the
-// field. The layer's Source carries the path and a content hash.
+// Files reads configuration files. A watcher passes the snapshot it took
+// (watch.Contents), so that a configuration is built from one generation of
+// a mounted ConfigMap, never from files of two updates.
+type Files interface {
+	// ReadFile returns the content of a file.
+	ReadFile(path string) ([]byte, error)
+	// ReadDir returns the names of the regular files directly inside
+	// dir, sorted.
+	ReadDir(dir string) ([]string, error)
+}
+
+// Layer reads, decodes and flattens the file; see Decode. It is safe to
+// call concurrently.
 func (f *File) Layer(_ context.Context) (*merge.Layer, error) {
-	f.warnings = nil
-	data, err := readLimited(f.Path, f.Codec)
+	l, _, err := f.Decode()
+	return l, err
+}
+
+// Decode reads, decodes and flattens the file, and returns its decoding
+// warnings. The file is decoded strictly (per Mode) on its own first, so
+// that every error names this file and the field. The layer's Source
+// carries the path and a content hash. It is safe to call concurrently.
+func (f *File) Decode() (*merge.Layer, []string, error) {
+	data, err := f.read()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := scheme.DecodeOptions{Source: f.Path, Mode: f.Mode, Into: f.Into, AllowExperimental: f.AllowExperimental}
 	doc, err := f.Codec.Decode(data, opts)
@@ -70,10 +88,11 @@ func (f *File) Layer(_ context.Context) (*merge.Layer, error) {
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var warnings []string
 	for _, w := range doc.Warnings {
-		f.warnings = append(f.warnings, w.String())
+		warnings = append(warnings, w.String())
 	}
 	var values map[string]string
 	if doc.GVK.GroupVersion() == f.Into {
@@ -82,7 +101,7 @@ func (f *File) Layer(_ context.Context) (*merge.Layer, error) {
 		values, err = convertLeaves(f.Codec, doc, f.Into, f.Schema)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
@@ -96,11 +115,27 @@ func (f *File) Layer(_ context.Context) (*merge.Layer, error) {
 	return &merge.Layer{
 		Source: merge.Source{Kind: f.Kind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:])},
 		Values: values,
-	}, nil
+	}, warnings, nil
 }
 
-// Warnings returns the warnings of the last Layer call.
-func (f *File) Warnings() []string { return f.warnings }
+func (f *File) read() ([]byte, error) {
+	if f.Files == nil {
+		return readLimited(f.Path, f.Codec)
+	}
+	data, err := f.Files.ReadFile(f.Path)
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	if limit := f.Codec.MaxBytes(); len(data) > limit {
+		return nil, tooLarge(f.Path, limit)
+	}
+	return data, nil
+}
+
+func tooLarge(path string, limit int) error {
+	return &scheme.Error{Source: path, Kind: scheme.ErrTooLarge,
+		Details: []string{fmt.Sprintf("the file is over the limit of %d bytes", limit)}}
+}
 
 // readLimited reads path, refusing a file over the codec's size limit
 // without reading all of it.
@@ -123,8 +158,7 @@ func readLimited(path string, c *scheme.Codec) ([]byte, error) {
 		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
 	}
 	if len(data) > limit {
-		return nil, &scheme.Error{Source: path, Kind: scheme.ErrTooLarge,
-			Details: []string{fmt.Sprintf("the file is over the limit of %d bytes", limit)}}
+		return nil, tooLarge(path, limit)
 	}
 	return data, nil
 }
@@ -153,28 +187,46 @@ func addTypeMeta(data []byte, gvk schema.GroupVersionKind) ([]byte, bool) {
 }
 
 // DropInFiles lists the drop-in files of dir in lexical order, following
-// symbolic links to regular files. A missing directory is an error.
-func DropInFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+// symbolic links to regular files. A missing directory is an error. files
+// nil means the operating system.
+func DropInFiles(dir string, files Files) ([]string, error) {
+	if files == nil {
+		files = osFiles{}
+	}
+	names, err := files.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading drop-in directory: %w", err)
 	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !hasDropInExtension(name) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("reading drop-in directory: %w", err)
-		}
-		if st.Mode().IsRegular() {
-			out = append(out, p)
+	for _, name := range names {
+		if !strings.HasPrefix(name, ".") && hasDropInExtension(name) {
+			out = append(out, filepath.Join(dir, name))
 		}
 	}
 	sort.Strings(out)
+	return out, nil
+}
+
+// osFiles reads the operating system's files.
+type osFiles struct{}
+
+func (osFiles) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+func (osFiles) ReadDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		st, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if st.Mode().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
 	return out, nil
 }
 

@@ -25,6 +25,9 @@ const (
 	KindDropIn         = "drop-in"
 	KindInstanceConfig = "instance-config"
 	KindFlag           = "flag"
+	// KindRunning credits a restart-only key that a reload left at its
+	// running value.
+	KindRunning = "running"
 )
 
 // isFileKind reports whether a source of kind k is a file whose directory

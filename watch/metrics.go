@@ -1,0 +1,74 @@
+package watch
+
+import (
+	"time"
+
+	"k8s.io/component-base/metrics"
+)
+
+// Reload statuses, the values of the status label.
+const (
+	StatusSuccess = "success"
+	StatusFailure = "failure"
+)
+
+// Metrics are a watcher's reload metrics, named as the automatic reloads of
+// kube-apiserver's file-based configuration are (KEP-5793):
+//
+//	<subsystem>_automatic_reloads_total{status}
+//	<subsystem>_automatic_reload_last_timestamp_seconds{status}
+//	<subsystem>_last_config_info{hash}
+//
+// A no-op check (same content, or content already refused) counts nothing.
+// Metrics are safe for concurrent use.
+type Metrics struct {
+	reloads       *metrics.CounterVec
+	lastTimestamp *metrics.GaugeVec
+	lastConfig    *metrics.GaugeVec
+}
+
+// NewMetrics returns the reload metrics of one watcher; subsystem is the
+// metric name prefix, for example "example_manifests". Register them before
+// use.
+func NewMetrics(subsystem string) *Metrics {
+	return &Metrics{
+		reloads: metrics.NewCounterVec(&metrics.CounterOpts{
+			Subsystem:      subsystem,
+			Name:           "automatic_reloads_total",
+			Help:           "Total number of automatic reloads of the configuration, by status.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"status"}),
+		lastTimestamp: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Subsystem:      subsystem,
+			Name:           "automatic_reload_last_timestamp_seconds",
+			Help:           "Time of the last automatic reload of the configuration, in seconds since the epoch, by status.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"status"}),
+		lastConfig: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Subsystem:      subsystem,
+			Name:           "last_config_info",
+			Help:           "The content hash of the configuration in effect; the value is always 1.",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"hash"}),
+	}
+}
+
+// MustRegister registers the metrics with r; it panics if a metric of the
+// same name is registered already.
+func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
+	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig)
+}
+
+// observe records one reload attempt. hash is the configuration in effect
+// after it.
+func (m *Metrics) observe(status string, at time.Time, hash string) {
+	if m == nil {
+		return
+	}
+	m.reloads.WithLabelValues(status).Inc()
+	m.lastTimestamp.WithLabelValues(status).Set(float64(at.UnixNano()) / 1e9)
+	if status == StatusSuccess {
+		m.lastConfig.Reset()
+		m.lastConfig.WithLabelValues(hash).Set(1)
+	}
+}

@@ -1,0 +1,337 @@
+package watch
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DataLink is the symbolic link through which kubelet's AtomicWriter
+// publishes a ConfigMap, Secret, downward API or projected volume: it names
+// the current timestamped directory, and the files a pod sees are links
+// through it.
+const DataLink = "..data"
+
+// DefaultMaxBytes is the size limit of one file in a snapshot.
+const DefaultMaxBytes = 4 << 20
+
+// DefaultReadAttempts is how many times a read starts over when the
+// writer replaced or removed what it was reading.
+const DefaultReadAttempts = 10
+
+// ErrInconsistent is returned when every attempt to read a target saw it
+// change underneath: the writer kept replacing it. The caller keeps its
+// previous snapshot and tries again on the next event or poll.
+var ErrInconsistent = errors.New("the content kept changing while it was read")
+
+// missingError marks a target that does not exist, as opposed to a
+// generation removed while it was read.
+type missingError struct{ err error }
+
+func (m missingError) Error() string { return m.err.Error() }
+func (m missingError) Unwrap() error { return m.err }
+
+// ErrTooLarge is returned for a file over the size limit.
+var ErrTooLarge = errors.New("file too large")
+
+// File is one file of a snapshot.
+type File struct {
+	// Name is the file's name: relative to the directory for a
+	// directory target, the base name for a file target.
+	Name string
+	Data []byte
+}
+
+// Snapshot is the content of one target, read from a single generation:
+// never a mix of the files of two updates.
+type Snapshot struct {
+	// Path is the target as it was given.
+	Path string
+	// Dir reports whether the target is a directory.
+	Dir bool
+	// Resolved is what was read: the timestamped directory behind
+	// ..data, the directory or file behind the last symbolic link of
+	// Path, or Path itself. Empty for a missing target read with
+	// AllowMissing.
+	Resolved string
+	// Files holds the regular files of a directory target (direct
+	// children whose names do not start with "."), sorted by name, or
+	// the one file of a file target.
+	Files []File
+	// Hash is "sha256:" and the hex digest of the file names and
+	// contents.
+	Hash string
+}
+
+// ReadOptions tune Read.
+type ReadOptions struct {
+	// Attempts bounds how many times a read starts over; zero means
+	// DefaultReadAttempts.
+	Attempts int
+	// MaxBytes bounds each file; zero means DefaultMaxBytes.
+	MaxBytes int
+	// AllowMissing makes a target that does not exist read as an empty
+	// snapshot instead of an error.
+	AllowMissing bool
+
+	// pause, when set, runs after each file is read: tests make a slow
+	// reader with it.
+	pause func()
+}
+
+// Read reads path, a file or a directory, as one consistent generation:
+//
+//  1. Resolve the target: for a directory holding ..data, the directory
+//     ..data names; otherwise path with every symbolic link followed (a
+//     git-sync checkout behind a root link, a ConfigMap key's link).
+//  2. Read the files inside the resolved directory, never through the
+//     top-level links, which a writer may swap between two reads.
+//  3. Resolve again. If the answer changed, or step 1 or 2 failed because
+//     the writer had already removed the directory (ENOENT, ENOTDIR),
+//     start over, at most Attempts times.
+//
+// Holding the directory open would not help: the writer removes the files
+// themselves. When the attempts run out Read returns ErrInconsistent (with
+// the last cause) and the caller keeps what it had. A directory written in
+// place, not through links, is read as it is; its next change is seen on
+// the next read. Read is safe to call concurrently.
+func Read(path string, opts ReadOptions) (*Snapshot, error) {
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = DefaultReadAttempts
+	}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	var last error
+	missing := false
+	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt >= 2 {
+			// The writer is mid-update; give it a moment to finish.
+			time.Sleep(time.Duration(attempt-1) * time.Millisecond)
+		}
+		// (1)
+		resolved, dir, err := resolve(path)
+		if err != nil {
+			if retryable(err) {
+				last = err
+				missing = errors.As(err, new(missingError))
+				continue
+			}
+			return nil, err
+		}
+		missing = false
+		// (2)
+		var files []File
+		if dir {
+			files, err = readDir(resolved, maxBytes, opts.pause)
+		} else {
+			var data []byte
+			data, err = readFile(resolved, maxBytes)
+			files = []File{{Name: filepath.Base(path), Data: data}}
+		}
+		if err != nil {
+			if retryable(err) {
+				last = err
+				continue
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		// (3)
+		again, _, err := resolve(path)
+		if err != nil || again != resolved {
+			last = fmt.Errorf("%s was replaced while it was read", path)
+			if err != nil {
+				last = err
+			}
+			continue
+		}
+		return &Snapshot{Path: path, Dir: dir, Resolved: resolved, Files: files, Hash: hashFiles(files)}, nil
+	}
+	if missing {
+		if opts.AllowMissing {
+			return &Snapshot{Path: path, Hash: hashFiles(nil)}, nil
+		}
+		return nil, last
+	}
+	return nil, fmt.Errorf("%s: %w after %d attempts: %w", path, ErrInconsistent, attempts, last)
+}
+
+// resolve returns what a read of path should open, and whether it is a
+// directory.
+func resolve(path string) (string, bool, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", false, missingError{err}
+		}
+		return "", false, err
+	}
+	if st.IsDir() {
+		data := filepath.Join(path, DataLink)
+		if _, err := os.Lstat(data); err == nil {
+			r, err := filepath.EvalSymlinks(data)
+			return r, true, err
+		}
+	}
+	r, err := filepath.EvalSymlinks(path)
+	return r, st.IsDir(), err
+}
+
+// retryable reports whether err means the writer removed or replaced what
+// was being read.
+func retryable(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ESTALE)
+}
+
+func readDir(dir string, maxBytes int, pause func()) ([]File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if e.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil, err
+			}
+			if !st.Mode().IsRegular() {
+				continue
+			}
+		} else if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := readFile(p, maxBytes)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: name, Data: data})
+		if pause != nil {
+			pause()
+		}
+	}
+	// os.ReadDir sorts by name already.
+	return files, nil
+}
+
+func readFile(path string, maxBytes int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxBytes {
+		return nil, fmt.Errorf("%s: %w: over the limit of %d bytes", filepath.Base(path), ErrTooLarge, maxBytes)
+	}
+	return data, nil
+}
+
+// hashFiles digests names and contents, each length-prefixed, so that a
+// rename or moving bytes from one file to the next changes the hash.
+func hashFiles(files []File) string {
+	h := sha256.New()
+	for _, f := range files {
+		writeField(h, f.Name)
+		writeField(h, string(f.Data))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func writeField(h hash.Hash, s string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	io.WriteString(h, s)
+}
+
+// Contents is what one check read: a snapshot per watched target, in the
+// order the targets were given. It is immutable.
+type Contents struct {
+	Snapshots []*Snapshot
+	// Hash digests every snapshot with its path; equal hashes mean
+	// equal contents.
+	Hash string
+}
+
+func newContents(snaps []*Snapshot) *Contents {
+	c := &Contents{Snapshots: snaps}
+	if len(snaps) == 1 {
+		c.Hash = snaps[0].Hash
+		return c
+	}
+	h := sha256.New()
+	for _, s := range snaps {
+		writeField(h, s.Path)
+		writeField(h, s.Hash)
+	}
+	c.Hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return c
+}
+
+// ReadContents reads every path with Read.
+func ReadContents(paths []string, opts ReadOptions) (*Contents, error) {
+	snaps := make([]*Snapshot, 0, len(paths))
+	for _, p := range paths {
+		s, err := Read(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		snaps = append(snaps, s)
+	}
+	return newContents(snaps), nil
+}
+
+// ReadFile returns the content of path as it was read: a file target, or a
+// file directly inside a directory target. It reads nothing from disk, so
+// a configuration built from Contents is built from one generation. The
+// error wraps fs.ErrNotExist when path was not part of the snapshot.
+func (c *Contents) ReadFile(path string) ([]byte, error) {
+	for _, s := range c.Snapshots {
+		switch {
+		case !s.Dir && s.Path == path && len(s.Files) == 1:
+			return s.Files[0].Data, nil
+		case s.Dir && filepath.Dir(path) == filepath.Clean(s.Path):
+			name := filepath.Base(path)
+			if i, ok := slices.BinarySearchFunc(s.Files, name, func(f File, n string) int { return strings.Compare(f.Name, n) }); ok {
+				return s.Files[i].Data, nil
+			}
+		}
+	}
+	return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
+}
+
+// ReadDir returns the names of the files of a directory target, sorted.
+func (c *Contents) ReadDir(dir string) ([]string, error) {
+	for _, s := range c.Snapshots {
+		if s.Dir && filepath.Clean(s.Path) == filepath.Clean(dir) {
+			names := make([]string, len(s.Files))
+			for i, f := range s.Files {
+				names[i] = f.Name
+			}
+			return names, nil
+		}
+	}
+	return nil, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
+}

@@ -1,0 +1,312 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratacfg/strata/watch/watchtest"
+)
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func names(s *Snapshot) string {
+	var out []string
+	for _, f := range s.Files {
+		out = append(out, f.Name+"="+string(f.Data))
+	}
+	return strings.Join(out, ",")
+}
+
+func TestReadPlain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"b.yaml":       "b",
+		"a.yaml":       "a",
+		".hidden.yaml": "hidden",
+		"sub/c.yaml":   "nested",
+	})
+	outside := filepath.Join(t.TempDir(), "linked.yaml")
+	writeFiles(t, filepath.Dir(outside), map[string]string{"linked.yaml": "linked"})
+	if err := os.Symlink(outside, filepath.Join(dir, "l.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Read(dir, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(s), "a.yaml=a,b.yaml=b,l.yaml=linked"; got != want || !s.Dir || s.Resolved != dir {
+		t.Fatalf("Read(dir) = %q (dir %t, resolved %s), want %q", got, s.Dir, s.Resolved, want)
+	}
+	if !strings.HasPrefix(s.Hash, "sha256:") || len(s.Hash) != len("sha256:")+64 {
+		t.Fatalf("hash %q", s.Hash)
+	}
+
+	f, err := Read(filepath.Join(dir, "a.yaml"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(f); got != "a.yaml=a" || f.Dir {
+		t.Fatalf("Read(file) = %q", got)
+	}
+}
+
+func TestHashCoversNamesAndBoundaries(t *testing.T) {
+	t.Parallel()
+	cases := [][]File{
+		{{Name: "a", Data: []byte("xy")}},
+		{{Name: "b", Data: []byte("xy")}},
+		{{Name: "a", Data: []byte("x")}, {Name: "b", Data: []byte("y")}},
+		{{Name: "a", Data: []byte("xy")}, {Name: "b", Data: []byte("")}},
+		{{Name: "ax", Data: []byte("y")}},
+		nil,
+	}
+	seen := map[string]int{}
+	for i, c := range cases {
+		h := hashFiles(c)
+		if j, ok := seen[h]; ok {
+			t.Errorf("cases %d and %d hash the same", j, i)
+		}
+		seen[h] = i
+	}
+}
+
+func TestReadMissingAndTooLarge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope")
+	if _, err := Read(missing, ReadOptions{Attempts: 2}); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("missing: %v", err)
+	}
+	s, err := Read(missing, ReadOptions{Attempts: 2, AllowMissing: true})
+	if err != nil || len(s.Files) != 0 || s.Hash != hashFiles(nil) {
+		t.Fatalf("missing with AllowMissing: %+v, %v", s, err)
+	}
+	writeFiles(t, dir, map[string]string{"big.yaml": strings.Repeat("x", 11)})
+	if _, err := Read(filepath.Join(dir, "big.yaml"), ReadOptions{MaxBytes: 10}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "big.yaml") {
+		t.Fatalf("too large: %v", err)
+	}
+	if _, err := Read(dir, ReadOptions{MaxBytes: 10}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("too large in a directory: %v", err)
+	}
+}
+
+func TestReadConfigMapMount(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := watchtest.NewKubeletWriter(t, dir)
+	w.Write(t, map[string]string{"a.yaml": "a1", "b.yaml": "b1"})
+
+	s, err := Read(dir, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(s); got != "a.yaml=a1,b.yaml=b1" {
+		t.Fatalf("mount = %q", got)
+	}
+	if !strings.HasPrefix(filepath.Base(s.Resolved), "..") {
+		t.Fatalf("resolved %s, want kubelet's timestamped directory", s.Resolved)
+	}
+	first := s.Resolved
+
+	w.Write(t, map[string]string{"a.yaml": "a2"})
+	s, err = Read(dir, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(s); got != "a.yaml=a2" || s.Resolved == first {
+		t.Fatalf("after update = %q from %s", got, s.Resolved)
+	}
+	if _, err := os.Stat(first); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("kubelet should have removed %s: %v", first, err)
+	}
+	f, err := Read(filepath.Join(dir, "a.yaml"), ReadOptions{})
+	if err != nil || names(f) != "a.yaml=a2" {
+		t.Fatalf("file in mount = %v, %v", f, err)
+	}
+}
+
+func TestReadGitSync(t *testing.T) {
+	t.Parallel()
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	if err := g.Write(map[string]string{"a.yaml": "a1", "manifests/p.yaml": "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(g.Path(), ReadOptions{})
+	if err != nil || names(s) != "a.yaml=a1" {
+		t.Fatalf("root = %v, %v", s, err)
+	}
+	sub := filepath.Join(g.Path(), "manifests")
+	first, err := Read(sub, ReadOptions{})
+	if err != nil || names(first) != "p.yaml=p1" {
+		t.Fatalf("subdirectory = %v, %v", first, err)
+	}
+	if err := g.Write(map[string]string{"manifests/p.yaml": "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Read(sub, ReadOptions{})
+	if err != nil || names(s) != "p.yaml=p2" || s.Resolved == first.Resolved {
+		t.Fatalf("after update = %v, %v", s, err)
+	}
+}
+
+func TestContentsReadFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"conf.d/10.yaml": "ten", "conf.d/20.yaml": "twenty", "main.yaml": "main"})
+	c, err := ReadContents([]string{filepath.Join(dir, "main.yaml"), filepath.Join(dir, "conf.d")}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"main.yaml": "main", "conf.d/20.yaml": "twenty"} {
+		got, err := c.ReadFile(filepath.Join(dir, path))
+		if err != nil || string(got) != want {
+			t.Errorf("ReadFile(%s) = %q, %v", path, got, err)
+		}
+	}
+	if _, err := c.ReadFile(filepath.Join(dir, "conf.d/30.yaml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a file outside the snapshot: %v", err)
+	}
+	got, err := c.ReadDir(filepath.Join(dir, "conf.d"))
+	if err != nil || strings.Join(got, ",") != "10.yaml,20.yaml" {
+		t.Errorf("ReadDir = %v, %v", got, err)
+	}
+}
+
+// payload is one generation of a multi-file payload: every file names the
+// generation, so a reader can tell a mix.
+func payload(gen int) map[string]string {
+	files := map[string]string{}
+	for i := range 5 {
+		files[fmt.Sprintf("f%d.yaml", i)] = fmt.Sprintf("generation: %d\nfile: %d\n", gen, i)
+	}
+	return files
+}
+
+// generationOf returns the generation a snapshot holds, or an error if its
+// files disagree.
+func generationOf(s *Snapshot) (int, error) {
+	gen := -1
+	for _, f := range s.Files {
+		var g, i int
+		if _, err := fmt.Sscanf(string(f.Data), "generation: %d\nfile: %d\n", &g, &i); err != nil {
+			return 0, fmt.Errorf("%s: %q: %v", f.Name, f.Data, err)
+		}
+		if gen >= 0 && g != gen {
+			return 0, fmt.Errorf("torn snapshot: %s is generation %d, an earlier file %d", f.Name, g, gen)
+		}
+		gen = g
+	}
+	if len(s.Files) != 5 {
+		return 0, fmt.Errorf("torn snapshot: %d files", len(s.Files))
+	}
+	return gen, nil
+}
+
+// TestNoTornReadsUnderKubeletWriter drives thousands of rapid updates of a
+// five-file payload through kubelet's AtomicWriter while readers, one of
+// them slow, read the mount, and a watcher follows it through fsnotify.
+func TestNoTornReadsUnderKubeletWriter(t *testing.T) {
+	const updates = 2000
+	dir := t.TempDir()
+	w := watchtest.NewKubeletWriter(t, dir)
+	w.Write(t, payload(0))
+
+	watcher, err := New(Options[int]{
+		Paths:        []string{dir},
+		PollInterval: time.Hour, // events alone must reach the final state
+		Load: func(_ context.Context, c *Contents) (int, error) {
+			return generationOf(c.Snapshots[0])
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	before := goroutines()
+	if err := watcher.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		stop                      atomic.Bool
+		reads, inconsistent, torn atomic.Int64
+		wg                        sync.WaitGroup
+	)
+	reader := func(opts ReadOptions) {
+		defer wg.Done()
+		last := -1
+		for !stop.Load() {
+			s, err := Read(dir, opts)
+			if errors.Is(err, ErrInconsistent) {
+				inconsistent.Add(1)
+				continue
+			}
+			if err != nil {
+				t.Errorf("read: %v", err)
+				return
+			}
+			reads.Add(1)
+			gen, err := generationOf(s)
+			if err != nil {
+				torn.Add(1)
+				t.Error(err)
+				continue
+			}
+			if gen < last {
+				t.Errorf("generation went back from %d to %d", last, gen)
+			}
+			last = gen
+		}
+	}
+	wg.Add(3)
+	go reader(ReadOptions{})
+	go reader(ReadOptions{})
+	go reader(ReadOptions{pause: func() { time.Sleep(200 * time.Microsecond) }})
+
+	for gen := 1; gen <= updates; gen++ {
+		w.Write(t, payload(gen))
+	}
+	stop.Store(true)
+	wg.Wait()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for watcher.Current() != updates && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := watcher.Current(); got != updates {
+		t.Fatalf("watcher holds generation %d, want the final %d", got, updates)
+	}
+	t.Logf("%d updates; %d consistent reads, %d gave up as inconsistent, %d torn", updates, reads.Load(), inconsistent.Load(), torn.Load())
+	if reads.Load() == 0 {
+		t.Fatal("no read succeeded")
+	}
+	cancel()
+	<-watcher.Done()
+	waitGoroutines(t, before)
+}

@@ -1,0 +1,442 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of Options.
+const (
+	DefaultPollInterval = time.Minute
+	DefaultDebounce     = 10 * time.Millisecond
+)
+
+// Options configure a Watcher.
+type Options[T any] struct {
+	// Paths are the targets: files, ConfigMap-style mount directories
+	// (holding ..data), projected volumes, directories behind a root
+	// link (git-sync), or plain files and directories.
+	Paths []string
+	// Load turns what was read into the value to publish: decode,
+	// default, validate. It must use only c, so that the value is built
+	// from one generation. An error refuses the content: the previous
+	// value stays, and the same content is not tried again until it
+	// changes. Wrap an error with Transient to have the content retried.
+	Load func(ctx context.Context, c *Contents) (T, error)
+	// OnReload, when set, is called after every reload attempt that is
+	// not a no-op, the initial load included, in order, from the
+	// watcher's goroutine (from Start for the initial load).
+	OnReload func(Reload[T])
+	// PollInterval is how often the targets are read whatever events
+	// say; zero means DefaultPollInterval.
+	PollInterval time.Duration
+	// Debounce is how long after the first event of a burst the targets
+	// are read; zero means DefaultDebounce. One kubelet update fires
+	// about seven events.
+	Debounce time.Duration
+	// Read tunes each read.
+	Read ReadOptions
+	// Metrics, when set, count reloads.
+	Metrics *Metrics
+	// Clock is the clock for polls, debouncing and retries; nil means
+	// the real clock.
+	Clock clock.WithTicker
+
+	// newNotifier is a seam for tests; nil means fsnotify.
+	newNotifier func() (notifier, error)
+}
+
+// Reload reports one reload attempt.
+type Reload[T any] struct {
+	// Status is StatusSuccess or StatusFailure.
+	Status string
+	// Initial is true for the load Start makes.
+	Initial bool
+	// Hash is the hash of the content that was loaded or refused; empty
+	// when reading failed.
+	Hash string
+	// Value is the value in effect after the attempt: the new one on
+	// success, the previous one on failure.
+	Value T
+	// Err says why the attempt failed.
+	Err error
+	// Time is when the attempt ended.
+	Time time.Time
+}
+
+// Watcher keeps a value loaded from files up to date. Read the value with
+// Current from any goroutine; it never blocks and never allocates.
+type Watcher[T any] struct {
+	opts    Options[T]
+	clock   clock.WithTicker
+	current atomic.Pointer[published[T]]
+	resync  chan struct{}
+	done    chan struct{}
+	logger  klog.Logger
+
+	// Owned by the goroutine that checks.
+	badHash     string
+	lastFailure string
+	watchErr    string
+}
+
+type published[T any] struct {
+	value T
+	hash  string
+}
+
+// transient marks a Load error whose content should be tried again.
+type transient struct{ err error }
+
+func (t transient) Error() string { return t.err.Error() }
+func (t transient) Unwrap() error { return t.err }
+
+// Transient marks err, returned by Load, as not caused by the content: the
+// watcher retries instead of remembering the content as invalid.
+func Transient(err error) error { return transient{err} }
+
+// ErrNotStarted is returned by a Watcher that was never started.
+var ErrNotStarted = errors.New("watcher not started")
+
+// New returns a watcher; Start starts it.
+func New[T any](opts Options[T]) (*Watcher[T], error) {
+	if len(opts.Paths) == 0 {
+		return nil, errors.New("watch: no paths")
+	}
+	if opts.Load == nil {
+		return nil, errors.New("watch: no Load function")
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.newNotifier == nil {
+		opts.newNotifier = newFSNotifier
+	}
+	return &Watcher[T]{
+		opts:   opts,
+		clock:  opts.Clock,
+		resync: make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		logger: klog.Background(),
+	}, nil
+}
+
+// Start watches the targets, loads them once, and keeps the value up to
+// date until ctx is done:
+//
+//  1. Register the watches (fsnotify on the directories that hold the
+//     anchor links). If that fails, poll only, and try again at each
+//     poll.
+//  2. Load once, right after the watch is registered, so no change made
+//     in between is missed. If the initial load fails, Start returns the
+//     error and watches nothing: refuse to start on an invalid
+//     configuration.
+//  3. In the background: on an event, wait Debounce, then check; check at
+//     every poll, on Resync, and after a failed read with backoff.
+//
+// A check reads every target consistently and hashes it; equal to the
+// value in effect, or to content refused before, is a no-op. Otherwise it
+// loads, and publishes on success. Nothing that happens after start stops
+// the watcher, exits or panics: errors are logged, counted and reported.
+func (w *Watcher[T]) Start(ctx context.Context) error {
+	w.logger = klog.FromContext(ctx).WithName("watch")
+	// (1)
+	n, err := w.opts.newNotifier()
+	if err != nil {
+		w.logger.Info("Watching for changes failed; polling only", "paths", w.opts.Paths, "interval", w.opts.PollInterval, "err", err)
+		n = nil
+	}
+	w.ensureWatches(n)
+	// (2)
+	if err := w.check(ctx, true); err != nil {
+		if n != nil {
+			n.Close()
+		}
+		close(w.done)
+		return err
+	}
+	// (3)
+	go w.run(ctx, n)
+	return nil
+}
+
+// Current returns the value in effect, or the zero T before Start
+// succeeded.
+func (w *Watcher[T]) Current() T {
+	if p := w.current.Load(); p != nil {
+		return p.value
+	}
+	var zero T
+	return zero
+}
+
+// Hash returns the content hash of the value in effect.
+func (w *Watcher[T]) Hash() string {
+	if p := w.current.Load(); p != nil {
+		return p.hash
+	}
+	return ""
+}
+
+// Resync asks for a check now: an identical rewrite fires no event, and a
+// caller may know of a change the watcher cannot see. It does not block.
+func (w *Watcher[T]) Resync() {
+	select {
+	case w.resync <- struct{}{}:
+	default:
+	}
+}
+
+// Done is closed when the watcher has stopped: Start failed, or its
+// context is done and the background goroutine has returned.
+func (w *Watcher[T]) Done() <-chan struct{} { return w.done }
+
+func (w *Watcher[T]) run(ctx context.Context, n notifier) {
+	defer close(w.done)
+	defer func() {
+		if n != nil {
+			n.Close()
+		}
+	}()
+	poll := w.clock.NewTicker(w.opts.PollInterval)
+	defer poll.Stop()
+	var (
+		debounce, retry   clock.Timer
+		debounceC, retryC <-chan time.Time
+		backoff           time.Duration
+	)
+	stop := func(t clock.Timer) {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	defer func() { stop(debounce); stop(retry) }()
+
+	check := func() {
+		if debounce != nil {
+			debounce.Stop()
+			debounceC = nil
+		}
+		err := w.check(ctx, false)
+		w.ensureWatches(n)
+		if err == nil {
+			backoff = 0
+			if retry != nil {
+				retry.Stop()
+				retryC = nil
+			}
+			return
+		}
+		// A read failed or Load asked for a retry: try again soon,
+		// backing off up to the poll interval.
+		backoff = min(max(2*backoff, 10*w.opts.Debounce), w.opts.PollInterval)
+		stop(retry)
+		retry = w.clock.NewTimer(backoff)
+		retryC = retry.C()
+	}
+	armDebounce := func() {
+		if debounceC == nil {
+			debounce = w.clock.NewTimer(w.opts.Debounce)
+			debounceC = debounce.C()
+		}
+	}
+
+	for {
+		var events <-chan fsnotify.Event
+		var errs <-chan error
+		if n != nil {
+			events, errs = n.Events(), n.Errors()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-events:
+			if !ok {
+				n = nil
+				continue
+			}
+			// Events are hints: whatever the operation, read and
+			// compare (configmap-reload#190 missed reloads by
+			// filtering on Create).
+			armDebounce()
+		case err, ok := <-errs:
+			if !ok {
+				n = nil
+				continue
+			}
+			// An overflow lost events; anything else may have lost
+			// the watch. Either way, read now; the watch is
+			// re-registered after the check.
+			w.logger.Info("Watch error; checking now", "paths", w.opts.Paths, "err", err)
+			check()
+		case <-debounceC:
+			debounceC = nil
+			check()
+		case <-retryC:
+			retryC = nil
+			check()
+		case <-w.resync:
+			check()
+		case <-poll.C():
+			if n == nil {
+				if created, err := w.opts.newNotifier(); err == nil {
+					w.logger.Info("Watching for changes again", "paths", w.opts.Paths)
+					n = created
+				}
+			}
+			check()
+		}
+	}
+}
+
+// check reads the targets and, when their content is new, loads and
+// publishes it. It returns an error only when the check should be retried:
+// a read failed, or Load returned a Transient error.
+func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
+	c, err := ReadContents(w.opts.Paths, w.opts.Read)
+	if err != nil {
+		if initial {
+			w.fail(initial, "", err)
+			return err
+		}
+		// Reported once until it changes, not at every retry.
+		if msg := err.Error(); msg != w.lastFailure {
+			w.lastFailure = msg
+			w.fail(initial, "", err)
+		}
+		return err
+	}
+	cur := w.current.Load()
+	if cur != nil && cur.hash == c.Hash {
+		w.lastFailure = ""
+		return nil
+	}
+	if c.Hash == w.badHash {
+		return nil
+	}
+	v, err := w.opts.Load(ctx, c)
+	if err != nil {
+		if initial {
+			w.fail(initial, c.Hash, err)
+			return err
+		}
+		var t transient
+		if errors.As(err, &t) {
+			if msg := err.Error(); msg != w.lastFailure {
+				w.lastFailure = msg
+				w.fail(initial, c.Hash, err)
+			}
+			return err
+		}
+		w.badHash = c.Hash
+		w.lastFailure = err.Error()
+		w.fail(initial, c.Hash, err)
+		return nil
+	}
+	w.badHash, w.lastFailure = "", ""
+	w.current.Store(&published[T]{value: v, hash: c.Hash})
+	now := w.clock.Now()
+	w.opts.Metrics.observe(StatusSuccess, now, c.Hash)
+	w.logger.V(1).Info("Configuration reloaded", "paths", w.opts.Paths, "hash", c.Hash, "initial", initial)
+	if w.opts.OnReload != nil {
+		w.opts.OnReload(Reload[T]{Status: StatusSuccess, Initial: initial, Hash: c.Hash, Value: v, Time: now})
+	}
+	return nil
+}
+
+func (w *Watcher[T]) fail(initial bool, hash string, err error) {
+	now := w.clock.Now()
+	kept := w.current.Load()
+	keptHash := ""
+	if kept != nil {
+		keptHash = kept.hash
+	}
+	w.opts.Metrics.observe(StatusFailure, now, keptHash)
+	w.logger.Error(err, "Reloading the configuration failed; keeping the previous one", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash)
+	if w.opts.OnReload != nil {
+		r := Reload[T]{Status: StatusFailure, Initial: initial, Hash: hash, Err: err, Time: now}
+		if kept != nil {
+			r.Value = kept.value
+		}
+		w.opts.OnReload(r)
+	}
+}
+
+// ensureWatches makes the notifier's watch list the directories the
+// targets need now: a path created, a link swapped or a directory removed
+// changes them. Failures are logged once and leave polling to find
+// changes.
+func (w *Watcher[T]) ensureWatches(n notifier) {
+	if n == nil {
+		return
+	}
+	var want []string
+	for _, p := range w.opts.Paths {
+		for _, d := range watchDirs(p) {
+			if !slices.Contains(want, d) {
+				want = append(want, d)
+			}
+		}
+	}
+	have := n.WatchList()
+	var errs []error
+	for _, d := range want {
+		if !slices.Contains(have, d) {
+			if err := n.Add(d); err != nil {
+				errs = append(errs, fmt.Errorf("watching %s: %w", d, err))
+			}
+		}
+	}
+	for _, d := range have {
+		if !slices.Contains(want, d) {
+			_ = n.Remove(d)
+		}
+	}
+	msg := ""
+	if err := errors.Join(errs...); err != nil {
+		msg = err.Error()
+	}
+	if msg != w.watchErr {
+		w.watchErr = msg
+		if msg != "" {
+			w.logger.Info("Some changes will be seen only by polling", "interval", w.opts.PollInterval, "err", msg)
+		}
+	}
+}
+
+// notifier is the part of fsnotify the watcher uses.
+type notifier interface {
+	Add(path string) error
+	Remove(path string) error
+	WatchList() []string
+	Events() <-chan fsnotify.Event
+	Errors() <-chan error
+	Close() error
+}
+
+type fsNotifier struct{ *fsnotify.Watcher }
+
+func newFSNotifier() (notifier, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	return fsNotifier{w}, nil
+}
+
+func (f fsNotifier) Events() <-chan fsnotify.Event { return f.Watcher.Events }
+func (f fsNotifier) Errors() <-chan error          { return f.Watcher.Errors }

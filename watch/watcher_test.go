@@ -1,0 +1,469 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/stratacfg/strata/watch/watchtest"
+)
+
+func goroutines() int { return runtime.NumGoroutine() }
+
+// waitGoroutines fails the test if goroutines started during it are still
+// running shortly after it stopped everything.
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for goroutines() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := goroutines(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutine leak: %d running, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// recorder collects reload reports.
+type recorder[T any] struct {
+	mu      sync.Mutex
+	reloads []Reload[T]
+	ch      chan Reload[T]
+}
+
+func newRecorder[T any]() *recorder[T] { return &recorder[T]{ch: make(chan Reload[T], 1000)} }
+
+func (r *recorder[T]) record(x Reload[T]) {
+	r.mu.Lock()
+	r.reloads = append(r.reloads, x)
+	r.mu.Unlock()
+	r.ch <- x
+}
+
+func (r *recorder[T]) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reloads)
+}
+
+// next waits for the next report.
+func (r *recorder[T]) next(t *testing.T) Reload[T] {
+	t.Helper()
+	select {
+	case x := <-r.ch:
+		return x
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reload reported within 10s")
+		return Reload[T]{}
+	}
+}
+
+// quiet asserts that nothing is reported for a while.
+func (r *recorder[T]) quiet(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case x := <-r.ch:
+		t.Fatalf("unexpected reload: %+v", x)
+	case <-time.After(d):
+	}
+}
+
+// loadText loads the one file of a file target; content starting with
+// "bad" is invalid, "flaky" is a transient failure.
+func loadText(_ context.Context, c *Contents) (string, error) {
+	s := c.Snapshots[0]
+	if len(s.Files) == 0 {
+		return "", nil
+	}
+	text := string(s.Files[0].Data)
+	switch {
+	case strings.HasPrefix(text, "bad"):
+		return "", errors.New("invalid: " + text)
+	case strings.HasPrefix(text, "flaky"):
+		return "", Transient(errors.New("backend unavailable"))
+	}
+	return text, nil
+}
+
+func newTextWatcher(t *testing.T, path string, mod func(*Options[string])) (*Watcher[string], *recorder[string]) {
+	t.Helper()
+	rec := newRecorder[string]()
+	opts := Options[string]{Paths: []string{path}, Load: loadText, OnReload: rec.record, PollInterval: time.Hour}
+	if mod != nil {
+		mod(&opts)
+	}
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, rec
+}
+
+// TestCheck drives the reload logic by direct calls: no events, no timers.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "config")
+	set := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("one")
+	reg := metrics.NewKubeRegistry()
+	m := NewMetrics("test")
+	m.MustRegister(reg)
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) { o.Metrics = m })
+	if err := w.check(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.next(t); r.Status != StatusSuccess || !r.Initial || r.Value != "one" || w.Current() != "one" {
+		t.Fatalf("initial: %+v", r)
+	}
+	good := w.Hash()
+
+	steps := []struct {
+		name      string
+		content   string // "" removes the file
+		status    string // "" for a no-op
+		current   string
+		wantRetry bool
+	}{
+		{"same content is a no-op", "one", "", "one", false},
+		{"new content applies", "two", StatusSuccess, "two", false},
+		{"invalid content is refused and the last good kept", "bad one", StatusFailure, "two", false},
+		{"the same invalid content is not retried", "bad one", "", "two", false},
+		{"other invalid content is reported", "bad two", StatusFailure, "two", false},
+		{"a transient failure asks for a retry", "flaky", StatusFailure, "two", true},
+		{"and is reported once while it lasts", "flaky", "", "two", true},
+		{"valid content recovers", "three", StatusSuccess, "three", false},
+		{"a read failure keeps the last good and asks for a retry", "", StatusFailure, "three", true},
+		{"and is reported once while it lasts", "", "", "three", true},
+		{"the file comes back unchanged: no-op", "three", "", "three", false},
+		{"back to the first content", "one", StatusSuccess, "one", false},
+	}
+	for _, s := range steps {
+		if s.content == "" {
+			os.Remove(path)
+		} else {
+			set(s.content)
+		}
+		before := rec.count()
+		err := w.check(ctx, false)
+		if (err != nil) != s.wantRetry {
+			t.Fatalf("%s: check error %v, want retry %t", s.name, err, s.wantRetry)
+		}
+		if s.status == "" {
+			if rec.count() != before {
+				t.Fatalf("%s: reported %+v", s.name, rec.next(t))
+			}
+		} else {
+			r := rec.next(t)
+			if r.Status != s.status || r.Value != s.current {
+				t.Fatalf("%s: reported %+v", s.name, r)
+			}
+			if s.status == StatusFailure && r.Err == nil {
+				t.Fatalf("%s: failure without an error", s.name)
+			}
+		}
+		if got := w.Current(); got != s.current {
+			t.Fatalf("%s: current %q, want %q", s.name, got, s.current)
+		}
+	}
+	if w.Hash() != good {
+		t.Fatalf("hash %s, want %s for the same content", w.Hash(), good)
+	}
+
+	want := `
+# HELP test_automatic_reloads_total [ALPHA] Total number of automatic reloads of the configuration, by status.
+# TYPE test_automatic_reloads_total counter
+test_automatic_reloads_total{status="failure"} 4
+test_automatic_reloads_total{status="success"} 4
+# HELP test_last_config_info [ALPHA] The content hash of the configuration in effect; the value is always 1.
+# TYPE test_last_config_info gauge
+test_last_config_info{hash="` + good + `"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "test_automatic_reloads_total", "test_last_config_info"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStartRefusesInvalidInitialConfiguration(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"invalid": "bad", "missing": ""} {
+		path := filepath.Join(dir, name)
+		if content != "" {
+			writeFiles(t, dir, map[string]string{name: content})
+		}
+		w, rec := newTextWatcher(t, path, nil)
+		err := w.Start(t.Context())
+		if err == nil {
+			t.Fatalf("%s: Start succeeded", name)
+		}
+		if r := rec.next(t); r.Status != StatusFailure || !r.Initial {
+			t.Fatalf("%s: reported %+v", name, r)
+		}
+		select {
+		case <-w.Done():
+		default:
+			t.Fatalf("%s: Done not closed after a failed Start", name)
+		}
+	}
+}
+
+// fakeNotifier stands in for fsnotify where a test needs its failures.
+type fakeNotifier struct {
+	mu      sync.Mutex
+	watches []string
+	addErr  error
+	events  chan fsnotify.Event
+	errs    chan error
+}
+
+func newFakeNotifier() *fakeNotifier {
+	return &fakeNotifier{events: make(chan fsnotify.Event, 10), errs: make(chan error, 10)}
+}
+
+func (f *fakeNotifier) Add(p string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.addErr != nil {
+		return f.addErr
+	}
+	f.watches = append(f.watches, p)
+	return nil
+}
+
+func (f *fakeNotifier) Remove(p string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watches = slices.DeleteFunc(f.watches, func(w string) bool { return w == p })
+	return nil
+}
+
+func (f *fakeNotifier) WatchList() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.watches)
+}
+
+func (f *fakeNotifier) Events() <-chan fsnotify.Event { return f.events }
+func (f *fakeNotifier) Errors() <-chan error          { return f.errs }
+func (f *fakeNotifier) Close() error                  { return nil }
+
+// TestDegradesToPolling: no inotify instance at start (openkruise#989),
+// then one again; a failing Add; an overflow.
+func TestDegradesToPolling(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	fake := newFakeNotifier()
+	var mu sync.Mutex
+	calls := 0
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
+		o.PollInterval = 50 * time.Millisecond
+		o.newNotifier = func() (notifier, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				return nil, errors.New("too many open files")
+			}
+			return fake, nil
+		}
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	if r := rec.next(t); r.Value != "two" {
+		t.Fatalf("polling: %+v", r)
+	}
+	// The next poll created the notifier and registered the watch.
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Contains(fake.WatchList(), dir) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := fake.WatchList(); !slices.Equal(got, []string{dir}) {
+		t.Fatalf("watches %v, want [%s]", got, dir)
+	}
+
+	// An overflow means events were lost: read at once.
+	writeFiles(t, dir, map[string]string{"config": "three"})
+	fake.errs <- fsnotify.ErrEventOverflow
+	if r := rec.next(t); r.Value != "three" {
+		t.Fatalf("after overflow: %+v", r)
+	}
+	cancel()
+	<-w.Done()
+}
+
+func TestEventsAreHints(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	fake := newFakeNotifier()
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
+		o.newNotifier = func() (notifier, error) { return fake, nil }
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+
+	// Any operation on any name is a reason to read (prow and
+	// configmap-reload#190 filtered on Create and missed reloads).
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	fake.events <- fsnotify.Event{Name: filepath.Join(dir, "unrelated"), Op: fsnotify.Chmod}
+	if r := rec.next(t); r.Value != "two" {
+		t.Fatalf("%+v", r)
+	}
+	// A burst is one reload (viper#408 called back twice per change).
+	writeFiles(t, dir, map[string]string{"config": "three"})
+	for range 7 {
+		fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Create}
+	}
+	if r := rec.next(t); r.Value != "three" {
+		t.Fatalf("%+v", r)
+	}
+	rec.quiet(t, 100*time.Millisecond)
+
+	// An identical rewrite fires no event; Resync reads anyway.
+	writeFiles(t, dir, map[string]string{"config": "four"})
+	w.Resync()
+	if r := rec.next(t); r.Value != "four" {
+		t.Fatalf("%+v", r)
+	}
+	cancel()
+	<-w.Done()
+}
+
+func TestFailingAddFallsBackToPolling(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	fake := newFakeNotifier()
+	fake.addErr = errors.New("no space left on device") // max_user_watches
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
+		o.PollInterval = 30 * time.Millisecond
+		o.newNotifier = func() (notifier, error) { return fake, nil }
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	if r := rec.next(t); r.Value != "two" {
+		t.Fatalf("%+v", r)
+	}
+	fake.mu.Lock()
+	fake.addErr = nil
+	fake.mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(fake.WatchList()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := fake.WatchList(); !slices.Equal(got, []string{dir}) {
+		t.Fatalf("watch not registered once Add works: %v", got)
+	}
+	cancel()
+	<-w.Done()
+}
+
+func TestRetryAfterReadFailure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	fake := newFakeNotifier()
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
+		o.Debounce = time.Millisecond
+		o.Read.Attempts = 1
+		o.newNotifier = func() (notifier, error) { return fake, nil }
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	// The file disappears; one event, then silence. The retry, not a
+	// poll (an hour away) or an event, finds it back.
+	os.Remove(path)
+	fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Remove}
+	if r := rec.next(t); r.Status != StatusFailure || r.Value != "one" {
+		t.Fatalf("%+v", r)
+	}
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
+		t.Fatalf("%+v", r)
+	}
+	cancel()
+	<-w.Done()
+}
+
+func TestWatchDirs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	mount := filepath.Join(root, "mount")
+	os.Mkdir(mount, 0o755)
+	kw := watchtest.NewKubeletWriter(t, mount)
+	kw.Write(t, map[string]string{"config.yaml": "x"})
+	g := watchtest.NewGitSync(filepath.Join(root, "git"), "link")
+	os.Mkdir(g.Root, 0o755)
+	if err := g.Write(map[string]string{"manifests/a.yaml": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(root, "plain")
+	writeFiles(t, plain, map[string]string{"f": "f"})
+
+	cases := []struct {
+		path string
+		want []string
+	}{
+		{mount, []string{mount}},
+		{filepath.Join(mount, "config.yaml"), []string{mount}},
+		{g.Path(), []string{g.Root, mustEval(t, g.Path())}},
+		{filepath.Join(g.Path(), "manifests"), []string{g.Root, mustEval(t, filepath.Join(g.Path(), "manifests"))}},
+		{plain, []string{plain}},
+		{filepath.Join(plain, "f"), []string{plain}},
+		{filepath.Join(root, "later", "config.yaml"), []string{root}},
+	}
+	for _, c := range cases {
+		if got := watchDirs(c.path); !slices.Equal(got, c.want) {
+			t.Errorf("watchDirs(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}
+
+func mustEval(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
