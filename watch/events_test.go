@@ -1,0 +1,122 @@
+package watch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stratacfg/strata/watch/watchtest"
+)
+
+// The tests in this file go through real fsnotify events: the poll interval
+// is an hour, so only events can explain a reload.
+
+// TestEventsFileInConfigMapMount watches one key of a ConfigMap mount
+// through many updates: a watch on the file itself would die after the
+// first one (flagd#42, konfig#47, controller-runtime#3020).
+func TestEventsFileInConfigMapMount(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kw := watchtest.NewKubeletWriter(t, dir)
+	kw.Write(t, map[string]string{"config": "v0", "other": "x"})
+	w, rec := newTextWatcher(t, filepath.Join(dir, "config"), nil)
+	if err := w.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	for i := 1; i <= 20; i++ {
+		want := fmt.Sprintf("v%d", i)
+		kw.Write(t, map[string]string{"config": want, "other": "x"})
+		if r := rec.next(t); r.Value != want {
+			t.Fatalf("update %d: %+v", i, r)
+		}
+	}
+	// A change of another key is read, hashed and found a no-op.
+	kw.Write(t, map[string]string{"config": "v20", "other": "y"})
+	rec.quiet(t, 100*time.Millisecond)
+	// Invalid content is refused; the next good one applies.
+	kw.Write(t, map[string]string{"config": "bad", "other": "y"})
+	if r := rec.next(t); r.Status != StatusFailure || r.Value != "v20" || w.Current() != "v20" {
+		t.Fatalf("invalid update: %+v", r)
+	}
+	kw.Write(t, map[string]string{"config": "v21", "other": "y"})
+	if r := rec.next(t); r.Value != "v21" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestEventsGitSyncLink(t *testing.T) {
+	t.Parallel()
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	if err := g.Write(map[string]string{"sub/config": "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	w, rec := newTextWatcher(t, filepath.Join(g.Path(), "sub", "config"), nil)
+	if err := w.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	for i := 2; i <= 10; i++ {
+		want := fmt.Sprintf("r%d", i)
+		if err := g.Write(map[string]string{"sub/config": want}); err != nil {
+			t.Fatal(err)
+		}
+		if r := rec.next(t); r.Value != want {
+			t.Fatalf("revision %d: %+v", i, r)
+		}
+	}
+}
+
+func TestEventsPlainFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	w, rec := newTextWatcher(t, path, nil)
+	if err := w.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	// Written in place.
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	if r := rec.next(t); r.Value != "two" {
+		t.Fatalf("%+v", r)
+	}
+	// Replaced by rename, as editors and kubectl cp do.
+	writeFiles(t, dir, map[string]string{"config.tmp": "three"})
+	if err := os.Rename(filepath.Join(dir, "config.tmp"), path); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.next(t); r.Value != "three" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// TestEventsPathCreatedLater starts on a mount that does not exist yet and
+// sees it appear, and its next update.
+func TestEventsPathCreatedLater(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	mount := filepath.Join(root, "volumes", "config")
+	w, rec := newTextWatcher(t, filepath.Join(mount, "config"), func(o *Options[string]) { o.Read.AllowMissing = true })
+	if err := w.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.next(t); r.Value != "" {
+		t.Fatalf("%+v", r)
+	}
+	if err := os.MkdirAll(mount, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kw := watchtest.NewKubeletWriter(t, mount)
+	kw.Write(t, map[string]string{"config": "arrived"})
+	if r := rec.next(t); r.Value != "arrived" {
+		t.Fatalf("%+v", r)
+	}
+	kw.Write(t, map[string]string{"config": "updated"})
+	if r := rec.next(t); r.Value != "updated" {
+		t.Fatalf("%+v", r)
+	}
+}
