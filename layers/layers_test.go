@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -173,4 +174,49 @@ featureGates: {AlphaThing: true}
 	// /featureGates/BetaThing from flag --feature-gates
 	// /syncFrequency from default
 	// {"source":"file DIR/config.yaml","shadowed":[]}
+}
+
+// mapFiles is a Files over literals.
+type mapFiles map[string]string
+
+func (m mapFiles) ReadFile(p string) ([]byte, error) {
+	if s, ok := m[p]; ok {
+		return []byte(s), nil
+	}
+	return nil, os.ErrNotExist
+}
+
+func (m mapFiles) ReadDir(string) ([]string, error) { return nil, nil }
+
+func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
+	c := component(t)
+	cl := c.NewCommandLine()
+	if err := cl.Parse([]string{"--config", "/etc/c.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	head := "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"
+	running, err := c.LoadFiles(context.Background(), cl, mapFiles{"/etc/c.yaml": head + "enableProfiling: true\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.Reload(context.Background(), cl, mapFiles{"/etc/c.yaml": head + "enableProfiling: false\nsyncFrequency: 5m\nport: 9000\n"}, running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := next.Object
+	if o.EnableProfiling || o.SyncFrequency.Duration != time.Minute || o.Port != 8443 {
+		t.Fatalf("reloaded: profiling %t, sync %s, port %d; want false, 1m (running), 8443 (running)", o.EnableProfiling, o.SyncFrequency.Duration, o.Port)
+	}
+	if got := strings.Join(next.RestartRequired, ","); got != "/port,/syncFrequency" {
+		t.Fatalf("RestartRequired = %q", got)
+	}
+	p, _ := next.Result.Explain("/syncFrequency")
+	if p.Source.Kind != layers.KindRunning || len(p.Shadowed) == 0 || p.Shadowed[0].Source.Name != "/etc/c.yaml" {
+		t.Fatalf("provenance of /syncFrequency: %+v", p)
+	}
+	// Once nothing restart-only differs, nothing is pinned.
+	same, err := c.Reload(context.Background(), cl, mapFiles{"/etc/c.yaml": head + "enableProfiling: true\n"}, running)
+	if err != nil || len(same.RestartRequired) != 0 {
+		t.Fatalf("reload to the running values: %v, %v", same.RestartRequired, err)
+	}
 }

@@ -46,7 +46,9 @@ func Install(s *runtime.Scheme) {
 // and those of the component-base structs it embeds.
 func NewFields() (*validation.Fields, error) {
 	return validation.FieldsFor(reflect.TypeFor[v1beta1.ComponentConfiguration](), map[string]validation.Marker{
-		"/clientConnection/kubeconfig":         validation.Path,
+		"/clientConnection/kubeconfig": validation.Path,
+		// The server is bound to the port at start.
+		"/port":                                validation.RestartOnly,
 		"/clientConnection/acceptContentTypes": validation.NotPath,
 		"/clientConnection/contentType":        validation.NotPath,
 		"/logging/format":                      validation.NotPath,
