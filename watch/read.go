@@ -238,9 +238,25 @@ func readFile(path string, maxBytes int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
-	if err != nil {
-		return nil, err
+	// Size the buffer from the file, as os.ReadFile does, so that a read
+	// is one allocation; the limit holds even if the file grows.
+	size := 512
+	if st, err := f.Stat(); err == nil && st.Size() < int64(maxBytes) {
+		size = int(st.Size()) + 1
+	}
+	data := make([]byte, 0, size)
+	for len(data) <= maxBytes {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	if len(data) > maxBytes {
 		return nil, fmt.Errorf("%s: %w: over the limit of %d bytes", filepath.Base(path), ErrTooLarge, maxBytes)
