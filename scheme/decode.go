@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -395,10 +396,25 @@ func (c *Codec) unknownType(gvk schema.GroupVersionKind, n, item int, opts Decod
 		e.Details = []string{fmt.Sprintf("apiVersion %s is not known; use one of %s", gvk.GroupVersion(), c.knownVersions())}
 	case gvk.Group != c.cfg.Group:
 		e.Details = []string{fmt.Sprintf("apiVersion %s is not in group %s; use one of %s", gvk.GroupVersion(), c.cfg.Group, c.knownVersions())}
+	case opts.AnyKind:
+		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want one of %s", gvk.Kind, gvk.GroupVersion(), c.kindsIn(gvk.GroupVersion()))}
 	default:
 		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want %s", gvk.Kind, gvk.GroupVersion(), c.cfg.Kind)}
 	}
 	return e
+}
+
+// kindsIn lists the kinds registered in gv, sorted, but List kinds and
+// the meta kinds every group version carries.
+func (c *Codec) kindsIn(gv schema.GroupVersion) string {
+	var kinds []string
+	for k := range c.scheme.KnownTypes(gv) {
+		if !strings.HasSuffix(k, "List") && !strings.HasSuffix(k, "Options") && k != "WatchEvent" && k != "Status" {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, ", ")
 }
 
 func (c *Codec) replacement(v *Version) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -169,6 +170,12 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 		close(w.done)
 		return err
 	}
+	// The check may have found directories to watch that did not exist
+	// before (a path created since); what changed in them between the
+	// read and the watch is caught by one more check.
+	if w.ensureWatches(n) {
+		w.Resync()
+	}
 	// (3)
 	go w.run(ctx, n)
 	return nil
@@ -232,7 +239,12 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 			debounceC = nil
 		}
 		err := w.check(ctx, false)
-		w.ensureWatches(n)
+		if w.ensureWatches(n) {
+			// New directories are watched from now on; read once
+			// more for what changed in them before.
+			err = w.check(ctx, false)
+			w.ensureWatches(n)
+		}
 		if err == nil {
 			backoff = 0
 			if retry != nil {
@@ -378,12 +390,14 @@ func (w *Watcher[T]) fail(initial bool, hash string, err error) {
 
 // ensureWatches makes the notifier's watch list the directories the
 // targets need now: a path created, a link swapped or a directory removed
-// changes them. Failures are logged once and leave polling to find
-// changes.
-func (w *Watcher[T]) ensureWatches(n notifier) {
+// changes them. It reports whether it added a watch. Failures are logged
+// once and leave polling to find changes; a directory that vanished before
+// it could be watched (an old generation) is not a failure.
+func (w *Watcher[T]) ensureWatches(n notifier) bool {
 	if n == nil {
-		return
+		return false
 	}
+	added := false
 	var want []string
 	for _, p := range w.opts.Paths {
 		for _, d := range watchDirs(p) {
@@ -396,7 +410,10 @@ func (w *Watcher[T]) ensureWatches(n notifier) {
 	var errs []error
 	for _, d := range want {
 		if !slices.Contains(have, d) {
-			if err := n.Add(d); err != nil {
+			switch err := n.Add(d); {
+			case err == nil:
+				added = true
+			case !errors.Is(err, fs.ErrNotExist):
 				errs = append(errs, fmt.Errorf("watching %s: %w", d, err))
 			}
 		}
@@ -416,6 +433,7 @@ func (w *Watcher[T]) ensureWatches(n notifier) {
 			w.logger.Info("Some changes will be seen only by polling", "interval", w.opts.PollInterval, "err", msg)
 		}
 	}
+	return added
 }
 
 // notifier is the part of fsnotify the watcher uses.

@@ -1,0 +1,52 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+func TestValidateSet(t *testing.T) {
+	t.Parallel()
+	src := func(n string) merge.Source { return merge.Source{Kind: "manifest", Name: n} }
+	ref := func(kind, name string) []Reference {
+		return []Reference{{Field: field.NewPath("spec", "policyName"), Kind: kind, Name: name}}
+	}
+	cases := []struct {
+		name    string
+		members []Member
+		want    []string // one substring per error, in order
+	}{
+		{"valid", []Member{
+			{Kind: "Policy", Name: "a.x", Source: src("a.yaml#1")},
+			{Kind: "Binding", Name: "a.x", Source: src("a.yaml#2"), References: ref("Policy", "a.x")},
+		}, nil},
+		{"same name, other kind, is fine", []Member{
+			{Kind: "Policy", Name: "a.x", Source: src("a.yaml")},
+			{Kind: "Other", Name: "a.x", Source: src("b.yaml")},
+		}, nil},
+		{"duplicate", []Member{
+			{Kind: "Policy", Name: "a.x", Source: src("a.yaml")},
+			{Kind: "Policy", Name: "a.x", Source: src("b.yaml")},
+		}, []string{"manifest b.yaml: metadata.name: Duplicate value: \"Policy a.x is also defined by manifest a.yaml\""}},
+		{"suffix", []Member{{Kind: "Policy", Name: "a", Source: src("a.yaml")}},
+			[]string{`manifest a.yaml: metadata.name: Invalid value: "a": Policy names must end in ".x"`}},
+		{"dangling reference", []Member{{Kind: "Binding", Name: "b.x", Source: src("b.yaml"), References: ref("Policy", "gone.x")}},
+			[]string{"manifest b.yaml: spec.policyName: Not found: \"Policy gone.x is not in the set\""}},
+	}
+	for _, c := range cases {
+		errs := ValidateSet(c.members, SetRules{NameSuffix: ".x"})
+		if len(errs) != len(c.want) {
+			t.Errorf("%s: %d errors, want %d: %v", c.name, len(errs), len(c.want), errs)
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.Contains(errs[i].Error(), w) {
+				t.Errorf("%s: error %q, want %q", c.name, errs[i], w)
+			}
+		}
+	}
+}
