@@ -21,7 +21,13 @@
 //	    bootstrap of `mycomp --config=FILE [--config-dir=DIR] [flags]`.
 //	  - validation knows what types cannot say: which fields are paths,
 //	    restart-only or cluster-only; it attaches to every field error the
-//	    layer that set the offending key.
+//	    layer that set the offending key; it validates sets of manifests.
+//	  - watch keeps configuration from mounted files live: consistent reads
+//	    of what kubelet's AtomicWriter and git-sync publish, fsnotify plus
+//	    polling, validate before apply, keep the last good value, reload
+//	    metrics; and directories of manifests loaded as one set.
 //
-// examples/component is a runnable component that shows all of it.
+// examples/component is a runnable component that shows all of it, with
+// live reload under --watch; examples/manifests keeps a directory of policy
+// manifests live.
 package strata

@@ -131,7 +131,9 @@ func TestLiveReload(t *testing.T) {
 	stderr := &syncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"--dir", dir, "--poll-interval", "1h", "--metrics-addr", "127.0.0.1:0"}, out, stderr) }()
+	go func() {
+		done <- run(ctx, []string{"--dir", dir, "--poll-interval", "1h", "--metrics-addr", "127.0.0.1:0"}, out, stderr)
+	}()
 
 	initial := out.next(t)
 	want := []string{"Policy/deny-privileged.static.strata.dev", "Policy/require-team-label.static.strata.dev", "PolicyBinding/deny-privileged-everywhere.static.strata.dev"}
