@@ -120,3 +120,32 @@ func TestEventsPathCreatedLater(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestEventsLostWatch removes the watched directory itself, which ends its
+// inotify watch, and recreates it: the watcher watches the parent meanwhile
+// and finds the new content by events.
+func TestEventsLostWatch(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "conf")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	path := filepath.Join(dir, "config")
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) { o.Read.Attempts = 1 })
+	if err := w.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.next(t); r.Status != StatusFailure || r.Value != "one" {
+		t.Fatalf("after removal: %+v", r)
+	}
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
+		t.Fatalf("after recreation: %+v", r)
+	}
+	writeFiles(t, dir, map[string]string{"config": "three"})
+	if r := rec.next(t); r.Value != "three" {
+		t.Fatalf("watch not re-registered on the new directory: %+v", r)
+	}
+}
