@@ -22,10 +22,7 @@ func TestEventsFileInConfigMapMount(t *testing.T) {
 	kw := watchtest.NewKubeletWriter(t, dir)
 	kw.Write(t, map[string]string{"config": "v0", "other": "x"})
 	w, rec := newTextWatcher(t, filepath.Join(dir, "config"), nil)
-	if err := w.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 	for i := 1; i <= 20; i++ {
 		want := fmt.Sprintf("v%d", i)
 		kw.Write(t, map[string]string{"config": want, "other": "x"})
@@ -54,10 +51,7 @@ func TestEventsGitSyncLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, rec := newTextWatcher(t, filepath.Join(g.Path(), "sub", "config"), nil)
-	if err := w.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 	for i := 2; i <= 10; i++ {
 		want := fmt.Sprintf("r%d", i)
 		if err := g.Write(map[string]string{"sub/config": want}); err != nil {
@@ -75,10 +69,7 @@ func TestEventsPlainFile(t *testing.T) {
 	path := filepath.Join(dir, "config")
 	writeFiles(t, dir, map[string]string{"config": "one"})
 	w, rec := newTextWatcher(t, path, nil)
-	if err := w.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 	// Written in place.
 	writeFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Value != "two" {
@@ -130,10 +121,7 @@ func TestEventsLostWatch(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"config": "one"})
 	path := filepath.Join(dir, "config")
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) { o.Read.Attempts = 1 })
-	if err := w.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -110,6 +110,22 @@ func newTextWatcher(t *testing.T, path string, mod func(*Options[string])) (*Wat
 	return w, rec
 }
 
+// start starts w, consumes the initial load's report, and stops w when
+// the test ends.
+func start[T any](t *testing.T, w *Watcher[T], rec *recorder[T]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := w.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-w.Done()
+	})
+	rec.next(t)
+}
+
 // TestCheck drives the reload logic by direct calls: no events, no timers.
 func TestCheck(t *testing.T) {
 	t.Parallel()
@@ -259,6 +275,18 @@ func (f *fakeNotifier) WatchList() []string {
 	return slices.Clone(f.watches)
 }
 
+// waitFor waits until the watch list is exactly dirs.
+func (f *fakeNotifier) waitFor(t *testing.T, dirs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Equal(f.WatchList(), dirs) {
+		if time.Now().After(deadline) {
+			t.Fatalf("watches %v, want %v", f.WatchList(), dirs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (f *fakeNotifier) Events() <-chan fsnotify.Event { return f.events }
 func (f *fakeNotifier) Errors() <-chan error          { return f.errs }
 func (f *fakeNotifier) Close() error                  { return nil }
@@ -285,25 +313,14 @@ func TestDegradesToPolling(t *testing.T) {
 			return fake, nil
 		}
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 
 	writeFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Value != "two" {
 		t.Fatalf("polling: %+v", r)
 	}
 	// The next poll created the notifier and registered the watch.
-	deadline := time.Now().Add(5 * time.Second)
-	for !slices.Contains(fake.WatchList(), dir) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := fake.WatchList(); !slices.Equal(got, []string{dir}) {
-		t.Fatalf("watches %v, want [%s]", got, dir)
-	}
+	fake.waitFor(t, dir)
 
 	// An overflow means events were lost: read at once.
 	writeFiles(t, dir, map[string]string{"config": "three"})
@@ -311,8 +328,6 @@ func TestDegradesToPolling(t *testing.T) {
 	if r := rec.next(t); r.Value != "three" {
 		t.Fatalf("after overflow: %+v", r)
 	}
-	cancel()
-	<-w.Done()
 }
 
 func TestEventsAreHints(t *testing.T) {
@@ -324,12 +339,7 @@ func TestEventsAreHints(t *testing.T) {
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
 		o.newNotifier = func() (notifier, error) { return fake, nil }
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 
 	// Any operation on any name is a reason to read (prow and
 	// configmap-reload#190 filtered on Create and missed reloads).
@@ -354,8 +364,6 @@ func TestEventsAreHints(t *testing.T) {
 	if r := rec.next(t); r.Value != "four" {
 		t.Fatalf("%+v", r)
 	}
-	cancel()
-	<-w.Done()
 }
 
 func TestFailingAddFallsBackToPolling(t *testing.T) {
@@ -369,12 +377,7 @@ func TestFailingAddFallsBackToPolling(t *testing.T) {
 		o.PollInterval = 30 * time.Millisecond
 		o.newNotifier = func() (notifier, error) { return fake, nil }
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 	writeFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Value != "two" {
 		t.Fatalf("%+v", r)
@@ -382,15 +385,7 @@ func TestFailingAddFallsBackToPolling(t *testing.T) {
 	fake.mu.Lock()
 	fake.addErr = nil
 	fake.mu.Unlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(fake.WatchList()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := fake.WatchList(); !slices.Equal(got, []string{dir}) {
-		t.Fatalf("watch not registered once Add works: %v", got)
-	}
-	cancel()
-	<-w.Done()
+	fake.waitFor(t, dir)
 }
 
 func TestRetryAfterReadFailure(t *testing.T) {
@@ -404,12 +399,7 @@ func TestRetryAfterReadFailure(t *testing.T) {
 		o.Read.Attempts = 1
 		o.newNotifier = func() (notifier, error) { return fake, nil }
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec.next(t)
+	start(t, w, rec)
 	// The file disappears; one event, then silence. The retry, not a
 	// poll (an hour away) or an event, finds it back.
 	os.Remove(path)
@@ -421,8 +411,6 @@ func TestRetryAfterReadFailure(t *testing.T) {
 	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
 		t.Fatalf("%+v", r)
 	}
-	cancel()
-	<-w.Done()
 }
 
 func TestWatchDirs(t *testing.T) {

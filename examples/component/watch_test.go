@@ -8,29 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stratacfg/strata/watch/watchtest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -76,7 +58,7 @@ func TestWatch(t *testing.T) {
 	cfgWriter.Write(t, map[string]string{"component.yaml": fmt.Sprintf("%sport: %d\nenableProfiling: true\n", beta, port)})
 	dropWriter.Write(t, map[string]string{"10-gates.yaml": "featureGates:\n  BetaThing: false\n"})
 
-	stderr := &syncBuffer{}
+	stderr := &watchtest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int, 1)
 	go func() {

@@ -57,24 +57,6 @@ func (l *lines) next(t *testing.T) line {
 	}
 }
 
-// syncBuffer is a stderr that the test reads while run writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func testdata(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
@@ -128,7 +110,7 @@ func TestLiveReload(t *testing.T) {
 	kw.Write(t, base)
 
 	out := newLines()
-	stderr := &syncBuffer{}
+	stderr := &watchtest.Buffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int)
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -174,4 +175,25 @@ func (g *GitSync) Write(files map[string]string) error {
 	}
 	g.prev = wt
 	return nil
+}
+
+// Buffer is an output a command under test writes to from its goroutines
+// while the test reads it. The zero Buffer is ready to use.
+type Buffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+// Write appends p.
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written so far.
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
