@@ -340,7 +340,7 @@ func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
 	if c.Hash == w.badHash {
 		return nil
 	}
-	v, err := w.opts.Load(ctx, c)
+	v, err := w.load(ctx, c)
 	if err != nil {
 		if initial {
 			w.fail(initial, c.Hash, err)
@@ -368,6 +368,17 @@ func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
 		w.opts.OnReload(Reload[T]{Status: StatusSuccess, Initial: initial, Hash: c.Hash, Value: v, Time: now})
 	}
 	return nil
+}
+
+// load runs Load; a panic in it refuses the content like an error does,
+// so that no input can stop the watcher.
+func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("loading the configuration panicked: %v", r)
+		}
+	}()
+	return w.opts.Load(ctx, c)
 }
 
 func (w *Watcher[T]) fail(initial bool, hash string, err error) {

@@ -80,7 +80,7 @@ func (r *recorder[T]) quiet(t *testing.T, d time.Duration) {
 }
 
 // loadText loads the one file of a file target; content starting with
-// "bad" is invalid, "flaky" is a transient failure.
+// "bad" is invalid, "panic" makes it panic, "flaky" is a transient failure.
 func loadText(_ context.Context, c *Contents) (string, error) {
 	s := c.Snapshots[0]
 	if len(s.Files) == 0 {
@@ -90,6 +90,8 @@ func loadText(_ context.Context, c *Contents) (string, error) {
 	switch {
 	case strings.HasPrefix(text, "bad"):
 		return "", errors.New("invalid: " + text)
+	case strings.HasPrefix(text, "panic"):
+		panic("decoder bug")
 	case strings.HasPrefix(text, "flaky"):
 		return "", Transient(errors.New("backend unavailable"))
 	}
@@ -161,6 +163,7 @@ func TestCheck(t *testing.T) {
 		{"invalid content is refused and the last good kept", "bad one", StatusFailure, "two", false},
 		{"the same invalid content is not retried", "bad one", "", "two", false},
 		{"other invalid content is reported", "bad two", StatusFailure, "two", false},
+		{"a panicking Load refuses the content", "panic", StatusFailure, "two", false},
 		{"a transient failure asks for a retry", "flaky", StatusFailure, "two", true},
 		{"and is reported once while it lasts", "flaky", "", "two", true},
 		{"valid content recovers", "three", StatusSuccess, "three", false},
@@ -204,7 +207,7 @@ func TestCheck(t *testing.T) {
 	want := `
 # HELP test_automatic_reloads_total [ALPHA] Total number of automatic reloads of the configuration, by status.
 # TYPE test_automatic_reloads_total counter
-test_automatic_reloads_total{status="failure"} 4
+test_automatic_reloads_total{status="failure"} 5
 test_automatic_reloads_total{status="success"} 4
 # HELP test_last_config_info [ALPHA] The content hash of the configuration in effect; the value is always 1.
 # TYPE test_last_config_info gauge
