@@ -104,9 +104,6 @@ func (t transient) Unwrap() error { return t.err }
 // watcher retries instead of remembering the content as invalid.
 func Transient(err error) error { return transient{err} }
 
-// ErrNotStarted is returned by a Watcher that was never started.
-var ErrNotStarted = errors.New("watcher not started")
-
 // New returns a watcher; Start starts it.
 func New[T any](opts Options[T]) (*Watcher[T], error) {
 	if len(opts.Paths) == 0 {
