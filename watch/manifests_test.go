@@ -8,16 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	policyv1 "github.com/stratacfg/strata/examples/manifests/apis/policy/v1"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 )
 
 func policyOptions(t testing.TB) ManifestOptions {
 	t.Helper()
-	codec, err := scheme.New(scheme.Config{
-		Group: policyv1.GroupName, Kind: "Policy", Hub: "v1",
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: policyv1.AddToScheme}},
-	})
+	codec, err := policyv1.NewCodec()
 	if err != nil {
 		t.Fatal(err)
 	}

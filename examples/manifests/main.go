@@ -34,7 +34,6 @@ import (
 	"k8s.io/component-base/metrics"
 
 	policyv1 "github.com/stratacfg/strata/examples/manifests/apis/policy/v1"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
@@ -71,10 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	codec, err := scheme.New(scheme.Config{
-		Group: policyv1.GroupName, Kind: "Policy", Hub: "v1",
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: policyv1.AddToScheme}},
-	})
+	codec, err := policyv1.NewCodec()
 	if err != nil {
 		fmt.Fprintln(stderr, "manifests:", err)
 		return 1

@@ -4,6 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stratacfg/strata/scheme"
 )
 
 // GroupName is the kinds' API group.
@@ -17,4 +19,13 @@ func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion, &Policy{}, &PolicyBinding{})
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil
+}
+
+// NewCodec returns the codec that decodes both kinds of the group (decode
+// with scheme.DecodeOptions.AnyKind); v1 is its own hub.
+func NewCodec() (*scheme.Codec, error) {
+	return scheme.New(scheme.Config{
+		Group: GroupName, Kind: "Policy", Hub: "v1",
+		Versions: []scheme.Version{{Version: "v1", AddToScheme: AddToScheme}},
+	})
 }
