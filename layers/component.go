@@ -288,36 +288,12 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 		}
 		out.Result.Fill(merge.Source{Kind: KindRunning, Name: "restart required"}, running)
 	}
-	// (5)
-	versioned, err := c.decodeMerged(values, into)
+	// (5), (6)
+	versioned, obj, err := decodeTyped(c.Codec, into, s, values, out.Result, c.Validate)
 	if err != nil {
 		return nil, err
 	}
-	out.Versioned = versioned
-	effective, err := json.Marshal(versioned)
-	if err != nil {
-		return nil, err
-	}
-	flat, err := merge.Flatten(effective)
-	if err != nil {
-		return nil, err
-	}
-	out.Result.Fill(merge.Source{Kind: KindDefault}, defaulted(values, flat, s))
-	// (6)
-	hub, err := c.Codec.Scheme().ConvertToVersion(versioned.DeepCopyObject(), c.Codec.Hub())
-	if err != nil {
-		return nil, fmt.Errorf("converting the configuration to %s: %w", c.Codec.Hub(), err)
-	}
-	obj, ok := hub.(T)
-	if !ok {
-		return nil, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
-	}
-	out.Object = obj
-	if c.Validate != nil {
-		if errs := validation.Attribute(c.Validate(obj), out.Result.SourceOf); len(errs) > 0 {
-			return nil, fmt.Errorf("invalid configuration:\n%w", errs)
-		}
-	}
+	out.Versioned, out.Object = versioned, obj
 	return out, nil
 }
 
@@ -328,10 +304,46 @@ func (c *Component[T]) mergeVersion() schema.GroupVersion {
 	return c.Codec.Preferred()
 }
 
+// decodeTyped turns merged raw values into the typed configuration: it
+// decodes them as a document of version into, which defaults it; records
+// in r the keys defaulting filled or changed, as KindDefault; converts to
+// the codec's hub; and validates, naming the layer that set each offending
+// key. It returns the defaulted versioned object and the hub object.
+func decodeTyped[T runtime.Object](codec *scheme.Codec, into schema.GroupVersion, s *merge.Schema, values map[string]string, r *merge.Result, validate func(T) field.ErrorList) (runtime.Object, T, error) {
+	var zero T
+	versioned, err := decodeMerged(codec, values, into)
+	if err != nil {
+		return nil, zero, err
+	}
+	effective, err := json.Marshal(versioned)
+	if err != nil {
+		return nil, zero, err
+	}
+	flat, err := merge.Flatten(effective)
+	if err != nil {
+		return nil, zero, err
+	}
+	r.Fill(merge.Source{Kind: KindDefault}, defaulted(values, flat, s))
+	hub, err := codec.Scheme().ConvertToVersion(versioned.DeepCopyObject(), codec.Hub())
+	if err != nil {
+		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", codec.Hub(), err)
+	}
+	obj, ok := hub.(T)
+	if !ok {
+		return nil, zero, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
+	}
+	if validate != nil {
+		if errs := validation.Attribute(validate(obj), r.SourceOf); len(errs) > 0 {
+			return nil, zero, fmt.Errorf("invalid configuration:\n%w", errs)
+		}
+	}
+	return versioned, obj, nil
+}
+
 // decodeMerged decodes the merged values as a document of version into,
 // defaulted. Every key was type-checked in its own layer, so an error here
 // is a conflict between layers, reported with the layers involved.
-func (c *Component[T]) decodeMerged(values map[string]string, into schema.GroupVersion) (runtime.Object, error) {
+func decodeMerged(codec *scheme.Codec, values map[string]string, into schema.GroupVersion) (runtime.Object, error) {
 	doc, err := merge.Unflatten(values)
 	if err != nil {
 		return nil, fmt.Errorf("merging configuration: %w", err)
@@ -341,9 +353,9 @@ func (c *Component[T]) decodeMerged(values map[string]string, into schema.GroupV
 		return nil, err
 	}
 	m["apiVersion"], _ = json.Marshal(into.String())
-	m["kind"], _ = json.Marshal(c.Codec.Kind())
+	m["kind"], _ = json.Marshal(codec.Kind())
 	doc, _ = json.Marshal(m)
-	d, err := c.Codec.Decode(doc, scheme.DecodeOptions{Source: "merged configuration", Into: into, AllowExperimental: true})
+	d, err := codec.Decode(doc, scheme.DecodeOptions{Source: "merged configuration", Into: into, AllowExperimental: true})
 	if err != nil {
 		return nil, err
 	}

@@ -30,12 +30,21 @@ const (
 	RestartOnly
 	// ClusterOnly marks a field that only cluster-level layers may set.
 	ClusterOnly
+	// Overridable marks a field that a tenant (namespace) layer may set
+	// when the operator allows namespace overrides.
+	Overridable
+	// Alpha marks a field of alpha stability: a namespace layer may set
+	// it only when the cluster layer allows alpha fields.
+	Alpha
+	// Beta marks a field of beta stability: a namespace layer may set it
+	// only when the cluster layer allows beta (or alpha) fields.
+	Beta
 )
 
 var markerNames = []struct {
 	m    Marker
 	name string
-}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}}
+}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}, {Overridable, "overridable"}, {Alpha, "alpha"}, {Beta, "beta"}}
 
 func (m Marker) String() string {
 	var out []string
@@ -92,6 +101,9 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 	for key, m := range f.markers {
 		if m&Path != 0 && m&NotPath != 0 {
 			errs = append(errs, fmt.Sprintf("field %s is marked both path and not-path", key))
+		}
+		if m&Alpha != 0 && m&Beta != 0 {
+			errs = append(errs, fmt.Sprintf("field %s is marked both alpha and beta", key))
 		}
 	}
 	if len(errs) > 0 {

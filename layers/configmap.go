@@ -1,0 +1,68 @@
+package layers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// Source kinds of the Kubernetes layers.
+const (
+	// KindCluster is the cluster ConfigMap in the component's namespace.
+	KindCluster = "cluster"
+	// KindSelector is a ConfigMap in the component's namespace that
+	// applies to the namespaces its label selector matches.
+	KindSelector = "selector"
+	// KindNamespace is a ConfigMap a namespace owns.
+	KindNamespace = "namespace"
+)
+
+// ConfigMapLayer turns the data of cm into a raw layer of the given kind.
+// Every data key is one leaf: the key k is the pointer /k, and its string
+// value is converted to JSON by the type of that field in s, so "false"
+// stays an explicit false. Keys that begin with "_" (an "_example" block)
+// are documentation and are skipped. binaryData is refused.
+//
+// The error names the ConfigMap and the key.
+func ConfigMapLayer(cm *corev1.ConfigMap, kind string, s *merge.Schema) (*merge.Layer, error) {
+	src := ConfigMapSource(cm, kind)
+	if len(cm.BinaryData) > 0 {
+		return nil, fmt.Errorf("%s: binaryData is not configuration (keys %s)", src, strings.Join(sortedKeys(cm.BinaryData), ", "))
+	}
+	l := &merge.Layer{Source: src, Values: make(map[string]string, len(cm.Data))}
+	var errs []string
+	for _, k := range sortedKeys(cm.Data) {
+		if strings.HasPrefix(k, "_") {
+			continue
+		}
+		v, err := s.Convert(merge.Pointer(k), cm.Data[k])
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		l.Values[merge.Pointer(k)] = v
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s", src, strings.Join(errs, "; "))
+	}
+	return l, nil
+}
+
+// ConfigMapSource is the provenance source of a ConfigMap: the kind, its
+// namespace/name and its resourceVersion.
+func ConfigMapSource(cm *corev1.ConfigMap, kind string) merge.Source {
+	return merge.Source{Kind: kind, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
