@@ -1,0 +1,117 @@
+package layers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// Annotations a controller writes on the objects it reconciled, so that
+// "which configuration did this object get" has an answer on the object.
+const (
+	AnnotationResolvedHash = "config.strata.dev/resolved-hash"
+	AnnotationSources      = "config.strata.dev/sources"
+)
+
+// Snapshot is one namespace's effective configuration. It is immutable:
+// callers must not modify it or anything it holds. Namespaces whose layers
+// are the same share one snapshot.
+type Snapshot[T runtime.Object] struct {
+	// Object is the hub (internal) object: merged, defaulted, converted
+	// and validated.
+	Object T
+	// Result holds the effective raw keys and their provenance, defaults
+	// included (Explain, SourceOf).
+	Result *merge.Result
+	// Hash is the content hash of the effective configuration:
+	// "sha256:" and the hex digest of the effective keys and values.
+	Hash string
+	// Sources are the layers merged, most generic first, with their
+	// resourceVersions.
+	Sources []merge.Source
+	// Rejected are the keys a tenant policy dropped.
+	Rejected []merge.Dropped
+	// Ignored are the layers left out as a whole because they are
+	// invalid, with the reason; the rest of the configuration applies.
+	Ignored []error
+}
+
+// Overrides returns the keys a namespace or selector layer set and won,
+// sorted: what this namespace overrides of the cluster configuration.
+func (s *Snapshot[T]) Overrides() []string {
+	var out []string
+	for _, k := range s.Result.Keys() {
+		if src, ok := s.Result.SourceOf(k); ok && (src.Kind == KindNamespace || src.Kind == KindSelector) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// SourcesAnnotation is the value of AnnotationSources:
+// "kind:namespace/name@resourceVersion" for each layer, comma-separated.
+func (s *Snapshot[T]) SourcesAnnotation() string {
+	parts := make([]string, len(s.Sources))
+	for i, src := range s.Sources {
+		parts[i] = src.Kind + ":" + src.Name + "@" + src.Version
+	}
+	return strings.Join(parts, ",")
+}
+
+// Annotate records on obj the hash and the sources of the configuration it
+// was reconciled with. It reports whether it changed an annotation.
+func (s *Snapshot[T]) Annotate(obj metav1.Object) bool {
+	a := obj.GetAnnotations()
+	sources := s.SourcesAnnotation()
+	if a[AnnotationResolvedHash] == s.Hash && a[AnnotationSources] == sources {
+		return false
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationResolvedHash], a[AnnotationSources] = s.Hash, sources
+	obj.SetAnnotations(a)
+	return true
+}
+
+type snapshotKey struct{}
+
+// NewContext returns a copy of ctx that carries s, for the code a reconcile
+// calls.
+func NewContext[T runtime.Object](ctx context.Context, s *Snapshot[T]) context.Context {
+	return context.WithValue(ctx, snapshotKey{}, s)
+}
+
+// FromContext returns the snapshot NewContext put in ctx.
+func FromContext[T runtime.Object](ctx context.Context) (*Snapshot[T], bool) {
+	s, ok := ctx.Value(snapshotKey{}).(*Snapshot[T])
+	return s, ok
+}
+
+// contentHash hashes the effective raw keys and values, length-prefixed so
+// that no two contents collide by concatenation.
+func contentHash(values map[string]string) string {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	var n [8]byte
+	for _, k := range keys {
+		for _, s := range []string{k, values[k]} {
+			binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+			h.Write(n[:])
+			h.Write([]byte(s))
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
