@@ -376,9 +376,24 @@ func defaulted(set, effective map[string]string, s *merge.Schema) map[string]str
 		if old, ok := set[k]; ok && sameValue(s, k, old, v) {
 			continue
 		}
+		if setAbove(set, k) {
+			continue // a layer set the whole object (a map in one ConfigMap key)
+		}
 		out[k] = v
 	}
 	return out
+}
+
+// setAbove reports whether set holds an ancestor of key.
+func setAbove(set map[string]string, key string) bool {
+	for i := len(key) - 1; i > 0; i-- {
+		if key[i] == '/' {
+			if _, ok := set[key[:i]]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func sameValue(s *merge.Schema, key, a, b string) bool {

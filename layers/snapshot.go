@@ -56,14 +56,24 @@ func (s *Snapshot[T]) Overrides() []string {
 	return out
 }
 
-// SourcesAnnotation is the value of AnnotationSources:
-// "kind:namespace/name@resourceVersion" for each layer, comma-separated.
+// SourcesAnnotation is the value of AnnotationSources: the SourceRef of
+// each layer, comma-separated.
 func (s *Snapshot[T]) SourcesAnnotation() string {
 	parts := make([]string, len(s.Sources))
 	for i, src := range s.Sources {
-		parts[i] = src.Kind + ":" + src.Name + "@" + src.Version
+		parts[i] = SourceRef(src)
 	}
 	return strings.Join(parts, ",")
+}
+
+// SourceRef names a layer with its version: "kind:namespace/name@version",
+// or without "@version" when it has none.
+func SourceRef(s merge.Source) string {
+	out := s.Kind + ":" + s.Name
+	if s.Version != "" {
+		out += "@" + s.Version
+	}
+	return out
 }
 
 // Annotate records on obj the hash and the sources of the configuration it

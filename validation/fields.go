@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -74,7 +76,7 @@ type Fields struct {
 // segment). It fails on an unknown tag value, on a declared key that is no
 // field of t, and on a field marked both path and not-path.
 func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
-	f := &Fields{schema: merge.NewSchema(t, nil), markers: map[string]Marker{}}
+	f := &Fields{schema: merge.NewSchema(t, yaml.YAMLToJSONStrict), markers: map[string]Marker{}}
 	var errs []string
 	f.schema.Walk(func(key string, sf reflect.StructField) bool {
 		tag, ok := sf.Tag.Lookup(TagName)

@@ -1,0 +1,503 @@
+// Command controller gives batch/v1 Jobs per-namespace defaults, the way
+// Tekton's config-defaults does for TaskRuns: a cluster ConfigMap
+// strata-defaults in strata-system, and a ConfigMap strata-overrides that a
+// namespace owns (labelled app.kubernetes.io/part-of=strata-example and
+// config.strata.dev/type=namespace), merged key by key under the operator's
+// tenant policy.
+//
+//	controller resolve --namespace NS --from-dir DIR      # no cluster: ConfigMap manifests from files
+//	controller resolve --namespace NS --kubeconfig FILE   # the API server's ConfigMaps
+//	controller run --kubeconfig FILE [--mode lazy|informer] [--metrics-addr ADDR]
+//
+// resolve prints the namespace's effective configuration, where each key
+// came from, and what the tenant policy refused, as one JSON object. run
+// defaults every Job it sees and annotates it with
+// config.strata.dev/resolved-hash and config.strata.dev/sources.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// Names the example uses.
+const (
+	SystemNamespace  = "strata-system"
+	ClusterConfigMap = "strata-defaults"
+	OverridesName    = "strata-overrides"
+)
+
+// OverrideLabels must be on a namespace's strata-overrides ConfigMap.
+var OverrideLabels = map[string]string{
+	"app.kubernetes.io/part-of": "strata-example",
+	"config.strata.dev/type":    "namespace",
+}
+
+type resolver = layers.Resolver[*v1alpha1.JobDefaults]
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `Usage:
+  controller resolve --namespace NS (--from-dir DIR | --kubeconfig FILE)
+  controller run --kubeconfig FILE [--mode lazy|informer] [--metrics-addr ADDR]
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "resolve":
+		return resolveCommand(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runCommand(ctx, args[1:], stderr)
+	default:
+		fmt.Fprintf(stderr, "controller: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// options are the resolver options of the example, without a client.
+func options(mode layers.Mode, cacheSize int) (layers.ResolverOptions[*v1alpha1.JobDefaults], error) {
+	return optionsIn(SystemNamespace, mode, cacheSize)
+}
+
+// optionsIn are options with the cluster ConfigMap in namespace system.
+func optionsIn(system string, mode layers.Mode, cacheSize int) (layers.ResolverOptions[*v1alpha1.JobDefaults], error) {
+	codec, err := v1alpha1.NewCodec()
+	if err != nil {
+		return layers.ResolverOptions[*v1alpha1.JobDefaults]{}, err
+	}
+	fields, err := v1alpha1.NewFields()
+	if err != nil {
+		return layers.ResolverOptions[*v1alpha1.JobDefaults]{}, err
+	}
+	return layers.ResolverOptions[*v1alpha1.JobDefaults]{
+		Name:                "strata-example-controller",
+		Namespace:           system,
+		ClusterConfigMap:    ClusterConfigMap,
+		NamespaceConfigMaps: []string{OverridesName},
+		Labels:              OverrideLabels,
+		Mode:                mode,
+		CacheSize:           cacheSize,
+		Tenancy: layers.Tenancy{
+			GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
+			LockKey: "non-overridable-fields",
+		},
+		Codec:    codec,
+		Fields:   fields,
+		Validate: v1alpha1.Validate,
+	}, nil
+}
+
+// Output is what resolve prints.
+type Output struct {
+	Namespace  string                   `json:"namespace"`
+	Config     json.RawMessage          `json:"config"`
+	Provenance map[string]KeyProvenance `json:"provenance"`
+	Rejected   []Rejected               `json:"rejected"`
+	Ignored    []string                 `json:"ignored,omitempty"`
+	Hash       string                   `json:"hash"`
+	Sources    []string                 `json:"sources"`
+	Overrides  []string                 `json:"overrides"`
+}
+
+// KeyProvenance says which layer set a key and which it shadowed.
+type KeyProvenance = layers.KeyProvenance
+
+// Rejected is a key the tenant policy dropped.
+type Rejected struct {
+	Source string `json:"source"`
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("controller resolve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ns := fs.String("namespace", "", "The namespace to resolve.")
+	dir := fs.String("from-dir", "", "Read ConfigMap and Namespace manifests from the .yaml, .yml and .json files of this directory instead of a cluster.")
+	kubeconfig := fs.String("kubeconfig", "", "Read the ConfigMaps from the API server this kubeconfig names.")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *ns == "" || (*dir == "") == (*kubeconfig == "") || fs.NArg() > 0 {
+		fmt.Fprint(stderr, "controller resolve: --namespace and exactly one of --from-dir and --kubeconfig are required\n", usage)
+		return 2
+	}
+	mode := layers.Lazy
+	if *kubeconfig != "" {
+		mode = layers.Stateless
+	}
+	o, err := options(mode, 0)
+	if err != nil {
+		fmt.Fprintln(stderr, "controller:", err)
+		return 1
+	}
+	var snap *layers.Snapshot[*v1alpha1.JobDefaults]
+	if *dir != "" {
+		objs, err := readManifests(*dir)
+		if err != nil {
+			fmt.Fprintln(stderr, "controller:", err)
+			return 1
+		}
+		r, err := layers.NewResolver(o)
+		if err != nil {
+			fmt.Fprintln(stderr, "controller:", err)
+			return 1
+		}
+		snap, err = r.ResolveObjects(*ns, objs)
+		if err != nil {
+			fmt.Fprintln(stderr, "controller:", err)
+			return 1
+		}
+	} else {
+		client, err := newClient(*kubeconfig)
+		if err != nil {
+			fmt.Fprintln(stderr, "controller:", err)
+			return 1
+		}
+		o.Client = client
+		o.Recorder = noEvents{} // a read-only command records nothing
+		r, err := layers.NewResolver(o)
+		if err == nil {
+			err = r.Start(ctx)
+		}
+		if err == nil {
+			snap, err = r.ForNamespace(ctx, *ns)
+			r.Stop()
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "controller:", err)
+			return 1
+		}
+	}
+	out, err := explain(o.Codec, *ns, snap)
+	if err != nil {
+		fmt.Fprintln(stderr, "controller:", err)
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(stderr, "controller:", err)
+		return 1
+	}
+	return 0
+}
+
+// explain builds resolve's output; keys are ConfigMap keys.
+func explain(codec *scheme.Codec, ns string, snap *layers.Snapshot[*v1alpha1.JobDefaults]) (*Output, error) {
+	doc, err := codec.Encode(snap.Object, v1alpha1.SchemeGroupVersion, scheme.JSON)
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{
+		Namespace: ns, Config: json.RawMessage(doc), Provenance: map[string]KeyProvenance{},
+		Rejected: []Rejected{}, Hash: snap.Hash, Overrides: []string{},
+	}
+	for k, p := range layers.Provenances(snap.Result) {
+		out.Provenance[configMapKey(k)] = p
+	}
+	for _, d := range snap.Rejected {
+		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Reason})
+	}
+	for _, err := range snap.Ignored {
+		out.Ignored = append(out.Ignored, err.Error())
+	}
+	for _, s := range snap.Sources {
+		out.Sources = append(out.Sources, layers.SourceRef(s))
+	}
+	for _, k := range snap.Overrides() {
+		out.Overrides = append(out.Overrides, configMapKey(k))
+	}
+	return out, nil
+}
+
+// configMapKey turns a one-segment pointer back into its ConfigMap key.
+func configMapKey(k string) string {
+	if segs, ok := merge.Segments(k); ok && len(segs) == 1 {
+		return segs[0]
+	}
+	return k
+}
+
+// readManifests reads every ConfigMap and Namespace in the direct-child
+// .yaml, .yml and .json files of dir, in lexical order. Other kinds are an
+// error, so that a typo is not silently a different configuration.
+func readManifests(dir string) ([]runtime.Object, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	decoder := clientgoscheme.Codecs.UniversalDeserializer()
+	var objs []runtime.Object
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !slices.Contains([]string{".yaml", ".yml", ".json"}, ext) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		docs := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+		for i := 1; ; i++ {
+			var raw runtime.RawExtension
+			if err := docs.Decode(&raw); err != nil {
+				_ = f.Close()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+			}
+			if len(raw.Raw) == 0 || string(raw.Raw) == "null" {
+				continue
+			}
+			obj, _, err := decoder.Decode(raw.Raw, nil, nil)
+			if err != nil {
+				_ = f.Close()
+				return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+			}
+			switch o := obj.(type) {
+			case *corev1.Namespace:
+			case *corev1.ConfigMap:
+				if o.Namespace == "" {
+					_ = f.Close()
+					return nil, fmt.Errorf("%s: document %d: ConfigMap %s has no namespace", path, i, o.Name)
+				}
+			default:
+				_ = f.Close()
+				return nil, fmt.Errorf("%s: document %d: %T is neither a ConfigMap nor a Namespace", path, i, obj)
+			}
+			objs = append(objs, obj)
+		}
+	}
+	return objs, nil
+}
+
+func newClient(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// noEvents discards events.
+type noEvents struct{}
+
+func (noEvents) Event(runtime.Object, string, string, string)          {}
+func (noEvents) Eventf(runtime.Object, string, string, string, ...any) {}
+func (noEvents) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
+}
+
+func runCommand(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("controller run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	kubeconfig := fs.String("kubeconfig", "", "The kubeconfig of the cluster.")
+	mode := fs.String("mode", string(layers.Lazy), "How namespace ConfigMaps are read: lazy (per-namespace watches, an LRU cache) or informer (one cluster-wide informer).")
+	metricsAddr := fs.String("metrics-addr", "", "Serve /metrics on this address when set.")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *kubeconfig == "" || fs.NArg() > 0 || (*mode != string(layers.Lazy) && *mode != string(layers.Informer)) {
+		fmt.Fprint(stderr, "controller run: --kubeconfig is required and --mode is lazy or informer\n", usage)
+		return 2
+	}
+	client, err := newClient(*kubeconfig)
+	if err != nil {
+		fmt.Fprintln(stderr, "controller:", err)
+		return 1
+	}
+	if err := runController(ctx, client, layers.Mode(*mode), *metricsAddr, stderr); err != nil {
+		fmt.Fprintln(stderr, "controller:", err)
+		return 1
+	}
+	return 0
+}
+
+// runController runs until ctx ends.
+func runController(ctx context.Context, client kubernetes.Interface, mode layers.Mode, metricsAddr string, stderr io.Writer) error {
+	log := klog.Background().WithName("controller")
+	cacheSize, err := clusterCacheSize(ctx, client)
+	if err != nil {
+		return err
+	}
+	o, err := options(mode, cacheSize)
+	if err != nil {
+		return err
+	}
+	o.Client = client
+	reg := metrics.NewKubeRegistry()
+	o.Metrics = layers.NewResolverMetrics("example_controller")
+	o.Metrics.MustRegister(reg)
+	r, err := layers.NewResolver(o)
+	if err != nil {
+		return err
+	}
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	defer r.Stop()
+	if metricsAddr != "" {
+		l, err := net.Listen("tcp", metricsAddr)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(l) }()
+		defer srv.Close()
+		fmt.Fprintf(stderr, "serving /metrics on %s\n", l.Addr())
+	}
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	jobs := factory.Batch().V1().Jobs()
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
+	defer queue.ShutDown()
+	enqueue := func(obj any) {
+		if name, err := cache.DeletionHandlingObjectToName(obj); err == nil {
+			queue.Add(name)
+		}
+	}
+	if _, err := jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx.Done())
+	fmt.Fprintln(stderr, "controller running")
+	go func() { <-ctx.Done(); queue.ShutDown() }()
+	for {
+		name, quit := queue.Get()
+		if quit {
+			return nil
+		}
+		err := reconcile(ctx, client, r, jobs.Lister().Jobs(name.Namespace), name)
+		if err != nil {
+			log.Error(err, "Reconciling a Job failed; retrying", "job", name)
+			queue.AddRateLimited(name)
+		} else {
+			queue.Forget(name)
+		}
+		queue.Done(name)
+	}
+}
+
+// clusterCacheSize reads namespace-config-cache-size from the cluster
+// ConfigMap; it takes effect at start.
+func clusterCacheSize(ctx context.Context, client kubernetes.Interface) (int, error) {
+	cm, err := client.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return int(v1alpha1.DefaultCacheSize), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	o, err := options(layers.Lazy, 0)
+	if err != nil {
+		return 0, err
+	}
+	r, err := layers.NewResolver(o)
+	if err != nil {
+		return 0, err
+	}
+	snap, err := r.ResolveObjects(SystemNamespace, []runtime.Object{cm})
+	if err != nil {
+		return 0, err
+	}
+	return int(*snap.Object.NamespaceConfigCacheSize), nil
+}
+
+// reconcile defaults one Job with its namespace's configuration, once: a
+// Job that carries a resolved hash was defaulted already.
+func reconcile(ctx context.Context, client kubernetes.Interface, r *resolver, lister interface {
+	Get(string) (*batchv1.Job, error)
+}, name cache.ObjectName) error {
+	job, err := lister.Get(name.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, done := job.Annotations[layers.AnnotationResolvedHash]; done {
+		return nil
+	}
+	snap, err := r.ForNamespace(ctx, job.Namespace)
+	if err != nil {
+		return err
+	}
+	job = job.DeepCopy()
+	Apply(job, snap.Object)
+	snap.Annotate(job)
+	_, err = client.BatchV1().Jobs(job.Namespace).Update(ctx, job, metav1.UpdateOptions{FieldManager: "strata-example-controller"})
+	if apierrors.IsConflict(err) {
+		return err // the informer brings the new version; retried
+	}
+	return err
+}
+
+// Apply gives job the defaults of d where it has no value of its own.
+func Apply(job *batchv1.Job, d *v1alpha1.JobDefaults) {
+	if job.Spec.ActiveDeadlineSeconds == nil && d.DefaultTimeoutSeconds != nil {
+		job.Spec.ActiveDeadlineSeconds = new(*d.DefaultTimeoutSeconds)
+	}
+	if job.Spec.TTLSecondsAfterFinished == nil && d.DefaultTTLSecondsAfterFinished != nil {
+		job.Spec.TTLSecondsAfterFinished = new(*d.DefaultTTLSecondsAfterFinished)
+	}
+	if job.Spec.Template.Spec.ServiceAccountName == "" && d.DefaultServiceAccount != "" {
+		job.Spec.Template.Spec.ServiceAccountName = d.DefaultServiceAccount
+	}
+	for k, v := range d.DefaultLabels {
+		if _, ok := job.Labels[k]; !ok {
+			if job.Labels == nil {
+				job.Labels = map[string]string{}
+			}
+			job.Labels[k] = v
+		}
+	}
+}
