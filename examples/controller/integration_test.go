@@ -1,0 +1,467 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/internal/kubetest"
+	"github.com/stratacfg/strata/layers"
+)
+
+// server is the etcd and kube-apiserver the tests of this package share;
+// each test works in namespaces of its own.
+var server *kubetest.Server
+
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &server)) }
+
+var seq atomic.Int64
+
+// fixture is one test's system namespace and resolver.
+type fixture struct {
+	t       *testing.T
+	c       kubernetes.Interface
+	system  string
+	prefix  string
+	reg     metrics.KubeRegistry
+	r       *resolver
+}
+
+// newFixture creates a system namespace for the test, with the cluster
+// ConfigMap holding data (nil: none).
+func newFixture(t *testing.T, data map[string]string) *fixture {
+	t.Helper()
+	n := seq.Add(1)
+	f := &fixture{t: t, c: server.Client(t), system: fmt.Sprintf("sys-%d", n), prefix: fmt.Sprintf("t%d-", n)}
+	f.namespace(f.system, nil)
+	if data != nil {
+		f.put(f.system, ClusterConfigMap, nil, data)
+	}
+	return f
+}
+
+// start starts a resolver over the fixture's namespaces.
+func (f *fixture) start(mode layers.Mode, cacheSize int) *resolver {
+	f.t.Helper()
+	o, err := optionsIn(f.system, mode, cacheSize)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	o.Client = f.c
+	f.reg = metrics.NewKubeRegistry()
+	o.Metrics = layers.NewResolverMetrics("test")
+	o.Metrics.MustRegister(f.reg)
+	r, err := layers.NewResolver(o)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(r.Stop)
+	f.r = r
+	return r
+}
+
+func (f *fixture) namespace(name string, labels map[string]string) string {
+	f.t.Helper()
+	_, err := f.c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		f.t.Fatal(err)
+	}
+	return name
+}
+
+// tenant creates a namespace of the test.
+func (f *fixture) tenant(name string) string { return f.namespace(f.prefix+name, nil) }
+
+// put creates or replaces a ConfigMap.
+func (f *fixture) put(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
+	f.t.Helper()
+	ctx := context.Background()
+	cms := f.c.CoreV1().ConfigMaps(ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Data: data}
+	got, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, gerr := cms.Get(ctx, name, metav1.GetOptions{})
+		if gerr != nil {
+			f.t.Fatal(gerr)
+		}
+		cm.ResourceVersion = cur.ResourceVersion
+		got, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return got
+}
+
+// override puts the namespace's labelled strata-overrides ConfigMap.
+func (f *fixture) override(ns string, data map[string]string) *corev1.ConfigMap {
+	return f.put(ns, OverridesName, OverrideLabels, data)
+}
+
+func (f *fixture) resolve(ns string) *layers.Snapshot[*v1alpha1.JobDefaults] {
+	f.t.Helper()
+	s, err := f.r.ForNamespace(context.Background(), ns)
+	if err != nil {
+		f.t.Fatalf("ForNamespace(%s): %v", ns, err)
+	}
+	return s
+}
+
+// eventually polls cond until it returns "" or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		msg := cond()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// timeout reads a namespace's default-timeout-seconds until it is want.
+func (f *fixture) waitTimeout(ns string, want int64) {
+	f.t.Helper()
+	eventually(f.t, 10*time.Second, func() string {
+		if got := *f.resolve(ns).Object.DefaultTimeoutSeconds; got != want {
+			return fmt.Sprintf("%s: default-timeout-seconds is %d, want %d", ns, got, want)
+		}
+		return ""
+	})
+}
+
+// metric is the value of the resolver's metric name with labels.
+func (f *fixture) metric(name string, labels map[string]string) float64 {
+	f.t.Helper()
+	families, err := f.reg.Gather()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if labels[lp.GetName()] != lp.GetValue() {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func rejected(s *layers.Snapshot[*v1alpha1.JobDefaults]) map[string]string {
+	out := map[string]string{}
+	for _, d := range s.Rejected {
+		out[configMapKey(d.Key)] = d.Reason
+	}
+	return out
+}
+
+var openGate = map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "1800", "max-timeout-seconds": "7200"}
+
+func TestOverridesAndPolicy(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"enforced-config-level":  "namespace",
+		"non-overridable-fields": "default-service-account",
+		"default-timeout-seconds": "1800", "max-timeout-seconds": "7200",
+		"default-service-account": "job-runner",
+	})
+	a, b := f.tenant("a"), f.tenant("b")
+	f.override(a, map[string]string{
+		"default-timeout-seconds":            "600",
+		"default-ttl-seconds-after-finished": "0", // an explicit zero is a value, not "unset"
+		"default-service-account":            "admin",     // locked
+		"max-timeout-seconds":                "100000",    // cluster-only
+		"enforced-config-level":              "namespace", // the gate itself
+		"non-overridable-fields":             "",          // the lockdown list itself
+	})
+	f.put(b, OverridesName, nil, map[string]string{"default-timeout-seconds": "60"}) // no labels
+	f.put("kube-system", OverridesName, OverrideLabels, map[string]string{"default-timeout-seconds": "60"})
+	t.Cleanup(func() {
+		_ = f.c.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), OverridesName, metav1.DeleteOptions{})
+	})
+	f.start(layers.Lazy, 0)
+
+	s := f.resolve(a)
+	if got := *s.Object.DefaultTimeoutSeconds; got != 600 {
+		t.Errorf("team a: default-timeout-seconds = %d, want the namespace's 600", got)
+	}
+	if ttl := s.Object.DefaultTTLSecondsAfterFinished; ttl == nil || *ttl != 0 {
+		t.Errorf("team a: default-ttl-seconds-after-finished = %v, want an explicit 0", ttl)
+	}
+	if got := s.Object.DefaultServiceAccount; got != "job-runner" {
+		t.Errorf("team a: default-service-account = %q, want the cluster's (locked)", got)
+	}
+	if got := *s.Object.MaxTimeoutSeconds; got != 7200 {
+		t.Errorf("team a: max-timeout-seconds = %d, want the cluster's (cluster-only)", got)
+	}
+	want := map[string]string{
+		"default-service-account": layers.ReasonLocked,
+		"max-timeout-seconds":     layers.ReasonClusterOnly,
+		"enforced-config-level":   layers.ReasonPolicyKey,
+		"non-overridable-fields":  layers.ReasonPolicyKey,
+	}
+	if got := rejected(s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("team a: rejected %v, want %v", got, want)
+	}
+	for _, d := range s.Rejected {
+		if d.Source.Kind != layers.KindNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
+			t.Errorf("rejected key %s names source %+v, want the namespace ConfigMap and its version", d.Key, d.Source)
+		}
+	}
+	p, _ := s.Result.Explain("/default-timeout-seconds")
+	if p.Source.Kind != layers.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Kind != layers.KindCluster {
+		t.Errorf("provenance of default-timeout-seconds: %+v", p)
+	}
+	if got := fmt.Sprint(s.Overrides()); got != "[/default-timeout-seconds /default-ttl-seconds-after-finished]" {
+		t.Errorf("overrides: %s", got)
+	}
+	if got := f.metric("test_rejected_tenant_keys_total", map[string]string{"reason": layers.ReasonLocked}); got < 1 {
+		t.Errorf("rejected_tenant_keys_total{reason=locked} = %v", got)
+	}
+
+	for _, ns := range []string{b, "kube-system", f.system} {
+		if got := *f.resolve(ns).Object.DefaultTimeoutSeconds; got != 1800 {
+			t.Errorf("%s: default-timeout-seconds = %d, want the cluster's 1800 (its ConfigMap is not a namespace layer)", ns, got)
+		}
+	}
+	// A second read is a cache hit: the same snapshot.
+	if f.resolve(a) != s {
+		t.Error("a cached namespace returned a different snapshot")
+	}
+	// An update reaches the snapshot through the namespace's watch.
+	f.override(a, map[string]string{"default-timeout-seconds": "900"})
+	f.waitTimeout(a, 900)
+	if len(f.resolve(a).Rejected) != 0 {
+		t.Errorf("rejections outlived the ConfigMap version that caused them: %v", f.resolve(a).Rejected)
+	}
+	// Removing a required label removes the layer.
+	f.put(a, OverridesName, map[string]string{"app.kubernetes.io/part-of": "strata-example"}, map[string]string{"default-timeout-seconds": "900"})
+	f.waitTimeout(a, 1800)
+}
+
+func TestGateAndLockChanges(t *testing.T) {
+	f := newFixture(t, openGate)
+	a := f.tenant("a")
+	f.override(a, map[string]string{"default-timeout-seconds": "600", "default-service-account": "builder"})
+	f.start(layers.Lazy, 0)
+	if s := f.resolve(a); *s.Object.DefaultTimeoutSeconds != 600 || s.Object.DefaultServiceAccount != "builder" {
+		t.Fatalf("overrides not applied: %+v", s.Object)
+	}
+	watches := func() float64 { return f.metric("test_namespace_watches", nil) }
+	if watches() != 1 {
+		t.Fatalf("namespace watches = %v, want 1", watches())
+	}
+	// Locking a key recomputes the cached snapshot.
+	lock := map[string]string{"non-overridable-fields": "default-service-account"}
+	for k, v := range openGate {
+		lock[k] = v
+	}
+	f.put(f.system, ClusterConfigMap, nil, lock)
+	eventually(t, 10*time.Second, func() string {
+		if s := f.resolve(a); s.Object.DefaultServiceAccount != "" || rejected(s)["default-service-account"] != layers.ReasonLocked {
+			return fmt.Sprintf("service account %q, rejected %v", s.Object.DefaultServiceAccount, rejected(s))
+		}
+		return ""
+	})
+	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 600 {
+		t.Errorf("locking another key changed default-timeout-seconds to %d", got)
+	}
+	// Closing the gate flushes every namespace layer and its watch.
+	closed := map[string]string{"enforced-config-level": "cluster", "default-timeout-seconds": "1800", "max-timeout-seconds": "7200"}
+	f.put(f.system, ClusterConfigMap, nil, closed)
+	f.waitTimeout(a, 1800)
+	eventually(t, 10*time.Second, func() string {
+		if w := watches(); w != 0 {
+			return fmt.Sprintf("namespace watches = %v after the gate closed", w)
+		}
+		return ""
+	})
+	if got := f.resolve(a).Rejected; len(got) != 0 {
+		t.Errorf("a closed gate reads no tenant layer, but rejected %v", got)
+	}
+	// Opening it again reads the namespace afresh.
+	f.put(f.system, ClusterConfigMap, nil, openGate)
+	f.waitTimeout(a, 600)
+}
+
+func TestInvalidTenantConfigMap(t *testing.T) {
+	f := newFixture(t, openGate)
+	a := f.tenant("a")
+	cm := f.override(a, map[string]string{"default-timeout-seconds": "9000", "default-ttl-seconds-after-finished": "60"})
+	f.start(layers.Lazy, 0)
+	s := f.resolve(a)
+	if *s.Object.DefaultTimeoutSeconds != 1800 || s.Object.DefaultTTLSecondsAfterFinished != nil {
+		t.Errorf("an invalid ConfigMap must be ignored as a whole; got timeout %d, ttl %v", *s.Object.DefaultTimeoutSeconds, s.Object.DefaultTTLSecondsAfterFinished)
+	}
+	if len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0].Error(), a+"/"+OverridesName) || !strings.Contains(s.Ignored[0].Error(), "default-timeout-seconds") {
+		t.Errorf("ignored: %v", s.Ignored)
+	}
+	eventually(t, 10*time.Second, func() string {
+		events, err := f.c.CoreV1().Events(a).List(context.Background(), metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.kind": "ConfigMap", "involvedObject.name": OverridesName}.String(),
+		})
+		if err != nil {
+			return err.Error()
+		}
+		for _, e := range events.Items {
+			if e.Type == corev1.EventTypeWarning && e.Reason == "InvalidConfiguration" && e.InvolvedObject.UID == cm.UID &&
+				strings.Contains(e.Message, "max-timeout-seconds (7200)") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no InvalidConfiguration event on %s/%s: %v", a, OverridesName, events.Items)
+	})
+	if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": layers.KindNamespace}); got != 1 {
+		t.Errorf("invalid_configmaps_total{kind=namespace} = %v, want 1", got)
+	}
+	// A value that does not even parse is ignored the same way.
+	f.override(a, map[string]string{"default-timeout-seconds": "soon"})
+	eventually(t, 10*time.Second, func() string {
+		if s := f.resolve(a); len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0].Error(), `"soon"`) {
+			return fmt.Sprintf("ignored: %v", s.Ignored)
+		}
+		return ""
+	})
+	// Fixed, it applies.
+	f.override(a, map[string]string{"default-timeout-seconds": "700"})
+	f.waitTimeout(a, 700)
+}
+
+func TestClusterConfigMapLifecycle(t *testing.T) {
+	f := newFixture(t, nil)
+	a := f.tenant("a")
+	f.start(layers.Lazy, 0)
+	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != v1alpha1.DefaultTimeoutSeconds {
+		t.Fatalf("with no cluster ConfigMap: %d, want the default", got)
+	}
+	f.put(f.system, ClusterConfigMap, nil, map[string]string{"default-timeout-seconds": "1200"})
+	f.waitTimeout(a, 1200)
+	// An invalid update is refused; the last good configuration stays.
+	f.put(f.system, ClusterConfigMap, nil, map[string]string{"default-timeout-seconds": "-5"})
+	eventually(t, 10*time.Second, func() string {
+		if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": layers.KindCluster}); got != 1 {
+			return fmt.Sprintf("invalid_configmaps_total{kind=cluster} = %v", got)
+		}
+		return ""
+	})
+	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 1200 {
+		t.Errorf("after an invalid update: %d, want the last good 1200", got)
+	}
+	// Deleted: back to defaults.
+	if err := f.c.CoreV1().ConfigMaps(f.system).Delete(context.Background(), ClusterConfigMap, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitTimeout(a, v1alpha1.DefaultTimeoutSeconds)
+	if src := f.resolve(a).Sources; len(src) != 0 {
+		t.Errorf("sources after deletion: %v", src)
+	}
+}
+
+func TestInvalidClusterConfigMapAtStart(t *testing.T) {
+	f := newFixture(t, map[string]string{"enforced-config-level": "tenants"})
+	o, err := optionsIn(f.system, layers.Lazy, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Client = f.c
+	r, err := layers.NewResolver(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), f.system+"/"+ClusterConfigMap) || !strings.Contains(err.Error(), "enforced-config-level") {
+		t.Fatalf("Start with an invalid cluster ConfigMap: %v", err)
+	}
+	o.StartOnDefaults = true
+	r, err = layers.NewResolver(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatalf("StartOnDefaults: %v", err)
+	}
+	defer r.Stop()
+	s, err := r.ForNamespace(context.Background(), "default")
+	if err != nil || *s.Object.DefaultTimeoutSeconds != v1alpha1.DefaultTimeoutSeconds {
+		t.Fatalf("StartOnDefaults: %v, %v", s, err)
+	}
+}
+
+func TestEvictionStopsTheWatch(t *testing.T) {
+	f := newFixture(t, openGate)
+	a, b, c := f.tenant("a"), f.tenant("b"), f.tenant("c")
+	for i, ns := range []string{a, b, c} {
+		f.override(ns, map[string]string{"default-timeout-seconds": fmt.Sprint(100 * (i + 1))})
+	}
+	before := serverWatches(t)
+	f.start(layers.Lazy, 2)
+	f.resolve(a)
+	f.resolve(b)
+	if got := serverWatches(t) - before; got != 2 {
+		t.Errorf("the API server holds %v new ConfigMap watches, want 2", got)
+	}
+	f.resolve(c) // evicts a, the least recently used
+	eventually(t, 10*time.Second, func() string {
+		if got := serverWatches(t) - before; got != 2 {
+			return fmt.Sprintf("the API server holds %v new ConfigMap watches after an eviction, want 2", got)
+		}
+		return ""
+	})
+	if got := f.metric("test_namespace_cache_evictions_total", nil); got != 1 {
+		t.Errorf("evictions = %v, want 1", got)
+	}
+	// An evicted namespace is read afresh on its next resolve.
+	f.override(a, map[string]string{"default-timeout-seconds": "150"})
+	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 150 {
+		t.Errorf("evicted namespace re-read: %d, want 150", got)
+	}
+}
+
+// serverWatches is kube-apiserver's own count of open namespaced ConfigMap
+// watches.
+func serverWatches(t *testing.T) float64 {
+	t.Helper()
+	body, err := server.Client(t).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "apiserver_longrunning_requests{") && strings.Contains(line, `resource="configmaps"`) &&
+			strings.Contains(line, `scope="namespace"`) && strings.Contains(line, `verb="WATCH"`) {
+			var v float64
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
+			return v
+		}
+	}
+	return 0
+}
