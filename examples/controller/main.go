@@ -481,16 +481,17 @@ func reconcile(ctx context.Context, client kubernetes.Interface, r *resolver, li
 	return err
 }
 
-// Apply gives job the defaults of d where it has no value of its own.
+// Apply gives an existing job the defaults of d where it has no value of
+// its own: activeDeadlineSeconds, ttlSecondsAfterFinished and labels. A
+// Job's pod template is immutable once created (the API server refuses
+// the update), so default-service-account is applied by ApplyTemplate,
+// which only a mutating admission webhook can call in time.
 func Apply(job *batchv1.Job, d *v1alpha1.JobDefaults) {
 	if job.Spec.ActiveDeadlineSeconds == nil && d.DefaultTimeoutSeconds != nil {
 		job.Spec.ActiveDeadlineSeconds = new(*d.DefaultTimeoutSeconds)
 	}
 	if job.Spec.TTLSecondsAfterFinished == nil && d.DefaultTTLSecondsAfterFinished != nil {
 		job.Spec.TTLSecondsAfterFinished = new(*d.DefaultTTLSecondsAfterFinished)
-	}
-	if job.Spec.Template.Spec.ServiceAccountName == "" && d.DefaultServiceAccount != "" {
-		job.Spec.Template.Spec.ServiceAccountName = d.DefaultServiceAccount
 	}
 	for k, v := range d.DefaultLabels {
 		if _, ok := job.Labels[k]; !ok {
@@ -499,5 +500,13 @@ func Apply(job *batchv1.Job, d *v1alpha1.JobDefaults) {
 			}
 			job.Labels[k] = v
 		}
+	}
+}
+
+// ApplyTemplate gives a Job that is being created the pod template's
+// defaults of d: the service account, when the template names none.
+func ApplyTemplate(job *batchv1.Job, d *v1alpha1.JobDefaults) {
+	if job.Spec.Template.Spec.ServiceAccountName == "" && d.DefaultServiceAccount != "" {
+		job.Spec.Template.Spec.ServiceAccountName = d.DefaultServiceAccount
 	}
 }
