@@ -465,3 +465,122 @@ func serverWatches(t *testing.T) float64 {
 	}
 	return 0
 }
+
+// TestAPIServerRestart stops kube-apiserver while a namespace is watched
+// (etcd keeps running), changes nothing it could not see, starts it again,
+// and checks that changes made once it is back reach the snapshots: the
+// namespace watch and the cluster informer both resume.
+func TestAPIServerRestart(t *testing.T) {
+	own := kubetest.Start(t) // a server of its own: the others keep theirs
+	saved := server
+	server = own
+	defer func() { server = saved }()
+	f := newFixture(t, openGate)
+	a := f.tenant("a")
+	f.override(a, map[string]string{"default-timeout-seconds": "600"})
+	f.start(layers.Lazy, 0)
+	f.waitTimeout(a, 600)
+
+	own.StopAPIServer()
+	// Cached snapshots keep serving while the server is away.
+	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 600 {
+		t.Fatalf("during the outage: %d", got)
+	}
+	time.Sleep(2 * time.Second) // let the watches notice and start retrying
+	own.StartAPIServer(t)
+
+	f.override(a, map[string]string{"default-timeout-seconds": "650"})
+	eventually(t, 30*time.Second, func() string {
+		if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 650 {
+			return fmt.Sprintf("namespace update after the restart not seen: %d", got)
+		}
+		return ""
+	})
+	f.put(f.system, ClusterConfigMap, nil, map[string]string{
+		"enforced-config-level": "namespace", "default-timeout-seconds": "1800", "max-timeout-seconds": "7200",
+		"non-overridable-fields": "default-timeout-seconds",
+	})
+	eventually(t, 30*time.Second, func() string {
+		if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 1800 {
+			return fmt.Sprintf("cluster update after the restart not seen: %d", got)
+		}
+		return ""
+	})
+}
+
+// TestInformerModeAndSelectors runs the cluster-wide informer mode with
+// selector layers: a selector ConfigMap applies to the namespaces its
+// selector matches, below the namespace's own ConfigMap, most generic
+// first; namespace label changes and selector changes reach the snapshots.
+func TestInformerModeAndSelectors(t *testing.T) {
+	f := newFixture(t, openGate)
+	gold := f.namespace(f.prefix+"gold", map[string]string{"tier": "gold", "team": "pay"})
+	plain := f.tenant("plain")
+	selector := func(name, sel string, data map[string]string) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: f.system,
+			Labels:      map[string]string{"config.strata.dev/type": "selector"},
+			Annotations: map[string]string{layers.DefaultSelectorAnnotation: sel},
+		}, Data: data}
+		if _, err := f.c.CoreV1().ConfigMaps(f.system).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	selector("gold-pay", "tier=gold,team=pay", map[string]string{"default-timeout-seconds": "300"})
+	selector("gold", "tier=gold", map[string]string{"default-timeout-seconds": "200", "default-ttl-seconds-after-finished": "30"})
+
+	o, err := optionsIn(f.system, layers.Informer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Client = f.c
+	o.Selectors = &layers.Selectors{Labels: map[string]string{"config.strata.dev/type": "selector"}}
+	r, err := layers.NewResolver(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	f.r = r
+
+	s := f.resolve(gold)
+	if got := *s.Object.DefaultTimeoutSeconds; got != 300 {
+		t.Errorf("gold: %d, want the two-term selector's 300 over the one-term selector's 200", got)
+	}
+	if ttl := s.Object.DefaultTTLSecondsAfterFinished; ttl == nil || *ttl != 30 {
+		t.Errorf("gold: ttl %v, want 30 from the one-term selector", ttl)
+	}
+	p, _ := s.Result.Explain("/default-timeout-seconds")
+	if p.Source.Name != f.system+"/gold-pay" || len(p.Shadowed) != 2 || p.Shadowed[0].Source.Name != f.system+"/gold" {
+		t.Errorf("gold provenance: %+v", p)
+	}
+	if got := *f.resolve(plain).Object.DefaultTimeoutSeconds; got != 1800 {
+		t.Errorf("plain: %d, want the cluster's", got)
+	}
+	// The namespace's own ConfigMap is above every selector.
+	f.override(gold, map[string]string{"default-timeout-seconds": "400"})
+	f.waitTimeout(gold, 400)
+	// A label change moves a namespace into a selector's reach.
+	n, err := f.c.CoreV1().Namespaces().Get(context.Background(), plain, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Labels["tier"] = "gold"
+	if _, err := f.c.CoreV1().Namespaces().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitTimeout(plain, 200)
+	// A selector's change reaches every namespace it matches.
+	if err := f.c.CoreV1().ConfigMaps(f.system).Delete(context.Background(), "gold", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitTimeout(plain, 1800)
+	eventually(t, 10*time.Second, func() string {
+		if ttl := f.resolve(gold).Object.DefaultTTLSecondsAfterFinished; ttl != nil {
+			return fmt.Sprintf("gold still has the deleted selector's ttl %d", *ttl)
+		}
+		return ""
+	})
+}
