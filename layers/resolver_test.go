@@ -1,0 +1,351 @@
+package layers
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+)
+
+// tenantConfig is a flat ConfigMap configuration with a key of every kind
+// the tenant policy treats apart.
+type tenantConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	Timeout         *int64 `json:"timeout,omitempty" strata:"overridable"`
+	Retries         *int32 `json:"retries,omitempty" strata:"overridable"`
+	Verbose         *bool  `json:"verbose,omitempty" strata:"overridable"`
+	LogDir          string `json:"log-dir,omitempty" strata:"path,overridable"`
+	AlphaThing      *bool  `json:"alpha-thing,omitempty" strata:"overridable,alpha"`
+	BetaThing       *bool  `json:"beta-thing,omitempty" strata:"overridable,beta"`
+	Quota           *int64 `json:"quota,omitempty" strata:"cluster-only"`
+	Internal        *int64 `json:"internal,omitempty"`
+	Tenancy         string `json:"tenancy,omitempty" strata:"not-path"`
+	Locked          string `json:"locked,omitempty" strata:"not-path"`
+	Stability       string `json:"stability,omitempty" strata:"not-path"`
+}
+
+func (in *tenantConfig) DeepCopyObject() runtime.Object {
+	out := *in
+	for _, p := range []**int64{&out.Timeout, &out.Quota, &out.Internal} {
+		if *p != nil {
+			*p = new(**p)
+		}
+	}
+	if out.Retries != nil {
+		out.Retries = new(*out.Retries)
+	}
+	for _, p := range []**bool{&out.Verbose, &out.AlphaThing, &out.BetaThing} {
+		if *p != nil {
+			*p = new(**p)
+		}
+	}
+	return &out
+}
+
+var tenantGV = schema.GroupVersion{Group: "tenant.test.strata.dev", Version: "v1"}
+
+func newTestResolver(t testing.TB, mutate func(*ResolverOptions[*tenantConfig])) *Resolver[*tenantConfig] {
+	t.Helper()
+	codec, err := scheme.New(scheme.Config{
+		Group: tenantGV.Group, Kind: "tenantConfig", Hub: "v1",
+		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+			s.AddKnownTypes(tenantGV, &tenantConfig{})
+			s.AddTypeDefaultingFunc(&tenantConfig{}, func(o any) {
+				if c := o.(*tenantConfig); c.Timeout == nil {
+					c.Timeout = new(int64(60))
+				}
+			})
+			return nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := validation.FieldsFor(reflect.TypeFor[tenantConfig](), map[string]validation.Marker{"/apiVersion": validation.NotPath, "/kind": validation.NotPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := ResolverOptions[*tenantConfig]{
+		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  map[string]string{"config": "tenant"},
+		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
+		Codec:   codec, Fields: fields,
+		Validate: func(c *tenantConfig) field.ErrorList {
+			if *c.Timeout <= 0 {
+				return field.ErrorList{field.Invalid(field.NewPath("timeout"), *c.Timeout, "must be positive")}
+			}
+			return nil
+		},
+	}
+	if mutate != nil {
+		mutate(&o)
+	}
+	r, err := NewResolver(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func configMap(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, ResourceVersion: "1"}, Data: data}
+}
+
+func tenantCM(ns string, data map[string]string) *corev1.ConfigMap {
+	return configMap(ns, "overrides", map[string]string{"config": "tenant"}, data)
+}
+
+func dropped(s *Snapshot[*tenantConfig]) map[string]string {
+	out := map[string]string{}
+	for _, d := range s.Rejected {
+		out[d.Key] = d.Reason
+	}
+	return out
+}
+
+func TestTenantPolicy(t *testing.T) {
+	r := newTestResolver(t, nil)
+	everything := map[string]string{
+		"timeout": "30", "retries": "0", "verbose": "false", "log-dir": "logs", "alpha-thing": "true", "beta-thing": "true",
+		"quota": "9", "internal": "1", "tenancy": "on", "locked": "", "stability": "alpha",
+	}
+	for _, tc := range []struct {
+		name     string
+		cluster  map[string]string
+		ns       string
+		want     map[string]string // key → reason
+		timeout  int64
+		verbose  *bool
+		alphaSet bool
+	}{{
+		name:    "gate closed: no tenant layer at all",
+		cluster: map[string]string{"tenancy": "off"}, ns: "team", want: map[string]string{}, timeout: 60,
+	}, {
+		name:    "gate open, stable",
+		cluster: map[string]string{"tenancy": "on", "locked": "retries"}, ns: "team", timeout: 30, verbose: new(false),
+		want: map[string]string{
+			"/log-dir": ReasonPath, "/alpha-thing": ReasonAlpha, "/beta-thing": ReasonBeta, "/quota": ReasonClusterOnly,
+			"/internal": ReasonNotOverridable, "/tenancy": ReasonPolicyKey, "/locked": ReasonPolicyKey, "/stability": ReasonPolicyKey,
+			"/retries": ReasonLocked,
+		},
+	}, {
+		name:    "beta allowed",
+		cluster: map[string]string{"tenancy": "on", "stability": "beta"}, ns: "team", timeout: 30, verbose: new(false),
+		want: map[string]string{
+			"/log-dir": ReasonPath, "/alpha-thing": ReasonAlpha, "/quota": ReasonClusterOnly,
+			"/internal": ReasonNotOverridable, "/tenancy": ReasonPolicyKey, "/locked": ReasonPolicyKey, "/stability": ReasonPolicyKey,
+		},
+	}, {
+		name: "alpha allowed", alphaSet: true,
+		cluster: map[string]string{"tenancy": "on", "stability": "alpha"}, ns: "team", timeout: 30, verbose: new(false),
+		want: map[string]string{
+			"/log-dir": ReasonPath, "/quota": ReasonClusterOnly,
+			"/internal": ReasonNotOverridable, "/tenancy": ReasonPolicyKey, "/locked": ReasonPolicyKey, "/stability": ReasonPolicyKey,
+		},
+	}, {
+		name:    "system namespace",
+		cluster: map[string]string{"tenancy": "on"}, ns: "kube-system", want: map[string]string{}, timeout: 60,
+	}, {
+		name:    "own namespace",
+		cluster: map[string]string{"tenancy": "on"}, ns: "ops", want: map[string]string{}, timeout: 60,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := r.ResolveObjects(tc.ns, []runtime.Object{configMap("ops", "config", nil, tc.cluster), tenantCM(tc.ns, everything)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := dropped(s); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("dropped:\n got %v\nwant %v", got, tc.want)
+			}
+			if *s.Object.Timeout != tc.timeout {
+				t.Errorf("timeout %d, want %d", *s.Object.Timeout, tc.timeout)
+			}
+			if fmt.Sprint(s.Object.Verbose) != fmt.Sprint(tc.verbose) && (s.Object.Verbose == nil || *s.Object.Verbose != *tc.verbose) {
+				t.Errorf("verbose %v, want %v: an explicit false is a value", s.Object.Verbose, tc.verbose)
+			}
+			if (s.Object.AlphaThing != nil) != tc.alphaSet {
+				t.Errorf("alpha-thing set = %v, want %v", s.Object.AlphaThing != nil, tc.alphaSet)
+			}
+			if s.Object.LogDir != "" {
+				t.Errorf("a tenant set a path: %q", s.Object.LogDir)
+			}
+		})
+	}
+}
+
+func TestClusterPolicyErrors(t *testing.T) {
+	r := newTestResolver(t, nil)
+	for _, tc := range []struct {
+		data map[string]string
+		want string
+	}{
+		{map[string]string{"tenancy": "maybe"}, `key "tenancy": "maybe" is neither "off" nor "on"`},
+		{map[string]string{"locked": "timeout, retires"}, `key "locked": "retires" is no configuration key`},
+		{map[string]string{"stability": "gamma"}, `key "stability": "gamma" is none of stable, beta, alpha`},
+		{map[string]string{"timeout": "0"}, `timeout: Invalid value: 0: must be positive`},
+		{map[string]string{"timeout": "ten"}, `key "/timeout": "ten"`},
+		{map[string]string{"unknown": "1"}, `key "/unknown": no such field`},
+	} {
+		_, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, tc.data)})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ops/config") {
+			t.Errorf("%v: error %v, want one naming ops/config and %q", tc.data, err, tc.want)
+		}
+	}
+}
+
+func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
+	r := newTestResolver(t, func(o *ResolverOptions[*tenantConfig]) { o.NamespaceConfigMaps = []string{"base", "overrides"} })
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+	good := configMap("team", "base", map[string]string{"config": "tenant"}, map[string]string{"retries": "4"})
+	bad := tenantCM("team", map[string]string{"timeout": "-1", "verbose": "true"})
+	s, err := r.ResolveObjects("team", []runtime.Object{cluster, good, bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.Object.Timeout != 60 || s.Object.Verbose != nil || *s.Object.Retries != 4 {
+		t.Errorf("got timeout %d verbose %v retries %v: the invalid layer must go as a whole, the valid one stay", *s.Object.Timeout, s.Object.Verbose, s.Object.Retries)
+	}
+	if len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0].Error(), "namespace team/overrides") {
+		t.Errorf("ignored %v", s.Ignored)
+	}
+	// Unlabelled: not a layer.
+	s, _ = r.ResolveObjects("team", []runtime.Object{cluster, configMap("team", "overrides", nil, map[string]string{"retries": "9"})})
+	if s.Object.Retries != nil {
+		t.Error("an unlabelled ConfigMap was applied")
+	}
+}
+
+// cachedResolver is a resolver with n namespaces cached, every tenth with
+// an override of its own, built without a cluster.
+func cachedResolver(tb testing.TB, n int) (*Resolver[*tenantConfig], []string, map[string]string, map[string]map[string]string) {
+	r := newTestResolver(tb, func(o *ResolverOptions[*tenantConfig]) { o.CacheSize = n })
+	clusterData := map[string]string{"tenancy": "on", "timeout": "120", "retries": "3", "verbose": "true"}
+	cluster := configMap("ops", "config", nil, clusterData)
+	names := make([]string, n)
+	overrides := map[string]map[string]string{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range names {
+		names[i] = "namespace-" + strconv.Itoa(i)
+		objs := []runtime.Object{cluster}
+		if i%10 == 0 {
+			overrides[names[i]] = map[string]string{"timeout": strconv.Itoa(i + 1), "verbose": "false"}
+			objs = append(objs, tenantCM(names[i], overrides[names[i]]))
+		}
+		r.mu.Unlock()
+		s, err := r.ResolveObjects(names[i], objs)
+		r.mu.Lock()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e := &entry[*tenantConfig]{}
+		e.snap.Store(s)
+		e.used.Store(r.tick.Add(1))
+		r.cache.put(names[i], e)
+	}
+	return r, names, clusterData, overrides
+}
+
+func TestCachedHitAllocatesNothing(t *testing.T) {
+	r, names, _, _ := cachedResolver(t, 1000)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, func() {
+		for _, ns := range names[:10] {
+			if _, err := r.ForNamespace(ctx, ns); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a cache hit allocates %v times", allocs)
+	}
+	if s, _ := r.ForNamespace(ctx, names[10]); *s.Object.Timeout != 11 || *s.Object.Verbose {
+		t.Errorf("namespace-10: %+v", s.Object)
+	}
+}
+
+// BenchmarkForNamespace compares a cached ForNamespace with 10,000
+// namespaces cached against what a Tekton-style loader does on every call:
+// merge the cluster and namespace maps under the policy, then parse the
+// result into the typed struct.
+func BenchmarkForNamespace(b *testing.B) {
+	r, names, clusterData, overrides := cachedResolver(b, 10000)
+	ctx := context.Background()
+	b.Run("strata-cached", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			s, _ := r.ForNamespace(ctx, names[i%len(names)])
+			if s == nil {
+				b.Fatal("no snapshot")
+			}
+			i++
+		}
+	})
+	b.Run("remerge-and-parse", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			c, err := remergeAndParse(clusterData, overrides[names[i%len(names)]])
+			if err != nil || c.Timeout == nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// remergeAndParse is the per-call work of a loader that keeps raw maps: copy
+// the cluster map, overlay the allowed namespace keys, and parse every key.
+func remergeAndParse(cluster, ns map[string]string) (*tenantConfig, error) {
+	allowed := map[string]bool{"timeout": true, "retries": true, "verbose": true}
+	merged := make(map[string]string, len(cluster)+len(ns))
+	for k, v := range cluster {
+		merged[k] = v
+	}
+	if cluster["tenancy"] == "on" {
+		for k, v := range ns {
+			if allowed[k] {
+				merged[k] = v
+			}
+		}
+	}
+	c := &tenantConfig{}
+	for k, v := range merged {
+		switch k {
+		case "timeout":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			c.Timeout = &n
+		case "retries":
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil {
+				return nil, err
+			}
+			c.Retries = new(int32(n))
+		case "verbose":
+			x, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, err
+			}
+			c.Verbose = &x
+		case "tenancy":
+			c.Tenancy = v
+		}
+	}
+	return c.DeepCopyObject().(*tenantConfig), nil
+}
+
