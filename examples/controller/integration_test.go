@@ -31,12 +31,12 @@ var seq atomic.Int64
 
 // fixture is one test's system namespace and resolver.
 type fixture struct {
-	t       *testing.T
-	c       kubernetes.Interface
-	system  string
-	prefix  string
-	reg     metrics.KubeRegistry
-	r       *resolver
+	t      *testing.T
+	c      kubernetes.Interface
+	system string
+	prefix string
+	reg    metrics.KubeRegistry
+	r      *resolver
 }
 
 // newFixture creates a system namespace for the test, with the cluster
@@ -75,9 +75,19 @@ func (f *fixture) start(mode layers.Mode, cacheSize int) *resolver {
 	return r
 }
 
+func namespaceObject(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func configMapObject(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Data: data}
+}
+
 func (f *fixture) namespace(name string, labels map[string]string) string {
 	f.t.Helper()
-	_, err := f.c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+	n := namespaceObject(name)
+	n.Labels = labels
+	_, err := f.c.CoreV1().Namespaces().Create(context.Background(), n, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		f.t.Fatal(err)
 	}
@@ -92,7 +102,7 @@ func (f *fixture) put(ns, name string, labels, data map[string]string) *corev1.C
 	f.t.Helper()
 	ctx := context.Background()
 	cms := f.c.CoreV1().ConfigMaps(ns)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Data: data}
+	cm := configMapObject(ns, name, labels, data)
 	got, err := cms.Create(ctx, cm, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		cur, gerr := cms.Get(ctx, name, metav1.GetOptions{})
@@ -190,15 +200,15 @@ var openGate = map[string]string{"enforced-config-level": "namespace", "default-
 
 func TestOverridesAndPolicy(t *testing.T) {
 	f := newFixture(t, map[string]string{
-		"enforced-config-level":  "namespace",
-		"non-overridable-fields": "default-service-account",
+		"enforced-config-level":   "namespace",
+		"non-overridable-fields":  "default-service-account",
 		"default-timeout-seconds": "1800", "max-timeout-seconds": "7200",
 		"default-service-account": "job-runner",
 	})
 	a, b := f.tenant("a"), f.tenant("b")
 	f.override(a, map[string]string{
 		"default-timeout-seconds":            "600",
-		"default-ttl-seconds-after-finished": "0", // an explicit zero is a value, not "unset"
+		"default-ttl-seconds-after-finished": "0",         // an explicit zero is a value, not "unset"
 		"default-service-account":            "admin",     // locked
 		"max-timeout-seconds":                "100000",    // cluster-only
 		"enforced-config-level":              "namespace", // the gate itself
