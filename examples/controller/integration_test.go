@@ -433,13 +433,23 @@ func TestEvictionStopsTheWatch(t *testing.T) {
 	for i, ns := range []string{a, b, c} {
 		f.override(ns, map[string]string{"default-timeout-seconds": fmt.Sprint(100 * (i + 1))})
 	}
+	// Watches of earlier tests' resolvers close asynchronously on the
+	// server: wait until its count settles.
 	before := serverWatches(t)
+	for settled := false; !settled; {
+		time.Sleep(300 * time.Millisecond)
+		now := serverWatches(t)
+		settled, before = now == before, now
+	}
 	f.start(layers.Lazy, 2)
 	f.resolve(a)
 	f.resolve(b)
-	if got := serverWatches(t) - before; got != 2 {
-		t.Errorf("the API server holds %v new ConfigMap watches, want 2", got)
-	}
+	eventually(t, 10*time.Second, func() string { // a watch opens just after its first resolve
+		if got := serverWatches(t) - before; got != 2 {
+			return fmt.Sprintf("the API server holds %v new ConfigMap watches, want 2", got)
+		}
+		return ""
+	})
 	f.resolve(c) // evicts a, the least recently used
 	eventually(t, 10*time.Second, func() string {
 		if got := serverWatches(t) - before; got != 2 {
