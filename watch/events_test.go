@@ -133,7 +133,13 @@ func TestEventsLostWatch(t *testing.T) {
 		t.Fatalf("after recreation: %+v", r)
 	}
 	writeFiles(t, dir, map[string]string{"config": "three"})
-	if r := rec.next(t); r.Value != "three" {
+	r := rec.next(t)
+	if r.Value == "" {
+		// An in-place write truncates first: under load the watcher
+		// can read the empty file, then the full one.
+		r = rec.next(t)
+	}
+	if r.Value != "three" {
 		t.Fatalf("watch not re-registered on the new directory: %+v", r)
 	}
 }
