@@ -191,7 +191,6 @@ func (s *informerSet) shutdown() {
 // ends when ctx is cancelled: on eviction, flush or Stop.
 func (r *Resolver[T]) watchNamespace(ctx context.Context, ns string, e *entry[T], rv string) {
 	defer r.wg.Done()
-	r.m.watches.Inc()
 	defer r.m.watches.Dec()
 	cms := r.o.Client.CoreV1().ConfigMaps(ns)
 	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {

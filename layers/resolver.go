@@ -355,6 +355,7 @@ func (r *Resolver[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 			wctx, cancel := context.WithCancel(r.ctx)
 			e.cancel = cancel
 			r.wg.Add(1)
+			r.m.watches.Inc() // counted from now; the watch decrements it when it ends
 			go r.watchNamespace(wctx, ns, e, list.ResourceVersion)
 		}
 		r.evict(ns)
