@@ -366,3 +366,24 @@ func BenchmarkCacheMemory(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/10000, "heap-B/namespace")
 	goruntime.KeepAlive(r)
 }
+
+// FuzzTenantConfigMap feeds arbitrary tenant ConfigMap data through the
+// resolver: tenant input may be refused or ignored, but never fails a
+// resolve, never panics, and never leaves a key the policy refuses.
+func FuzzTenantConfigMap(f *testing.F) {
+	r := newTestResolver(f, nil)
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "stability": "beta"})
+	f.Add("timeout", "30", "verbose", "false")
+	f.Add("log-dir", "../x", "quota", "1")
+	f.Add("timeout", "-1", "alpha-thing", "true")
+	f.Add("_example", "anything", "retries", "{a: [1")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", map[string]string{k1: v1, k2: v2})})
+		if err != nil {
+			t.Fatalf("tenant input failed a resolve: %v", err)
+		}
+		if *s.Object.Timeout <= 0 || s.Object.LogDir != "" || s.Object.Quota != nil || s.Object.AlphaThing != nil {
+			t.Fatalf("a refused or invalid tenant value took effect: %+v", s.Object)
+		}
+	})
+}
