@@ -48,14 +48,14 @@ func (r *Resolver[T]) startInformers() error {
 	}))
 	s.cluster, s.clusterCMs = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
 	if r.o.Selectors != nil {
-		sel := labels.SelectorFromSet(r.o.Selectors.Labels).String()
+		sel := r.selectorCMs.String()
 		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
 		s.selector, s.selectors = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
 		nf := factory()
 		s.namespace, s.namespaces = nf.Core().V1().Namespaces().Informer(), nf.Core().V1().Namespaces().Lister()
 	}
 	if r.o.Mode == Informer {
-		f := factory(informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.nsLabels }))
+		f := factory(informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.nsLabels.String() }))
 		s.cm, s.cms = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister()
 	}
 	for _, f := range s.factories {
@@ -194,13 +194,13 @@ func (r *Resolver[T]) watchNamespace(ctx context.Context, ns string, e *entry[T]
 	defer r.m.watches.Dec()
 	cms := r.o.Client.CoreV1().ConfigMaps(ns)
 	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		o.LabelSelector = r.nsLabels
+		o.LabelSelector = r.nsLabels.String()
 		return cms.Watch(ctx, o)
 	}}
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		if rv == "" {
-			list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: r.nsLabels})
+			list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: r.nsLabels.String()})
 			if err != nil {
 				r.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "after", delay)
 				select {

@@ -116,13 +116,14 @@ type Selectors struct {
 // ForNamespace is safe for concurrent use; on a cached namespace it takes no
 // lock and allocates nothing.
 type Resolver[T runtime.Object] struct {
-	o        ResolverOptions[T]
-	m        *ResolverMetrics
-	log      klog.Logger
-	recorder record.EventRecorder
-	stopRec  func()
-	schema   *merge.Schema
-	nsLabels string // the label selector of namespace ConfigMaps
+	o           ResolverOptions[T]
+	m           *ResolverMetrics
+	log         klog.Logger
+	recorder    record.EventRecorder
+	stopRec     func()
+	schema      *merge.Schema
+	nsLabels    labels.Selector // the required labels of namespace ConfigMaps
+	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 
 	cache nsCache[entry[T]]
 	tick  atomic.Uint64 // advanced on every insertion; entries keep the tick of their last use
@@ -215,10 +216,13 @@ func NewResolver[T runtime.Object](o ResolverOptions[T]) (*Resolver[T], error) {
 		o:        o,
 		m:        o.Metrics,
 		schema:   o.Fields.Schema(),
-		nsLabels: labels.SelectorFromSet(o.Labels).String(),
+		nsLabels: labels.SelectorFromSet(o.Labels),
 		reported: map[string]string{},
 		recorder: o.Recorder,
 		stopRec:  func() {},
+	}
+	if o.Selectors != nil {
+		r.selectorCMs = labels.SelectorFromSet(o.Selectors.Labels)
 	}
 	if r.m == nil {
 		r.m = NewResolverMetrics("strata_unregistered")
@@ -259,14 +263,14 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 		r.Stop()
 		return err
 	}
-	state, err := r.parseCluster(cm)
+	state, base, err := r.parseCluster(cm)
 	if err != nil {
 		if !r.o.StartOnDefaults {
 			r.Stop()
 			return err
 		}
 		r.refused(cm, KindCluster, err)
-		state, err = r.parseCluster(nil)
+		state, base, err = r.parseCluster(nil)
 		if err != nil {
 			r.Stop()
 			return err
@@ -274,12 +278,8 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.selectors = r.readSelectors(r.informers.selectorConfigMaps())
-	err = r.setCluster(state)
+	r.setCluster(state, base)
 	r.mu.Unlock()
-	if err != nil {
-		r.Stop()
-		return err
-	}
 	return r.addHandlers()
 }
 
@@ -330,7 +330,7 @@ func (r *Resolver[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 		var list *corev1.ConfigMapList
 		if fetch {
 			var err error
-			list, err = r.o.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: r.nsLabels})
+			list, err = r.o.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: r.nsLabels.String()})
 			if err != nil {
 				return nil, fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
 			}
@@ -536,59 +536,53 @@ func (r *Resolver[T]) decode(base, optional []*merge.Layer) (*Snapshot[T], error
 	return s, nil
 }
 
-// parseCluster reads the cluster ConfigMap (nil: absent) into a state:
-// its layer, the tenant policy it sets, and a check that the configuration
-// it gives decodes and validates. The error names the ConfigMap.
-func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState, error) {
+// parseCluster reads the cluster ConfigMap (nil: absent) into a state (its
+// layer and the tenant policy it sets) and the snapshot it gives namespaces
+// with no layer of their own, which shows that it decodes and validates.
+// The error names the ConfigMap.
+func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState, *Snapshot[T], error) {
 	st := &clusterState{cm: cm}
 	var data map[string]string
 	name := r.o.Namespace + "/" + r.o.ClusterConfigMap
 	if cm != nil {
 		l, err := ConfigMapLayer(cm, KindCluster, r.schema)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st.layer, data = l, cm.Data
 	}
 	p, err := r.o.Tenancy.policyFrom(data, r.o.Fields)
 	if err != nil {
-		return nil, fmt.Errorf("cluster ConfigMap %s: %w", name, err)
+		return nil, nil, fmt.Errorf("cluster ConfigMap %s: %w", name, err)
 	}
 	st.policy = p
 	var base []*merge.Layer
 	if st.layer != nil {
 		base = append(base, st.layer)
 	}
-	if _, err := r.decode(base, nil); err != nil {
-		if cm == nil {
-			return nil, fmt.Errorf("the defaults (no cluster ConfigMap %s): %w", name, err)
-		}
-		return nil, fmt.Errorf("cluster ConfigMap %s: %w", name, err)
-	}
-	return st, nil
-}
-
-// setCluster puts st in effect. Opening or closing the gate flushes every
-// namespace (their layers and watches follow the gate); any other change
-// rebuilds every cached snapshot. Called with mu held.
-func (r *Resolver[T]) setCluster(st *clusterState) error {
-	var base []*merge.Layer
-	if st.layer != nil {
-		base = append(base, st.layer)
-	}
 	s, err := r.decode(base, nil)
 	if err != nil {
-		return err
+		if cm == nil {
+			return nil, nil, fmt.Errorf("the defaults (no cluster ConfigMap %s): %w", name, err)
+		}
+		return nil, nil, fmt.Errorf("cluster ConfigMap %s: %w", name, err)
 	}
+	return st, s, nil
+}
+
+// setCluster puts st and its base snapshot in effect. Opening or closing
+// the gate flushes every namespace (their layers and watches follow the
+// gate); any other change rebuilds every cached snapshot. Called with mu
+// held.
+func (r *Resolver[T]) setCluster(st *clusterState, base *Snapshot[T]) {
 	gateMoved := r.cluster != nil && r.cluster.policy.open != st.policy.open
-	r.cluster, r.base = st, s
+	r.cluster, r.base = st, base
 	if gateMoved {
 		r.log.Info("Namespace overrides turned", "open", st.policy.open, "flushed", r.cache.n)
 		r.flush()
-		return nil
+		return
 	}
 	r.rebuildAll()
-	return nil
 }
 
 // applyCluster applies a new version of the cluster ConfigMap (nil:
@@ -601,15 +595,12 @@ func (r *Resolver[T]) applyCluster(cm *corev1.ConfigMap) {
 	if cur != nil && (cm == nil) == (cur.cm == nil) && (cm == nil || maps.Equal(cm.Data, cur.cm.Data) && len(cm.BinaryData) == 0) {
 		return
 	}
-	st, err := r.parseCluster(cm)
+	st, base, err := r.parseCluster(cm)
 	if err != nil {
 		r.refused(cm, KindCluster, err)
 		return
 	}
-	if err := r.setCluster(st); err != nil {
-		r.refused(cm, KindCluster, err)
-		return
-	}
+	r.setCluster(st, base)
 	if cm == nil {
 		r.log.Info("Cluster ConfigMap deleted; defaults apply", "configMap", r.o.Namespace+"/"+r.o.ClusterConfigMap)
 	} else {
@@ -664,15 +655,7 @@ func pointers(items []corev1.ConfigMap) []*corev1.ConfigMap {
 }
 
 func (r *Resolver[T]) isNamespaceLayer(cm *corev1.ConfigMap) bool {
-	if !slices.Contains(r.o.NamespaceConfigMaps, cm.Name) {
-		return false
-	}
-	for k, v := range r.o.Labels {
-		if got, ok := cm.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
+	return slices.Contains(r.o.NamespaceConfigMaps, cm.Name) && r.nsLabels.Matches(labels.Set(cm.Labels))
 }
 
 // ordered lists cms in NamespaceConfigMaps order.
@@ -746,7 +729,7 @@ func (r *Resolver[T]) resolveDirect(ctx context.Context, ns string) (*Snapshot[T
 		objs = append(objs, cluster)
 	}
 	if r.o.Selectors != nil {
-		list, err := c.ConfigMaps(r.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(r.o.Selectors.Labels).String()})
+		list, err := c.ConfigMaps(r.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: r.selectorCMs.String()})
 		if err != nil {
 			return nil, fmt.Errorf("listing selector ConfigMaps in %s: %w", r.o.Namespace, err)
 		}
@@ -800,14 +783,14 @@ func (r *Resolver[T]) resolveObjects(ns string, objs []runtime.Object, events bo
 			switch {
 			case o.Namespace == r.o.Namespace && o.Name == r.o.ClusterConfigMap:
 				cluster = o
-			case o.Namespace == r.o.Namespace && r.o.Selectors != nil && labels.SelectorFromSet(r.o.Selectors.Labels).Matches(labels.Set(o.Labels)):
+			case o.Namespace == r.o.Namespace && r.selectorCMs != nil && r.selectorCMs.Matches(labels.Set(o.Labels)):
 				selectorCMs = append(selectorCMs, o)
 			case o.Namespace == ns && r.isNamespaceLayer(o):
 				own[o.Name] = o
 			}
 		}
 	}
-	st, err := r.parseCluster(cluster)
+	st, _, err := r.parseCluster(cluster)
 	if err != nil {
 		return nil, err
 	}
