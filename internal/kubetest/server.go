@@ -45,7 +45,6 @@ type Server struct {
 	// kubectl and example binaries.
 	Kubeconfig string
 
-	dir       string
 	apiserver string
 	args      []string
 	mu        sync.Mutex
@@ -61,7 +60,7 @@ type Server struct {
 // &server)). When the servers cannot start, no test runs and the binary
 // fails with the reason.
 func Main(m interface{ Run() int }, server **Server) int {
-	root, err := repoRoot()
+	root, err := watchtest.FindRepoRoot()
 	if err == nil {
 		dir, derr := os.MkdirTemp("", "strata-kubetest-")
 		if derr != nil {
@@ -81,25 +80,6 @@ func Main(m interface{ Run() int }, server **Server) int {
 
 func tool(root, name string) string { return filepath.Join(root, "bin", name) }
 
-// repoRoot is watchtest.RepoRoot for callers without a testing.TB.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module github.com/stratacfg/strata\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("not inside the strata repository")
-		}
-		dir = parent
-	}
-}
-
 // Start starts etcd and kube-apiserver for one test, and stops them when
 // the test ends.
 func Start(tb testing.TB) *Server {
@@ -118,7 +98,7 @@ func start(etcdBin, apiserverBin, dir string) (*Server, error) {
 			return nil, fmt.Errorf("%s is missing (%v); `make tools` builds it from hack/tools", bin, err)
 		}
 	}
-	s := &Server{dir: dir, apiserver: apiserverBin}
+	s := &Server{apiserver: apiserverBin}
 	log, err := os.Create(filepath.Join(dir, "servers.log"))
 	if err != nil {
 		return nil, err

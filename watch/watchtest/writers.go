@@ -21,18 +21,28 @@ import (
 // module github.com/stratacfg/strata.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := FindRepoRoot()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return dir
+}
+
+// FindRepoRoot is RepoRoot for callers without a testing.TB, such as a
+// TestMain.
+func FindRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
 	}
 	for {
 		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err == nil && strings.HasPrefix(string(data), "module github.com/stratacfg/strata\n") {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("watchtest: not inside the strata repository (no go.mod of module github.com/stratacfg/strata above the working directory)")
+			return "", fmt.Errorf("watchtest: not inside the strata repository (no go.mod of module github.com/stratacfg/strata above the working directory)")
 		}
 		dir = parent
 	}
