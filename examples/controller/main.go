@@ -474,10 +474,8 @@ func reconcile(ctx context.Context, client kubernetes.Interface, r *resolver, li
 	job = job.DeepCopy()
 	Apply(job, snap.Object)
 	snap.Annotate(job)
+	// A conflict is retried: the informer brings the new version.
 	_, err = client.BatchV1().Jobs(job.Namespace).Update(ctx, job, metav1.UpdateOptions{FieldManager: "strata-example-controller"})
-	if apierrors.IsConflict(err) {
-		return err // the informer brings the new version; retried
-	}
 	return err
 }
 
