@@ -6,7 +6,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: test vet lint unit bench fuzz demo tools
+.PHONY: test vet lint unit bench bench-lib fuzz demo tools
 
 ## test: everything CI runs: vet, staticcheck, the race-enabled test suite
 ## (which needs the real servers and writers that `make tools` builds).
@@ -37,6 +37,7 @@ $(BIN)/etcd: $(ETCD_MOD)
 vet:
 	$(GO) vet ./...
 	cd hack/tools && $(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 $(STATICCHECK):
 	@mkdir -p $(BIN)
@@ -45,12 +46,28 @@ $(STATICCHECK):
 
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
+	cd bench && $(STATICCHECK) ./...
 
+# The bench module's tests check that every library it compares arrives at
+# the same configuration; its benchmarks run only under `make bench`.
 unit:
 	$(GO) test -race -count=1 ./...
+	cd bench && $(GO) test -race -count=1 ./...
 
-## bench: every benchmark, with allocations.
-bench:
+## bench: strata side by side with viper, koanf, knative and a Tekton-style
+## loader (the bench module), written up in docs/PERFORMANCE.md. Cases 1-4
+## run BENCH_COUNT times (the document gives medians); case 5 makes 100
+## kubelet updates once. The raw output, for benchstat, is bin/bench.txt.
+BENCH_COUNT ?= 5
+bench: tools
+	@mkdir -p $(BIN)
+	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench 'Case[1-4]' -benchmem -count $(BENCH_COUNT) . | tee $(BIN)/bench.txt
+	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench 'Case5' -benchmem -benchtime 1x . | tee -a $(BIN)/bench.txt
+	cd bench && $(GO) run ./cmd/perfdoc -in $(BIN)/bench.txt -notes cmd/perfdoc/notes.md \
+	  -out ../docs/PERFORMANCE.md -commit "$$(git rev-parse --short HEAD)"
+
+## bench-lib: the library's own benchmarks, with allocations.
+bench-lib:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).

@@ -1,0 +1,405 @@
+// Command perfdoc turns the output of the bench module's benchmarks into
+// docs/PERFORMANCE.md: a table per case of ns/op, B/op and allocs/op with
+// the ratio strata / peer, each goal marked met or missed, the machine,
+// the Go version and the commands that reproduce the run.
+//
+//	perfdoc -in bin/bench.txt -notes bench/cmd/perfdoc/notes.md -out docs/PERFORMANCE.md
+//
+// A benchmark that ran several times (-count) is reported by its median.
+// perfdoc fails when a case has no result, so that a broken run never
+// produces a document.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	in := flag.String("in", "", "benchmark output (go test -bench -benchmem)")
+	notes := flag.String("notes", "", "markdown file with the notes of each case")
+	out := flag.String("out", "", "where to write the document")
+	commit := flag.String("commit", "", "the commit measured")
+	flag.Parse()
+	if err := run(*in, *notes, *out, *commit); err != nil {
+		fmt.Fprintln(os.Stderr, "perfdoc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in, notesPath, out, commit string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res, err := parse(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	notes := map[string]string{}
+	if notesPath != "" {
+		data, err := os.ReadFile(notesPath)
+		if err != nil {
+			return err
+		}
+		notes = parseNotes(string(data))
+	}
+	var buf bytes.Buffer
+	if err := write(&buf, res, notes, machine(res, commit)); err != nil {
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
+
+// result is one benchmark's medians over its runs.
+type result struct {
+	runs    int
+	metrics map[string]float64 // unit → median
+}
+
+// results holds every benchmark by name ("Case1Read/strata") and the
+// header lines of the run (goos, goarch, cpu).
+type results struct {
+	bench  map[string]*result
+	header map[string]string
+}
+
+// parse reads go test -bench output. Lines that are not benchmark results
+// or headers are ignored.
+func parse(r io.Reader) (*results, error) {
+	samples := map[string]map[string][]float64{}
+	header := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if k, v, ok := strings.Cut(line, ": "); ok && (k == "goos" || k == "goarch" || k == "cpu") {
+			header[k] = strings.TrimSpace(v)
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
+			continue
+		}
+		if _, err := strconv.Atoi(fields[1]); err != nil {
+			continue
+		}
+		name := strings.TrimPrefix(fields[0], "Benchmark")
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		if samples[name] == nil {
+			samples[name] = map[string][]float64{}
+		}
+		for i := 2; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("benchmark %s: value %q: %w", name, fields[i], err)
+			}
+			samples[name][fields[i+1]] = append(samples[name][fields[i+1]], v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	out := &results{bench: map[string]*result{}, header: header}
+	for name, units := range samples {
+		r := &result{metrics: map[string]float64{}}
+		for unit, vs := range units {
+			slices.Sort(vs)
+			r.metrics[unit] = vs[len(vs)/2]
+			r.runs = max(r.runs, len(vs))
+		}
+		out.bench[name] = r
+	}
+	return out, nil
+}
+
+// parseNotes splits a markdown file into sections by "## key" headings.
+func parseNotes(s string) map[string]string {
+	out := map[string]string{}
+	key := ""
+	var b strings.Builder
+	flush := func() {
+		if key != "" {
+			out[key] = strings.TrimSpace(b.String())
+		}
+		b.Reset()
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if k, ok := strings.CutPrefix(line, "## "); ok {
+			flush()
+			key = strings.TrimSpace(k)
+			continue
+		}
+		b.WriteString(line + "\n")
+	}
+	flush()
+	return out
+}
+
+// goal is one comparison the issue sets: strata's benchmark against a
+// peer's, met when strata / peer is at most max (or below it, when strict).
+type goal struct {
+	text         string
+	strata, peer string
+	max          float64
+	strict       bool
+}
+
+// kase is one case of the comparison.
+type kase struct {
+	key, title string
+	bench      string // the benchmark, "Case1Read"
+	strata     string // strata's sub-benchmark(s)
+	goals      []goal
+	watch      bool // a watch case: seen, missed and latency instead of time
+}
+
+var cases = []kase{
+	{key: "case1", title: "1. Read one value from the effective configuration", bench: "Case1Read", strata: "strata", goals: []goal{
+		{text: "at least 10 times faster than viper", strata: "strata", peer: "viper", max: 0.1},
+		{text: "at least 10 times faster than koanf", strata: "strata", peer: "koanf", max: 0.1},
+		{text: "no slower than knative", strata: "strata", peer: "knative", max: 1},
+	}},
+	{key: "case2", title: "2. Rebuild the effective configuration after one layer changed", bench: "Case2Rebuild", strata: "strata", goals: []goal{
+		{text: "no slower than the Tekton-style merge plus parse", strata: "strata", peer: "tekton-style", max: 1},
+	}},
+	{key: "case3", title: "3. Decode a component file strictly, with defaulting and conversion", bench: "Case3Decode", strata: "strata", goals: []goal{
+		{text: "within 1.2 times of apimachinery's UniversalDecoder used directly", strata: "strata", peer: "apimachinery", max: 1.2},
+		{text: "faster than kubelet's strict-then-lenient double decode", strata: "strata-warn-unknown-field", peer: "kubelet-double-decode-unknown-field", max: 1, strict: true},
+	}},
+	{key: "case4", title: "4. Per-namespace resolve with 10,000 namespaces cached", bench: "Case4Resolve", strata: "strata", goals: []goal{
+		{text: "at least 50 times faster than re-merging per call", strata: "strata", peer: "tekton-style", max: 1.0 / 50},
+	}},
+	{key: "case5", title: "5. Watch detection on a ConfigMap mount written by kubelet's AtomicWriter", bench: "Case5Watch", strata: "strata", watch: true},
+}
+
+// write renders the document.
+func write(w io.Writer, res *results, notes map[string]string, machine string) error {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("# Performance\n\n")
+	p("<!-- Generated by `make bench` (bench/cmd/perfdoc) from one run; do not edit by hand. -->\n\n")
+	if n := notes["intro"]; n != "" {
+		p("%s\n\n", n)
+	}
+	p("## The run\n\n%s\n", machine)
+	if n := notes["reproduce"]; n != "" {
+		p("%s\n\n", n)
+	}
+	p("## Goals\n\n| case | goal | strata / peer | |\n| --- | --- | --- | --- |\n")
+	for _, c := range cases {
+		if c.watch {
+			s, err := get(res, c.bench, c.strata)
+			if err != nil {
+				return err
+			}
+			seen := s.metrics["seen-of-100"]
+			p("| %s | strata sees the final state of every one of 100 updates | %s of 100 | %s |\n", c.key[4:], num(seen), mark(seen == 100))
+			continue
+		}
+		for _, g := range c.goals {
+			s, err := get(res, c.bench, g.strata)
+			if err != nil {
+				return err
+			}
+			q, err := get(res, c.bench, g.peer)
+			if err != nil {
+				return err
+			}
+			r := s.metrics["ns/op"] / q.metrics["ns/op"]
+			met := r <= g.max
+			if g.strict {
+				met = r < g.max
+			}
+			p("| %s | %s | %s | %s |\n", c.key[4:], g.text, ratio(r), mark(met))
+		}
+	}
+	p("\n")
+	for _, c := range cases {
+		p("## %s\n\n", c.title)
+		if n := notes[c.key]; n != "" {
+			p("%s\n\n", n)
+		}
+		subs := subBenchmarks(res, c.bench)
+		if len(subs) == 0 {
+			return fmt.Errorf("no results for Benchmark%s", c.bench)
+		}
+		if c.watch {
+			p("| library | seen of 100 | missed | p50 | p99 |\n| --- | --- | --- | --- | --- |\n")
+			for _, sub := range subs {
+				m := res.bench[c.bench+"/"+sub].metrics
+				lat := func(unit string) string {
+					if v, ok := m[unit]; ok {
+						return num(v) + " ms"
+					}
+					return "–"
+				}
+				p("| %s | %s | %s | %s | %s |\n", sub, num(m["seen-of-100"]), num(m["missed-of-100"]), lat("p50-ms"), lat("p99-ms"))
+			}
+			p("\n")
+			continue
+		}
+		p("| benchmark | ns/op | B/op | allocs/op | strata / this |\n| --- | --- | --- | --- | --- |\n")
+		for _, sub := range subs {
+			m := res.bench[c.bench+"/"+sub].metrics
+			r := "–"
+			if strataSub := strataFor(c, sub); strataSub != sub {
+				if s, err := get(res, c.bench, strataSub); err == nil {
+					r = ratio(s.metrics["ns/op"] / m["ns/op"])
+				}
+			}
+			p("| %s | %s | %s | %s | %s |\n", sub, num(m["ns/op"]), num(m["B/op"]), num(m["allocs/op"]), r)
+		}
+		p("\n")
+	}
+	if n := notes["outro"]; n != "" {
+		p("%s\n", n)
+	}
+	return nil
+}
+
+// strataFor names strata's benchmark that sub is compared with: the one a
+// goal pairs it with, or the case's strata benchmark.
+func strataFor(c kase, sub string) string {
+	for _, g := range c.goals {
+		if g.peer == sub {
+			return g.strata
+		}
+		if g.strata == sub {
+			return sub
+		}
+	}
+	if strings.HasPrefix(sub, "strata") {
+		return sub
+	}
+	return c.strata
+}
+
+func get(res *results, bench, sub string) (*result, error) {
+	r, ok := res.bench[bench+"/"+sub]
+	if !ok {
+		return nil, fmt.Errorf("no result for Benchmark%s/%s", bench, sub)
+	}
+	return r, nil
+}
+
+// subBenchmarks lists the sub-benchmarks of bench in the order strata
+// first, then by name.
+func subBenchmarks(res *results, bench string) []string {
+	var out []string
+	for name := range res.bench {
+		if sub, ok := strings.CutPrefix(name, bench+"/"); ok {
+			out = append(out, sub)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		as, bs := strings.HasPrefix(a, "strata"), strings.HasPrefix(b, "strata")
+		if as != bs {
+			if as {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+func mark(met bool) string {
+	if met {
+		return "met"
+	}
+	return "**missed**"
+}
+
+// ratio prints strata / peer, and for ratios below one how many times
+// faster strata is.
+func ratio(r float64) string {
+	if r < 1 {
+		return fmt.Sprintf("%s (%s× faster)", trim(r, 3), num(1/r))
+	}
+	return fmt.Sprintf("%s (%s× slower)", trim(r, 3), trim(r, 2))
+}
+
+// num prints a measurement with three significant digits, with thousands
+// separated.
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 1000:
+		return group(strconv.FormatFloat(v, 'f', 0, 64))
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func trim(v float64, digits int) string { return strconv.FormatFloat(v, 'g', digits, 64) }
+
+func group(s string) string {
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// machine describes where the run happened.
+func machine(res *results, commit string) string {
+	var b strings.Builder
+	cpu := res.header["cpu"]
+	if cpu == "" {
+		cpu = "unknown"
+	}
+	fmt.Fprintf(&b, "| | |\n| --- | --- |\n")
+	fmt.Fprintf(&b, "| CPU | %s, %d cores |\n", cpu, runtime.NumCPU())
+	if mem := memTotal(); mem != "" {
+		fmt.Fprintf(&b, "| memory | %s |\n", mem)
+	}
+	fmt.Fprintf(&b, "| OS | %s/%s |\n", res.header["goos"], res.header["goarch"])
+	fmt.Fprintf(&b, "| Go | %s |\n", runtime.Version())
+	if commit != "" {
+		fmt.Fprintf(&b, "| commit | %s |\n", commit)
+	}
+	runs := 0
+	for _, r := range res.bench {
+		runs = max(runs, r.runs)
+	}
+	fmt.Fprintf(&b, "| runs | each benchmark up to %d times; the tables give the median |\n", runs)
+	return b.String()
+}
+
+func memTotal() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				return ""
+			}
+			return fmt.Sprintf("%.0f GiB", kb/(1<<20))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	koanfyaml "github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/viper"
+
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/watch"
+	"github.com/stratacfg/strata/watch/watchtest"
+)
+
+// Updates is how many kubelet updates the watch benchmark makes.
+const Updates = 100
+
+// SeenWithin is how long after an update's Write returned a library has to
+// show it before the update counts as missed.
+const SeenWithin = 250 * time.Millisecond
+
+// settingsFile is the workload as a Settings file whose max-retries is
+// generation.
+func settingsFile(generation int) string {
+	data := ClusterData()
+	data["max-retries"] = fmt.Sprint(generation)
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: Settings\n", GroupVersion)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, data[k])
+	}
+	return b.String()
+}
+
+// watched is one library watching the mount: generation returns the
+// max-retries it currently shows.
+type watched struct {
+	generation func() int64
+	stop       func()
+}
+
+// BenchmarkCase5Watch updates a ConfigMap mount Updates times through
+// kubelet's own AtomicWriter and measures, for each library watching it,
+// how many updates it showed within SeenWithin of the Write returning and
+// how long that took. Each library runs alone against its own mount.
+// Run it with -benchtime=1x: one iteration is all the updates.
+func BenchmarkCase5Watch(b *testing.B) {
+	for _, lib := range []struct {
+		name  string
+		start func(b *testing.B, path string) watched
+	}{
+		{"strata", watchStrata},
+		{"viper", watchViper},
+		{"koanf", watchKoanf},
+	} {
+		b.Run(lib.name, func(b *testing.B) {
+			var seen int
+			var lat []time.Duration
+			for b.Loop() {
+				dir := b.TempDir()
+				kw := watchtest.NewKubeletWriter(b, dir)
+				kw.Write(b, map[string]string{"config.yaml": settingsFile(0)})
+				w := lib.start(b, filepath.Join(dir, "config.yaml"))
+				seen, lat = 0, lat[:0]
+				for i := 1; i <= Updates; i++ {
+					kw.Write(b, map[string]string{"config.yaml": settingsFile(i)})
+					start := time.Now()
+					for w.generation() != int64(i) && time.Since(start) < SeenWithin {
+						time.Sleep(50 * time.Microsecond)
+					}
+					if w.generation() == int64(i) {
+						seen++
+						lat = append(lat, time.Since(start))
+					}
+				}
+				w.stop()
+			}
+			b.ReportMetric(float64(seen), "seen-of-100")
+			b.ReportMetric(float64(Updates-seen), "missed-of-100")
+			if len(lat) > 0 {
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds())/1000, "p99-ms")
+			}
+		})
+	}
+}
+
+// watchStrata watches the mount with strata's Watcher, its defaults
+// unchanged, decoding the file strictly with the workload's codec.
+func watchStrata(b *testing.B, path string) watched {
+	codec, err := NewCodec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := watch.New(watch.Options[*Settings]{
+		Paths: []string{filepath.Dir(path)},
+		Load: func(_ context.Context, c *watch.Contents) (*Settings, error) {
+			data, err := c.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			d, err := codec.Decode(data, scheme.DecodeOptions{Source: path})
+			if err != nil {
+				return nil, err
+			}
+			return d.Object.(*Settings), nil
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := w.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return watched{generation: func() int64 { return *w.Current().MaxRetries }, stop: cancel}
+}
+
+// watchViper watches the file with viper's WatchConfig. The value is read
+// in OnConfigChange, on viper's own goroutine, since viper is not safe for
+// concurrent use.
+func watchViper(b *testing.B, path string) watched {
+	v := viper.New()
+	v.SetConfigFile(path)
+	if err := v.ReadInConfig(); err != nil {
+		b.Fatal(err)
+	}
+	var gen atomic.Int64
+	gen.Store(v.GetInt64("max-retries"))
+	v.OnConfigChange(func(fsnotify.Event) { gen.Store(v.GetInt64("max-retries")) })
+	v.WatchConfig()
+	return watched{generation: gen.Load, stop: func() {}}
+}
+
+// watchKoanf watches the file with koanf's file provider and loads it
+// again into a new instance on every callback.
+func watchKoanf(b *testing.B, path string) watched {
+	f := file.Provider(path)
+	k := koanf.New(".")
+	if err := k.Load(f, koanfyaml.Parser()); err != nil {
+		b.Fatal(err)
+	}
+	var gen atomic.Int64
+	gen.Store(k.Int64("max-retries"))
+	err := f.Watch(func(_ any, err error) {
+		if err != nil {
+			return
+		}
+		next := koanf.New(".")
+		if next.Load(f, koanfyaml.Parser()) == nil {
+			gen.Store(next.Int64("max-retries"))
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return watched{generation: gen.Load, stop: func() { _ = f.Unwatch() }}
+}
