@@ -1,100 +1,190 @@
 package layers
 
 import (
+	"hash/maphash"
+	"math/bits"
 	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// cacheShards is the number of copy-on-write maps the namespace cache is
-// split into: a write copies one shard, a few dozen entries with 10,000
-// namespaces cached, instead of the whole map.
-const cacheShards = 256
-
-// nsCache maps namespaces to entries. Reads take no lock and allocate
-// nothing: they load a shard's map and index it. Writes replace a shard's map
-// with a modified copy and must be serialised by the caller.
-type nsCache[T any] struct {
-	shards [cacheShards]atomic.Pointer[map[string]*T]
-	n      int
+// nsCache maps namespaces to entries. It is an open-addressing hash table
+// (linear probing) whose slots are atomic pointers to the entries
+// themselves, so that a read takes no lock, allocates nothing, hashes the
+// name once with a hash cheaper than a Go map's, and follows one pointer:
+// the read is a reconcile's hot path. Writes are serialised by the caller;
+// a table that fills up is rebuilt and swapped in whole, and a reader still
+// probing the old one finds what was there when it started.
+type nsCache[T runtime.Object] struct {
+	tab  atomic.Pointer[nsTable[T]]
+	tomb *entry[T] // marks a removed slot, so that probing goes on past it
+	seed uint64
+	n    int // live entries
+	dead int // tombstones in the current table
 }
 
-func shardOf(ns string) uint32 {
-	h := uint32(2166136261) // FNV-1a
-	for i := 0; i < len(ns); i++ {
-		h ^= uint32(ns[i])
-		h *= 16777619
+type nsTable[T runtime.Object] struct {
+	mask  uint64
+	slots []atomic.Pointer[entry[T]]
+}
+
+// minCacheSlots is the size of an empty table; tables are powers of two.
+const minCacheSlots = 16
+
+func newNSCache[T runtime.Object]() *nsCache[T] {
+	c := &nsCache[T]{tomb: &entry[T]{}, seed: maphash.String(maphash.MakeSeed(), "strata")}
+	c.tab.Store(newNSTable[T](minCacheSlots))
+	return c
+}
+
+func newNSTable[T runtime.Object](size int) *nsTable[T] {
+	return &nsTable[T]{mask: uint64(size - 1), slots: make([]atomic.Pointer[entry[T]], size)}
+}
+
+// get returns the entry of ns, or nil.
+func (c *nsCache[T]) get(ns string) *entry[T] {
+	t := c.tab.Load()
+	// hash, inlined for the common lengths.
+	var h uint64
+	switch n := len(ns); {
+	case n >= 8 && n <= 16:
+		h = mix(le64(ns, 0)^hashK1, le64(ns, n-8)^c.seed^uint64(n))
+	case n >= 4 && n < 8:
+		h = mix(le32(ns, 0)^hashK1, le32(ns, n-4)^c.seed^uint64(n))
+	default:
+		h = c.hash(ns)
 	}
-	return h % cacheShards
-}
-
-func (c *nsCache[T]) get(ns string) *T {
-	m := c.shards[shardOf(ns)].Load()
-	if m == nil {
-		return nil
-	}
-	return (*m)[ns]
-}
-
-// put adds or replaces ns; the caller serialises writes.
-func (c *nsCache[T]) put(ns string, e *T) {
-	s := &c.shards[shardOf(ns)]
-	old := s.Load()
-	next := make(map[string]*T, c.lenOf(old)+1)
-	if old != nil {
-		for k, v := range *old {
-			next[k] = v
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i].Load()
+		if e == nil {
+			return nil
 		}
-		if _, ok := (*old)[ns]; !ok {
+		if e.hash == h && e.ns == ns && e != c.tomb {
+			return e
+		}
+	}
+}
+
+// put adds e as the entry of ns, replacing any; the caller serialises
+// writes. e must not be in the cache already.
+func (c *nsCache[T]) put(ns string, e *entry[T]) {
+	e.ns, e.hash = ns, c.hash(ns)
+	t := c.tab.Load()
+	if i, ok := c.find(t, ns); ok {
+		t.slots[i].Store(e)
+		return
+	}
+	if (c.n+c.dead+1)*4 > len(t.slots)*3 {
+		t = c.rebuild(c.n + 1)
+	}
+	for i := e.hash & t.mask; ; i = (i + 1) & t.mask {
+		if s := t.slots[i].Load(); s == nil || s == c.tomb {
+			if s == c.tomb {
+				c.dead--
+			}
+			t.slots[i].Store(e)
 			c.n++
+			return
 		}
-	} else {
-		c.n++
 	}
-	next[ns] = e
-	s.Store(&next)
 }
 
 // del removes ns; the caller serialises writes.
 func (c *nsCache[T]) del(ns string) {
-	s := &c.shards[shardOf(ns)]
-	old := s.Load()
-	if old == nil {
-		return
+	t := c.tab.Load()
+	if i, ok := c.find(t, ns); ok {
+		t.slots[i].Store(c.tomb)
+		c.n--
+		c.dead++
 	}
-	if _, ok := (*old)[ns]; !ok {
-		return
-	}
-	next := make(map[string]*T, len(*old))
-	for k, v := range *old {
-		if k != ns {
-			next[k] = v
+}
+
+// find returns the slot index of ns in t.
+func (c *nsCache[T]) find(t *nsTable[T], ns string) (uint64, bool) {
+	for i := c.hash(ns) & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i].Load()
+		if e == nil {
+			return 0, false
+		}
+		if e != c.tomb && e.ns == ns {
+			return i, true
 		}
 	}
-	c.n--
-	s.Store(&next)
+}
+
+// rebuild swaps in a table sized for n live entries at most half full,
+// without tombstones, and returns it.
+func (c *nsCache[T]) rebuild(n int) *nsTable[T] {
+	size := minCacheSlots
+	for size < 2*n {
+		size *= 2
+	}
+	next := newNSTable[T](size)
+	c.each(func(_ string, e *entry[T]) {
+		for i := e.hash & next.mask; ; i = (i + 1) & next.mask {
+			if next.slots[i].Load() == nil {
+				next.slots[i].Store(e)
+				break
+			}
+		}
+	})
+	c.dead = 0
+	c.tab.Store(next)
+	return next
 }
 
 // each calls fn for every entry; the caller serialises writes.
-func (c *nsCache[T]) each(fn func(ns string, e *T)) {
-	for i := range c.shards {
-		if m := c.shards[i].Load(); m != nil {
-			for k, v := range *m {
-				fn(k, v)
-			}
+func (c *nsCache[T]) each(fn func(ns string, e *entry[T])) {
+	t := c.tab.Load()
+	for i := range t.slots {
+		if e := t.slots[i].Load(); e != nil && e != c.tomb {
+			fn(e.ns, e)
 		}
 	}
 }
 
 // clear removes every entry; the caller serialises writes.
 func (c *nsCache[T]) clear() {
-	for i := range c.shards {
-		c.shards[i].Store(nil)
-	}
-	c.n = 0
+	c.tab.Store(newNSTable[T](minCacheSlots))
+	c.n, c.dead = 0, 0
 }
 
-func (c *nsCache[T]) lenOf(m *map[string]*T) int {
-	if m == nil {
-		return 0
+// hash hashes a namespace name: every byte is read, eight at a time, and
+// mixed by 128-bit multiplication (the folded multiply of wyhash). The seed
+// is random per process, so names cannot be chosen to collide.
+func (c *nsCache[T]) hash(s string) uint64 {
+	h := c.seed ^ uint64(len(s))
+	for len(s) > 16 {
+		h = mix(le64(s, 0)^hashK0, le64(s, 8)^h)
+		s = s[16:]
 	}
-	return len(*m)
+	var a, b uint64
+	switch n := len(s); {
+	case n >= 8:
+		a, b = le64(s, 0), le64(s, n-8)
+	case n >= 4:
+		a, b = le32(s, 0), le32(s, n-4)
+	case n > 0:
+		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
+	}
+	return mix(a^hashK1, b^h)
+}
+
+// The constants of hash.
+const hashK0, hashK1 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+func le64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string, i int) uint64 {
+	s = s[i : i+4]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
 }

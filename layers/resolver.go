@@ -125,7 +125,7 @@ type Resolver[T runtime.Object] struct {
 	nsLabels    labels.Selector // the required labels of namespace ConfigMaps
 	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 
-	cache nsCache[entry[T]]
+	cache *nsCache[T]
 	tick  atomic.Uint64 // advanced on every insertion; entries keep the tick of their last use
 
 	mu        sync.Mutex // serialises every change below and every cache write
@@ -144,6 +144,10 @@ type Resolver[T runtime.Object] struct {
 type entry[T runtime.Object] struct {
 	snap atomic.Pointer[Snapshot[T]]
 	used atomic.Uint64
+	// ns and hash are the namespace and its hash in the cache, set when
+	// the entry is put there.
+	ns   string
+	hash uint64
 	// cms are the namespace's own ConfigMaps by name (lazy mode), and
 	// cancel stops its watch; both are guarded by Resolver.mu.
 	cms    map[string]*corev1.ConfigMap
@@ -216,6 +220,7 @@ func NewResolver[T runtime.Object](o ResolverOptions[T]) (*Resolver[T], error) {
 		o:        o,
 		m:        o.Metrics,
 		schema:   o.Fields.Schema(),
+		cache:    newNSCache[T](),
 		nsLabels: labels.SelectorFromSet(o.Labels),
 		reported: map[string]string{},
 		recorder: o.Recorder,
@@ -305,7 +310,6 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 			if t := r.tick.Load(); e.used.Load() != t {
 				e.used.Store(t)
 			}
-			r.m.hits.Inc()
 			return s, nil
 		}
 	}

@@ -1,0 +1,115 @@
+package layers
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestNSCache(t *testing.T) {
+	c := newNSCache[*tenantConfig]()
+	// Names of every length a hash path treats apart, the empty one
+	// included, and names that differ only in the middle.
+	var names []string
+	for n := 0; n <= 70; n++ {
+		names = append(names, strings.Repeat("n", n))
+	}
+	for i := range 300 {
+		names = append(names, "tenant-"+strings.Repeat("x", i%40)+"-"+string(rune('a'+i%26))+string(rune('a'+i/26))+"-production")
+	}
+	entries := map[string]*entry[*tenantConfig]{}
+	for _, ns := range names {
+		e := &entry[*tenantConfig]{}
+		c.put(ns, e)
+		entries[ns] = e
+	}
+	if c.n != len(names) {
+		t.Fatalf("n = %d, want %d", c.n, len(names))
+	}
+	for _, ns := range names {
+		if got := c.get(ns); got != entries[ns] {
+			t.Fatalf("get(%q) = %p, want %p", ns, got, entries[ns])
+		}
+	}
+	if c.get("absent") != nil {
+		t.Error("found an absent name")
+	}
+	// Remove every other name: the rest stay reachable past the
+	// tombstones, and the removed are gone.
+	for i, ns := range names {
+		if i%2 == 0 {
+			c.del(ns)
+		}
+	}
+	for i, ns := range names {
+		if got := c.get(ns); (got == nil) != (i%2 == 0) {
+			t.Fatalf("after removal, get(%q) = %p", ns, got)
+		}
+	}
+	// Put them back (tombstones are reused), replace one, then fill the
+	// table past a rebuild.
+	for i, ns := range names {
+		if i%2 == 0 {
+			c.put(ns, entries[ns])
+		}
+	}
+	replacement := &entry[*tenantConfig]{}
+	c.put(names[3], replacement)
+	if c.get(names[3]) != replacement || c.n != len(names) {
+		t.Errorf("replace: got %p, n %d", c.get(names[3]), c.n)
+	}
+	seen := 0
+	c.each(func(ns string, e *entry[*tenantConfig]) {
+		seen++
+		if e.ns != ns {
+			t.Errorf("each: entry of %q holds %q", ns, e.ns)
+		}
+	})
+	if seen != len(names) {
+		t.Errorf("each visited %d, want %d", seen, len(names))
+	}
+	c.clear()
+	if c.n != 0 || c.get(names[10]) != nil {
+		t.Error("clear left entries")
+	}
+}
+
+// TestNSCacheConcurrentReads reads while one writer adds, replaces,
+// removes and rebuilds: a reader gets the entry of the name it asked for or
+// nothing, never another's.
+func TestNSCacheConcurrentReads(t *testing.T) {
+	c := newNSCache[*tenantConfig]()
+	names := make([]string, 2000)
+	for i := range names {
+		names[i] = "ns-" + strings.Repeat("q", i%30) + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ns := names[i%len(names)]
+				if e := c.get(ns); e != nil && e.ns != ns {
+					t.Errorf("get(%q) returned the entry of %q", ns, e.ns)
+					return
+				}
+			}
+		})
+	}
+	for round := range 5 {
+		for i, ns := range names {
+			if (i+round)%3 == 0 {
+				c.del(ns)
+			} else {
+				c.put(ns, &entry[*tenantConfig]{})
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
