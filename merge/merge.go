@@ -1,20 +1,32 @@
 package merge
 
 import (
+	"maps"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 )
 
 // Result is the outcome of Merge: the effective value of every key, which
 // layer set it, and what was dropped on the way. A Result is not modified
-// after Merge returns, apart from Fill, and is safe for concurrent reads.
+// after Merge returns, apart from Fill and FillFunc, and is safe for
+// concurrent reads.
 type Result struct {
 	layers  []*Layer
 	entries map[string]entry
 	more    map[string][]uint64 // layers from the 64th on; see entry
 	dropped []Dropped
 	cleared []Cleared
+	nested  bool // some key has more than one segment
+	filled  bool // Fill or FillFunc was applied
+
+	// A fill computed on first read; see FillFunc.
+	fillSrc  Source
+	fillFn   func(values map[string]string) map[string]string
+	fillOnce sync.Once
 }
 
 // entry is one effective key. set records every layer that set the key, one
@@ -93,8 +105,48 @@ func Merge(layers ...*Layer) *Result {
 		n += len(l.Values)
 	}
 	r := &Result{layers: layers, entries: make(map[string]entry, n)}
+	r.apply(0)
+	return r
+}
+
+// Extend returns the merge of r's layers followed by layers: what
+// Merge(append(r.Layers(), layers...)...) returns, without merging r's
+// layers again when every key is flat (one segment). With nested keys it
+// merges everything again, since the keys an ancestor replaced in r still
+// count as shadowed when they are set again above it. r is not modified
+// and stays valid. Extend panics when r was filled (Fill, FillFunc): a
+// fill is the last word on a merge, and layers do not go above it.
+func (r *Result) Extend(layers ...*Layer) *Result {
+	if r.filled {
+		panic("merge: Extend of a filled Result")
+	}
+	all := append(slices.Clip(r.layers), layers...)
+	if r.nested || slices.ContainsFunc(layers, hasNested) {
+		return Merge(all...)
+	}
+	out := &Result{
+		layers:  all,
+		entries: maps.Clone(r.entries),
+		dropped: slices.Clip(r.dropped),
+		cleared: slices.Clip(r.cleared),
+		nested:  r.nested,
+	}
+	if r.more != nil {
+		out.more = make(map[string][]uint64, len(r.more))
+		for k, words := range r.more {
+			out.more[k] = slices.Clone(words)
+		}
+	}
+	out.apply(len(r.layers))
+	return out
+}
+
+// apply merges r.layers[from:] into r.
+func (r *Result) apply(from int) {
+	dropped := len(r.dropped)
 	nested := false
-	for i, l := range layers {
+	for i, l := range r.layers[from:] {
+		i += from
 		for k, v := range l.Values {
 			if l.Policy != nil {
 				if reason := l.Policy.Admit(l, k); reason != "" {
@@ -112,15 +164,26 @@ func Merge(layers ...*Layer) *Result {
 		}
 	}
 	if nested {
+		r.nested = true
 		r.resolveNesting()
 	}
-	sort.Slice(r.dropped, func(i, j int) bool {
-		if r.dropped[i].Key != r.dropped[j].Key {
-			return r.dropped[i].Key < r.dropped[j].Key
+	if len(r.dropped) > dropped {
+		sort.Slice(r.dropped, func(i, j int) bool {
+			if r.dropped[i].Key != r.dropped[j].Key {
+				return r.dropped[i].Key < r.dropped[j].Key
+			}
+			return r.dropped[i].Source.String() < r.dropped[j].Source.String()
+		})
+	}
+}
+
+func hasNested(l *Layer) bool {
+	for k := range l.Values {
+		if isNested(k) {
+			return true
 		}
-		return r.dropped[i].Source.String() < r.dropped[j].Source.String()
-	})
-	return r
+	}
+	return false
 }
 
 // isNested reports whether key has more than one segment, the only case in
@@ -159,6 +222,17 @@ func (r *Result) resolveNesting() {
 			}
 		}
 	}
+	// A key can lose to several: it is reported as replaced by the one
+	// set last, whatever order the map was walked in.
+	slices.SortFunc(clashes, func(a, b clash) int {
+		if a.loser != b.loser {
+			return strings.Compare(a.loser, b.loser)
+		}
+		if a.byLayer != b.byLayer {
+			return b.byLayer - a.byLayer
+		}
+		return strings.Compare(a.by, b.by)
+	})
 	for _, c := range clashes {
 		e, ok := r.entries[c.loser]
 		if !ok {
@@ -170,7 +244,9 @@ func (r *Result) resolveNesting() {
 			By: c.by, BySource: r.layers[c.byLayer].Source,
 		})
 	}
-	sort.Slice(r.cleared, func(i, j int) bool { return r.cleared[i].Key < r.cleared[j].Key })
+	if len(clashes) > 0 {
+		sort.Slice(r.cleared, func(i, j int) bool { return r.cleared[i].Key < r.cleared[j].Key })
+	}
 }
 
 // Fill records values that a step after merging set, usually defaulting:
@@ -179,6 +255,7 @@ func (r *Result) resolveNesting() {
 // changed: a key defaulting left alone keeps its layer. Fill must be called
 // before the Result is shared.
 func (r *Result) Fill(src Source, values map[string]string) {
+	r.filled = true
 	l := &Layer{Source: src, Values: values}
 	idx := len(r.layers)
 	r.layers = append(r.layers, l)
@@ -190,12 +267,35 @@ func (r *Result) Fill(src Source, values map[string]string) {
 	}
 }
 
+// FillFunc is Fill computed on first read: the first call of any method
+// that reads keys or layers calls fn with the effective values (tombstones
+// left out) and fills what it returns, once, while concurrent readers
+// wait. It lets a step whose attribution is costly (finding the keys
+// defaulting filled) be paid only when provenance is asked for. FillFunc
+// must be called before the Result is shared, at most once, and fn must
+// not call r.
+func (r *Result) FillFunc(src Source, fn func(values map[string]string) map[string]string) {
+	r.filled = true
+	r.fillSrc, r.fillFn = src, fn
+}
+
+// settle applies a pending FillFunc.
+func (r *Result) settle() {
+	if r.fillFn != nil {
+		r.fillOnce.Do(func() { r.Fill(r.fillSrc, r.fillFn(r.values())) })
+	}
+}
+
 // Len returns the number of effective keys, tombstones included.
-func (r *Result) Len() int { return len(r.entries) }
+func (r *Result) Len() int {
+	r.settle()
+	return len(r.entries)
+}
 
 // Lookup returns the effective JSON value of key. A key removed by a
 // tombstone is not found.
 func (r *Result) Lookup(key string) (string, bool) {
+	r.settle()
 	e, ok := r.entries[key]
 	if !ok || e.value == Tombstone {
 		return "", false
@@ -205,6 +305,11 @@ func (r *Result) Lookup(key string) (string, bool) {
 
 // Values returns a new map of the effective values, tombstones left out.
 func (r *Result) Values() map[string]string {
+	r.settle()
+	return r.values()
+}
+
+func (r *Result) values() map[string]string {
 	out := make(map[string]string, len(r.entries))
 	for k, e := range r.entries {
 		if e.value != Tombstone {
@@ -216,6 +321,7 @@ func (r *Result) Values() map[string]string {
 
 // Keys returns the effective keys, sorted, tombstones left out.
 func (r *Result) Keys() []string {
+	r.settle()
 	out := make([]string, 0, len(r.entries))
 	for k, e := range r.entries {
 		if e.value != Tombstone {
@@ -237,7 +343,10 @@ func (r *Result) Dropped() []Dropped { return r.dropped }
 func (r *Result) Cleared() []Cleared { return r.cleared }
 
 // Layers returns the merged layers in order, a Fill layer last.
-func (r *Result) Layers() []*Layer { return r.layers }
+func (r *Result) Layers() []*Layer {
+	r.settle()
+	return r.layers
+}
 
 // Provenance explains one effective key.
 type Provenance struct {
@@ -260,6 +369,7 @@ type Shadow struct {
 // the key. A key removed by a tombstone is explained with the tombstone as its
 // value.
 func (r *Result) Explain(key string) (Provenance, bool) {
+	r.settle()
 	e, ok := r.entries[key]
 	if !ok {
 		return Provenance{}, false
@@ -277,6 +387,7 @@ func (r *Result) Explain(key string) (Provenance, bool) {
 
 // SourceOf returns the source of key's effective value, without allocating.
 func (r *Result) SourceOf(key string) (Source, bool) {
+	r.settle()
 	e, ok := r.entries[key]
 	if !ok {
 		return Source{}, false

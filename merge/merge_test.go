@@ -467,3 +467,90 @@ func jsonEqual(a, b string) bool {
 	var x, y any
 	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
+
+// TestExtendMatchesMerge checks that extending the merge of the first
+// layers by the rest gives what merging them all at once gives, at every
+// split, with tombstones, nesting and a policy, and that the Result
+// extended is left as it was.
+func TestExtendMatchesMerge(t *testing.T) {
+	t.Parallel()
+	t.Run("nested", func(t *testing.T) {
+		testExtendMatchesMerge(t, []string{
+			`{"a":{"b":1,"c":[1,2]},"d":"x","e":{"f":{"g":true}},"p":1}`,
+			`{"a":{"b":null,"c":{"z":1}},"d":{"y":2},"h":0,"p":2}`,
+			`{"a":5,"e":{"f":{"g":false,"h":null}},"locked":1}`,
+			`{"a":{"q":"r"},"d":null,"e":{"f":"s"},"p":3}`,
+			`{"e":{"f":{"g":true}},"locked":{"x":1},"h":null}`,
+		})
+	})
+	t.Run("flat", func(t *testing.T) {
+		testExtendMatchesMerge(t, []string{
+			`{"a":1,"b":[1,2],"d":"x","p":1}`,
+			`{"a":null,"b":"z","h":0,"p":2}`,
+			`{"a":5,"locked":1,"q":false}`,
+			`{"d":null,"e":"s","p":3,"q":null}`,
+			`{"locked":[1],"h":null,"a":7}`,
+		})
+	})
+}
+
+func testExtendMatchesMerge(t *testing.T, docs []string) {
+	deny := &Rules{Deny: map[string]string{"/locked": "locked"}}
+	var layers []*Layer
+	for i, d := range docs {
+		vals, err := Flatten([]byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Layer{Source: Source{Kind: "doc", Name: fmt.Sprint(i)}, Values: vals}
+		if i >= 2 {
+			l.Policy = deny
+		}
+		layers = append(layers, l)
+	}
+	describe := func(r *Result) string {
+		var b strings.Builder
+		for _, k := range r.Keys() {
+			p, _ := r.Explain(k)
+			fmt.Fprintf(&b, "%s=%s from %v shadowing %v\n", k, p.Value, p.Source, p.Shadowed)
+		}
+		fmt.Fprintf(&b, "dropped %v\ncleared %v\n", r.Dropped(), r.Cleared())
+		return b.String()
+	}
+	want := describe(Merge(layers...))
+	for split := 0; split <= len(layers); split++ {
+		base := Merge(layers[:split]...)
+		before := describe(base)
+		if got := describe(base.Extend(layers[split:]...)); got != want {
+			t.Errorf("split at %d:\n got %s\nwant %s", split, got, want)
+		}
+		if after := describe(base); after != before {
+			t.Errorf("split at %d: Extend changed the base:\n%s\nwas\n%s", split, after, before)
+		}
+	}
+}
+
+func TestFillFunc(t *testing.T) {
+	t.Parallel()
+	r := Merge(&Layer{Source: Source{Kind: "file"}, Values: map[string]string{"/a": "1"}})
+	calls := 0
+	r.FillFunc(Source{Kind: "default"}, func(values map[string]string) map[string]string {
+		calls++
+		if values["/a"] != "1" {
+			t.Errorf("fill saw %v", values)
+		}
+		return map[string]string{"/b": "2"}
+	})
+	if calls != 0 {
+		t.Fatal("the fill ran before anything was read")
+	}
+	if src, _ := r.SourceOf("/b"); src.Kind != "default" || r.Len() != 2 || calls != 1 {
+		t.Errorf("source %v, len %d, calls %d", src, r.Len(), calls)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Extend of a filled Result did not panic")
+		}
+	}()
+	r.Extend()
+}
