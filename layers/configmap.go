@@ -35,18 +35,20 @@ func ConfigMapLayer(cm *corev1.ConfigMap, kind string, s *merge.Schema) (*merge.
 	}
 	l := &merge.Layer{Source: src, Values: make(map[string]string, len(cm.Data))}
 	var errs []string
-	for _, k := range sortedKeys(cm.Data) {
+	for k, v := range cm.Data {
 		if strings.HasPrefix(k, "_") {
 			continue
 		}
-		v, err := s.Convert(merge.Pointer(k), cm.Data[k])
+		key := merge.Pointer(k)
+		j, err := s.Convert(key, v)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		l.Values[merge.Pointer(k)] = v
+		l.Values[key] = j
 	}
 	if len(errs) > 0 {
+		sort.Strings(errs)
 		return nil, fmt.Errorf("%s: %s", src, strings.Join(errs, "; "))
 	}
 	return l, nil

@@ -122,6 +122,7 @@ type Resolver[T runtime.Object] struct {
 	recorder    record.EventRecorder
 	stopRec     func()
 	schema      *merge.Schema
+	decoder     *decoder[T]
 	nsLabels    labels.Selector // the required labels of namespace ConfigMaps
 	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 
@@ -129,11 +130,14 @@ type Resolver[T runtime.Object] struct {
 	tick  atomic.Uint64 // advanced on every insertion; entries keep the tick of their last use
 
 	mu        sync.Mutex // serialises every change below and every cache write
-	cluster   *clusterState
+	cluster   *clusterState[T]
 	base      *Snapshot[T] // shared by namespaces with no layer of their own
 	selectors []*selectorLayer
 	reported  map[string]string // namespace/name of an ignored ConfigMap → resourceVersion reported
 	informers informerSet
+
+	objMu      sync.Mutex
+	objCluster *clusterState[T] // the cluster ConfigMap ResolveObjects parsed last
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -155,10 +159,11 @@ type entry[T runtime.Object] struct {
 }
 
 // clusterState is the cluster ConfigMap in effect.
-type clusterState struct {
+type clusterState[T runtime.Object] struct {
 	cm     *corev1.ConfigMap // nil: absent, defaults apply
 	layer  *merge.Layer
 	policy *clusterPolicy
+	stack  *stack[T] // the cluster layer merged and decoded
 }
 
 // selectorLayer is one selector ConfigMap.
@@ -221,6 +226,7 @@ func NewResolver[T runtime.Object](o ResolverOptions[T]) (*Resolver[T], error) {
 		m:        o.Metrics,
 		schema:   o.Fields.Schema(),
 		cache:    newNSCache[T](),
+		decoder:  &decoder[T]{codec: o.Codec, into: o.Version, schema: o.Fields.Schema(), validate: o.Validate},
 		nsLabels: labels.SelectorFromSet(o.Labels),
 		reported: map[string]string{},
 		recorder: o.Recorder,
@@ -371,7 +377,7 @@ func (r *Resolver[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 
 // wantsNamespaceLayers reports whether namespace ns reads its own
 // ConfigMaps under cluster's policy.
-func (r *Resolver[T]) wantsNamespaceLayers(cluster *clusterState, ns string) bool {
+func (r *Resolver[T]) wantsNamespaceLayers(cluster *clusterState[T], ns string) bool {
 	return cluster.policy.open && !r.o.Tenancy.system(ns, r.o.Namespace)
 }
 
@@ -416,7 +422,7 @@ func (r *Resolver[T]) flush() {
 // rebuild builds and publishes the snapshot of a cached namespace from its
 // current layers. Called with mu held.
 func (r *Resolver[T]) rebuild(ns string, e *entry[T]) *Snapshot[T] {
-	in := inputs{cluster: r.cluster, selectors: r.selectors, system: r.o.Tenancy.system(ns, r.o.Namespace)}
+	in := inputs[T]{cluster: r.cluster, selectors: r.selectors, system: r.o.Tenancy.system(ns, r.o.Namespace)}
 	if r.o.Selectors != nil {
 		in.labels = r.informers.namespaceLabels(ns)
 	}
@@ -446,8 +452,8 @@ func (r *Resolver[T]) rebuildAll() {
 }
 
 // inputs are the layers of one namespace, before policy.
-type inputs struct {
-	cluster   *clusterState
+type inputs[T runtime.Object] struct {
+	cluster   *clusterState[T]
 	selectors []*selectorLayer
 	labels    map[string]string
 	cms       []*corev1.ConfigMap // the namespace's own, in NamespaceConfigMaps order
@@ -460,14 +466,10 @@ type inputs struct {
 // that does not convert, or with which the configuration does not decode or
 // validate, is left out as a whole. A namespace with no layer of its own
 // shares the base snapshot.
-func (r *Resolver[T]) build(in inputs) (*Snapshot[T], []ignoredLayer, error) {
-	var base []*merge.Layer
-	if in.cluster.layer != nil {
-		base = append(base, in.cluster.layer)
-	}
+func (r *Resolver[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	var optional []*merge.Layer
 	var ignored []ignoredLayer
-	owner := map[*merge.Layer]ignoredLayer{}
+	var owner []ignoredLayer // of each optional layer
 	set := labels.Set(in.labels)
 	for _, sl := range in.selectors {
 		if !sl.selector.Matches(set) {
@@ -480,7 +482,7 @@ func (r *Resolver[T]) build(in inputs) (*Snapshot[T], []ignoredLayer, error) {
 		l := *sl.layer
 		l.Policy = in.cluster.policy.selector
 		optional = append(optional, &l)
-		owner[&l] = ignoredLayer{cm: sl.cm, kind: KindSelector}
+		owner = append(owner, ignoredLayer{cm: sl.cm, kind: KindSelector})
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
@@ -491,26 +493,26 @@ func (r *Resolver[T]) build(in inputs) (*Snapshot[T], []ignoredLayer, error) {
 			}
 			l.Policy = in.cluster.policy.tenant
 			optional = append(optional, l)
-			owner[l] = ignoredLayer{cm: cm, kind: KindNamespace}
+			owner = append(owner, ignoredLayer{cm: cm, kind: KindNamespace})
 		}
 	}
 	if len(optional) == 0 && len(ignored) == 0 && r.base != nil && r.cluster == in.cluster {
 		return r.base, nil, nil
 	}
-	s, err := r.decode(base, optional)
+	s, err := r.decode(in.cluster, optional)
 	if err != nil && len(optional) > 0 {
 		// Find the offending layers: add them one at a time.
 		var kept []*merge.Layer
-		for _, l := range optional {
-			if _, err := r.decode(base, append(slices.Clip(kept), l)); err != nil {
-				o := owner[l]
+		for i, l := range optional {
+			if _, err := r.decode(in.cluster, append(slices.Clip(kept), l)); err != nil {
+				o := owner[i]
 				o.err = fmt.Errorf("%s: ignored: %w", l.Source, err)
 				ignored = append(ignored, o)
 				continue
 			}
 			kept = append(kept, l)
 		}
-		s, err = r.decode(base, kept)
+		s, err = r.decode(in.cluster, kept)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -521,31 +523,22 @@ func (r *Resolver[T]) build(in inputs) (*Snapshot[T], []ignoredLayer, error) {
 	return s, ignored, nil
 }
 
-// decode merges base, optional and flags and decodes the result.
-func (r *Resolver[T]) decode(base, optional []*merge.Layer) (*Snapshot[T], error) {
-	all := make([]*merge.Layer, 0, len(base)+len(optional)+1)
-	all = append(append(all, base...), optional...)
+// decode merges optional layers and the flags above the cluster layer and
+// decodes the result.
+func (r *Resolver[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Snapshot[T], error) {
+	upper := slices.Clip(optional)
 	if r.o.Flags != nil {
-		all = append(all, r.o.Flags)
+		upper = append(upper, r.o.Flags)
 	}
-	res := merge.Merge(all...)
-	_, obj, err := decodeTyped(r.o.Codec, r.o.Version, r.schema, res.Values(), res, r.o.Validate)
-	if err != nil {
-		return nil, err
-	}
-	s := &Snapshot[T]{Object: obj, Result: res, Hash: contentHash(res.Values()), Rejected: res.Dropped()}
-	for _, l := range all {
-		s.Sources = append(s.Sources, l.Source)
-	}
-	return s, nil
+	return cluster.stack.snapshot(upper)
 }
 
 // parseCluster reads the cluster ConfigMap (nil: absent) into a state (its
 // layer and the tenant policy it sets) and the snapshot it gives namespaces
 // with no layer of their own, which shows that it decodes and validates.
 // The error names the ConfigMap.
-func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState, *Snapshot[T], error) {
-	st := &clusterState{cm: cm}
+func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState[T], *Snapshot[T], error) {
+	st := &clusterState[T]{cm: cm}
 	var data map[string]string
 	name := r.o.Namespace + "/" + r.o.ClusterConfigMap
 	if cm != nil {
@@ -564,7 +557,11 @@ func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState, *Snapsh
 	if st.layer != nil {
 		base = append(base, st.layer)
 	}
-	s, err := r.decode(base, nil)
+	st.stack, err = newStack(r.decoder, base...)
+	var s *Snapshot[T]
+	if err == nil {
+		s, err = r.decode(st, nil)
+	}
 	if err != nil {
 		if cm == nil {
 			return nil, nil, fmt.Errorf("the defaults (no cluster ConfigMap %s): %w", name, err)
@@ -578,7 +575,7 @@ func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState, *Snapsh
 // the gate flushes every namespace (their layers and watches follow the
 // gate); any other change rebuilds every cached snapshot. Called with mu
 // held.
-func (r *Resolver[T]) setCluster(st *clusterState, base *Snapshot[T]) {
+func (r *Resolver[T]) setCluster(st *clusterState[T], base *Snapshot[T]) {
 	gateMoved := r.cluster != nil && r.cluster.policy.open != st.policy.open
 	r.cluster, r.base = st, base
 	if gateMoved {
@@ -762,12 +759,50 @@ func (r *Resolver[T]) resolveDirect(ctx context.Context, ns string) (*Snapshot[T
 	return r.resolveObjects(ns, objs, true)
 }
 
+// clusterFromObject parses the cluster ConfigMap of ResolveObjects, reusing
+// the last one parsed when it holds the same content: a stateless resolve
+// reads the cluster ConfigMap on every call, and it seldom changes.
+func (r *Resolver[T]) clusterFromObject(cm *corev1.ConfigMap) (*clusterState[T], error) {
+	r.objMu.Lock()
+	last := r.objCluster
+	r.objMu.Unlock()
+	if last != nil && sameConfigMap(last.cm, cm) {
+		return last, nil
+	}
+	st, _, err := r.parseCluster(cm)
+	if err != nil {
+		return nil, err
+	}
+	r.objMu.Lock()
+	r.objCluster = st
+	r.objMu.Unlock()
+	return st, nil
+}
+
+// sameConfigMap reports whether a and b are the same version of the same
+// ConfigMap with the same data (nil: absent). Unless they are the same
+// object, the data is compared even when the resourceVersions agree:
+// objects handed to ResolveObjects need not come from a server.
+func sameConfigMap(a, b *corev1.ConfigMap) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	return a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID && a.ResourceVersion == b.ResourceVersion &&
+		len(a.BinaryData) == 0 && len(b.BinaryData) == 0 && maps.Equal(a.Data, b.Data)
+}
+
 // ResolveObjects resolves namespace ns from objects instead of a cluster:
 // ConfigMaps (the cluster ConfigMap, selector ConfigMaps and namespace
 // ConfigMaps, told apart by namespace, name and labels as the resolver
 // would) and Namespaces (their labels, for selectors). It applies the same
 // merge and policy as ForNamespace, and needs neither Start nor a Client:
 // for dry runs, tools and tests. An invalid cluster ConfigMap is an error.
+// As with objects from client-go's caches, the objects must not be changed
+// afterwards: the cluster ConfigMap last parsed is kept, and the same
+// object seen again is not parsed again.
 func (r *Resolver[T]) ResolveObjects(ns string, objs []runtime.Object) (*Snapshot[T], error) {
 	return r.resolveObjects(ns, objs, false)
 }
@@ -776,7 +811,7 @@ func (r *Resolver[T]) resolveObjects(ns string, objs []runtime.Object, events bo
 	var cluster *corev1.ConfigMap
 	var selectorCMs []*corev1.ConfigMap
 	own := map[string]*corev1.ConfigMap{}
-	in := inputs{system: r.o.Tenancy.system(ns, r.o.Namespace)}
+	in := inputs[T]{system: r.o.Tenancy.system(ns, r.o.Namespace)}
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *corev1.Namespace:
@@ -794,7 +829,7 @@ func (r *Resolver[T]) resolveObjects(ns string, objs []runtime.Object, events bo
 			}
 		}
 	}
-	st, _, err := r.parseCluster(cluster)
+	st, err := r.clusterFromObject(cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"sort"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,11 +30,9 @@ type Snapshot[T runtime.Object] struct {
 	// and validated.
 	Object T
 	// Result holds the effective raw keys and their provenance, defaults
-	// included (Explain, SourceOf).
+	// included (Explain, SourceOf). The keys defaulting filled are found
+	// when the Result is first read, not when the snapshot is built.
 	Result *merge.Result
-	// Hash is the content hash of the effective configuration:
-	// "sha256:" and the hex digest of the effective keys and values.
-	Hash string
 	// Sources are the layers merged, most generic first, with their
 	// resourceVersions.
 	Sources []merge.Source
@@ -42,6 +41,17 @@ type Snapshot[T runtime.Object] struct {
 	// Ignored are the layers left out as a whole because they are
 	// invalid, with the reason; the rest of the configuration applies.
 	Ignored []error
+
+	hashOnce sync.Once
+	hash     string
+}
+
+// Hash returns the content hash of the effective configuration: "sha256:"
+// and the hex digest of the effective keys and values, defaults included.
+// It is computed on the first call.
+func (s *Snapshot[T]) Hash() string {
+	s.hashOnce.Do(func() { s.hash = contentHash(s.Result.Values()) })
+	return s.hash
 }
 
 // Overrides returns the keys a namespace or selector layer set and won,
@@ -81,13 +91,13 @@ func SourceRef(s merge.Source) string {
 func (s *Snapshot[T]) Annotate(obj metav1.Object) bool {
 	a := obj.GetAnnotations()
 	sources := s.SourcesAnnotation()
-	if a[AnnotationResolvedHash] == s.Hash && a[AnnotationSources] == sources {
+	if a[AnnotationResolvedHash] == s.Hash() && a[AnnotationSources] == sources {
 		return false
 	}
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[AnnotationResolvedHash], a[AnnotationSources] = s.Hash, sources
+	a[AnnotationResolvedHash], a[AnnotationSources] = s.Hash(), sources
 	obj.SetAnnotations(a)
 	return true
 }

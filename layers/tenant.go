@@ -79,13 +79,14 @@ func (p *tenantPolicy) Admit(_ *merge.Layer, key string) string {
 			return ReasonPolicyKey
 		}
 	}
-	if p.fields.Has(key, validation.ClusterOnly) {
+	markers := p.fields.Markers(key)
+	if markers&validation.ClusterOnly != 0 {
 		return ReasonClusterOnly
 	}
 	if !p.tenant {
 		return ""
 	}
-	if p.fields.Has(key, validation.Path) {
+	if markers&validation.Path != 0 {
 		return ReasonPath
 	}
 	for _, k := range p.locked {
@@ -93,13 +94,13 @@ func (p *tenantPolicy) Admit(_ *merge.Layer, key string) string {
 			return ReasonLocked
 		}
 	}
-	if !p.fields.Has(key, validation.Overridable) && !slices.ContainsFunc(p.allow, func(pat string) bool { return merge.Covers(pat, key) }) {
+	if markers&validation.Overridable == 0 && !slices.ContainsFunc(p.allow, func(pat string) bool { return merge.Covers(pat, key) }) {
 		return ReasonNotOverridable
 	}
-	if p.fields.Has(key, validation.Alpha) && p.stability&validation.Alpha == 0 {
+	if markers&validation.Alpha != 0 && p.stability&validation.Alpha == 0 {
 		return ReasonAlpha
 	}
-	if p.fields.Has(key, validation.Beta) && p.stability&validation.Beta == 0 {
+	if markers&validation.Beta != 0 && p.stability&validation.Beta == 0 {
 		return ReasonBeta
 	}
 	return ""

@@ -20,6 +20,33 @@ type Schema struct {
 	// yamlToJSON parses YAML for values whose type is a struct, map or
 	// slice; nil means such values must be JSON.
 	yamlToJSON func([]byte) ([]byte, error)
+
+	// How the document's top-level members are converted and set, worked
+	// out once, on first use: every ConfigMap key is one of them.
+	topOnce sync.Once
+	top     map[string]*member
+}
+
+// member is what Convert and Set need of a top-level member.
+type member struct {
+	conv converter
+	set  *setPlan
+}
+
+// members returns the Schema's top-level members by key.
+func (s *Schema) members() map[string]*member {
+	s.topOnce.Do(func() {
+		s.top = map[string]*member{}
+		if s.root.Kind() != reflect.Struct || hasCustomJSON(s.root) {
+			return
+		}
+		for name, f := range fieldsOf(s.root) {
+			key := Pointer(name)
+			t := deref(f.Type)
+			s.top[key] = &member{conv: converter{t: t, kind: convKindOf(t)}, set: s.newPlan(key)}
+		}
+	})
+	return s.top
 }
 
 // NewSchema returns the Schema of the document type t (a struct or a pointer
@@ -69,11 +96,11 @@ func (s *Schema) Type(key string) (reflect.Type, bool) {
 // maps and slices parsed as YAML or JSON and checked against the type. The
 // error names the key and says what was expected.
 func (s *Schema) Convert(key, value string) (string, error) {
-	t, ok := s.Type(key)
+	c, ok := s.converterOf(key)
 	if !ok {
 		return "", fmt.Errorf("key %q: no such field", key)
 	}
-	out, err := s.convert(t, value)
+	out, err := s.convert(c, value)
 	if err != nil {
 		return "", fmt.Errorf("key %q: %q %w", key, value, err)
 	}
@@ -87,60 +114,152 @@ var (
 	rawMessage    = reflect.TypeFor[json.RawMessage]()
 )
 
-func (s *Schema) convert(t reflect.Type, value string) (string, error) {
+// convKind is how a string value becomes JSON for a type.
+type convKind int
+
+const (
+	convSetter convKind = iota // Set(string), as flag values
+	convJSON                   // json.Unmarshaler: durations, quantities
+	convText                   // encoding.TextUnmarshaler
+	convBool
+	convInt
+	convUint
+	convFloat
+	convString
+	convStructured // structs, maps, slices: YAML or JSON
+)
+
+// converter is how the values of one key are converted.
+type converter struct {
+	t    reflect.Type
+	kind convKind
+}
+
+// converterOf returns the converter of key. Those of top-level members
+// (every ConfigMap key) are worked out once, so a ConfigMap is converted
+// without reflecting on its type again; deeper keys, whose number map
+// fields leave open, are worked out on each call.
+func (s *Schema) converterOf(key string) (converter, bool) {
+	if m, ok := s.members()[key]; ok {
+		return m.conv, true
+	}
+	t, ok := s.Type(key)
+	if !ok {
+		return converter{}, false
+	}
+	return converter{t: t, kind: convKindOf(t)}, true
+}
+
+func convKindOf(t reflect.Type) convKind {
 	pt := reflect.PointerTo(t)
 	switch {
 	case pt.Implements(setterType) && t.Kind() != reflect.Interface:
+		return convSetter
+	case pt.Implements(jsonUnmarshal):
+		return convJSON
+	case pt.Implements(textUnmarshal):
+		return convText
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return convBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return convInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return convUint
+	case reflect.Float32, reflect.Float64:
+		return convFloat
+	case reflect.String:
+		return convString
+	}
+	return convStructured
+}
+
+func (s *Schema) convert(c converter, value string) (string, error) {
+	t := c.t
+	switch c.kind {
+	case convSetter:
 		v := reflect.New(t)
 		if err := v.Interface().(interface{ Set(string) error }).Set(value); err != nil {
 			return "", fmt.Errorf("is not a valid %s: %v", t, err)
 		}
 		return marshal(v.Interface())
-	case pt.Implements(jsonUnmarshal):
+	case convJSON:
 		// Durations, quantities and the like take a JSON string; others
 		// may take any JSON, so fall back to the value as YAML or JSON.
-		quoted, _ := json.Marshal(value)
-		if err := strictUnmarshal(quoted, reflect.New(t).Interface()); err == nil {
-			return reencode(t, quoted)
+		v := reflect.New(t)
+		if err := v.Interface().(json.Unmarshaler).UnmarshalJSON([]byte(jsonString(value))); err == nil {
+			return marshalCompact(v.Interface())
 		}
 		return s.structured(t, value)
-	case pt.Implements(textUnmarshal):
+	case convText:
 		v := reflect.New(t)
 		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(value)); err != nil {
 			return "", fmt.Errorf("is not a valid %s: %v", t, err)
 		}
 		return marshal(v.Interface())
-	}
-	switch t.Kind() {
-	case reflect.Bool:
+	case convBool:
 		b, err := strconv.ParseBool(strings.TrimSpace(value))
 		if err != nil {
 			return "", fmt.Errorf("is not a boolean (true or false)")
 		}
 		return strconv.FormatBool(b), nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, t.Bits())
+	case convInt:
+		value = strings.TrimSpace(value)
+		n, err := strconv.ParseInt(value, 10, t.Bits())
 		if err != nil {
 			return "", fmt.Errorf("is not an integer that fits in %d bits", t.Bits())
 		}
+		if canonicalInteger(value) {
+			return value, nil
+		}
 		return strconv.FormatInt(n, 10), nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, err := strconv.ParseUint(strings.TrimSpace(value), 10, t.Bits())
+	case convUint:
+		value = strings.TrimSpace(value)
+		n, err := strconv.ParseUint(value, 10, t.Bits())
 		if err != nil {
 			return "", fmt.Errorf("is not a non-negative integer that fits in %d bits", t.Bits())
 		}
+		if canonicalInteger(value) {
+			return value, nil
+		}
 		return strconv.FormatUint(n, 10), nil
-	case reflect.Float32, reflect.Float64:
+	case convFloat:
 		f, err := strconv.ParseFloat(strings.TrimSpace(value), t.Bits())
 		if err != nil {
 			return "", fmt.Errorf("is not a number")
 		}
 		return strconv.FormatFloat(f, 'g', -1, t.Bits()), nil
-	case reflect.String:
-		return marshal(value)
-	default:
-		return s.structured(t, value)
+	case convString:
+		return jsonString(value), nil
 	}
+	return s.structured(t, value)
+}
+
+// canonicalInteger reports whether s is an integer written as
+// strconv.FormatInt writes it: no sign but "-", no leading zero, no "-0".
+func canonicalInteger(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || (d[0] == '0' && (len(d) > 1 || len(s) > 1)) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonString returns s as a JSON string, as marshal writes it.
+func jsonString(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			out, _ := marshal(s)
+			return out
+		}
+	}
+	return `"` + s + `"`
 }
 
 // structured parses value as YAML (or JSON) and checks it decodes into t.
@@ -163,14 +282,6 @@ func (s *Schema) structured(t reflect.Type, value string) (string, error) {
 	return buf.String(), nil
 }
 
-func reencode(t reflect.Type, data []byte) (string, error) {
-	v := reflect.New(t)
-	if err := json.Unmarshal(data, v.Interface()); err != nil {
-		return "", err
-	}
-	return marshal(v.Interface())
-}
-
 func strictUnmarshal(data []byte, into any) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
@@ -191,6 +302,18 @@ func marshal(v any) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// marshalCompact is marshal, taking a value's own MarshalJSON output as it
+// is when marshal would not change it: valid, with no whitespace to
+// compact.
+func marshalCompact(v any) (string, error) {
+	if m, ok := v.(json.Marshaler); ok {
+		if out, err := m.MarshalJSON(); err == nil && bytes.IndexAny(out, " \t\r\n") < 0 && json.Valid(out) {
+			return string(out), nil
+		}
+	}
+	return marshal(v)
 }
 
 func describe(t reflect.Type) string {

@@ -1,7 +1,7 @@
 package merge
 
 import (
-	"maps"
+	"iter"
 	"math/bits"
 	"slices"
 	"sort"
@@ -15,7 +15,12 @@ import (
 // after Merge returns, apart from Fill and FillFunc, and is safe for
 // concurrent reads.
 type Result struct {
-	layers  []*Layer
+	layers []*Layer
+	// base, when set, holds the entries of a Result this one extends:
+	// a key not in entries has base's entry. base is flat, unfilled and
+	// never extended in place, so a Result that extends it shares its
+	// entries instead of copying them.
+	base    *Result
 	entries map[string]entry
 	more    map[string][]uint64 // layers from the 64th on; see entry
 	dropped []Dropped
@@ -59,7 +64,7 @@ func (r *Result) mark(e *entry, key string, i int) {
 // indexes returns the layers that set key, highest (the winner) first.
 func (r *Result) indexes(key string, e entry) []int {
 	var out []int
-	more := r.more[key]
+	more := r.moreOf(key)
 	for w := len(more) - 1; w >= 0; w-- {
 		for m := more[w]; m != 0; m &^= 1 << uint(63-bits.LeadingZeros64(m)) {
 			out = append(out, (w+1)*64+63-bits.LeadingZeros64(m))
@@ -71,9 +76,63 @@ func (r *Result) indexes(key string, e entry) []int {
 	return out
 }
 
+// moreOf returns the words of layers from the 64th on that set key.
+func (r *Result) moreOf(key string) []uint64 {
+	if words, ok := r.more[key]; ok || r.base == nil {
+		return words
+	}
+	if _, over := r.entries[key]; over {
+		return nil
+	}
+	return r.base.more[key]
+}
+
+// get returns the entry of key.
+func (r *Result) get(key string) (entry, bool) {
+	if e, ok := r.entries[key]; ok || r.base == nil {
+		return e, ok
+	}
+	e, ok := r.base.entries[key]
+	return e, ok
+}
+
+// getForUpdate returns the entry of key to be changed and stored in
+// r.entries, taking a copy of what base holds of it.
+func (r *Result) getForUpdate(key string) entry {
+	e, ok := r.entries[key]
+	if ok || r.base == nil {
+		return e
+	}
+	e = r.base.entries[key]
+	if words := r.base.more[key]; words != nil {
+		if r.more == nil {
+			r.more = map[string][]uint64{}
+		}
+		r.more[key] = slices.Clone(words)
+	}
+	return e
+}
+
+// each calls fn for every entry until fn returns false.
+func (r *Result) each(fn func(key string, e entry) bool) {
+	for k, e := range r.entries {
+		if !fn(k, e) {
+			return
+		}
+	}
+	if r.base == nil {
+		return
+	}
+	for k, e := range r.base.entries {
+		if _, over := r.entries[k]; !over && !fn(k, e) {
+			return
+		}
+	}
+}
+
 // winner returns the layer whose value of key is effective.
 func (r *Result) winner(key string, e entry) int {
-	if more := r.more[key]; more != nil {
+	if more := r.moreOf(key); more != nil {
 		for w := len(more) - 1; w >= 0; w-- {
 			if more[w] != 0 {
 				return (w+1)*64 + 63 - bits.LeadingZeros64(more[w])
@@ -121,21 +180,19 @@ func (r *Result) Extend(layers ...*Layer) *Result {
 		panic("merge: Extend of a filled Result")
 	}
 	all := append(slices.Clip(r.layers), layers...)
-	if r.nested || slices.ContainsFunc(layers, hasNested) {
+	if r.nested || r.base != nil || slices.ContainsFunc(layers, hasNested) {
 		return Merge(all...)
+	}
+	n := 0
+	for _, l := range layers {
+		n += len(l.Values)
 	}
 	out := &Result{
 		layers:  all,
-		entries: maps.Clone(r.entries),
+		base:    r,
+		entries: make(map[string]entry, n),
 		dropped: slices.Clip(r.dropped),
 		cleared: slices.Clip(r.cleared),
-		nested:  r.nested,
-	}
-	if r.more != nil {
-		out.more = make(map[string][]uint64, len(r.more))
-		for k, words := range r.more {
-			out.more[k] = slices.Clone(words)
-		}
 	}
 	out.apply(len(r.layers))
 	return out
@@ -154,7 +211,7 @@ func (r *Result) apply(from int) {
 					continue
 				}
 			}
-			e := r.entries[k]
+			e := r.getForUpdate(k)
 			e.value = v
 			r.mark(&e, k, i)
 			r.entries[k] = e
@@ -260,7 +317,7 @@ func (r *Result) Fill(src Source, values map[string]string) {
 	idx := len(r.layers)
 	r.layers = append(r.layers, l)
 	for k, v := range values {
-		e := r.entries[k]
+		e := r.getForUpdate(k)
 		e.value = v
 		r.mark(&e, k, idx)
 		r.entries[k] = e
@@ -289,18 +346,46 @@ func (r *Result) settle() {
 // Len returns the number of effective keys, tombstones included.
 func (r *Result) Len() int {
 	r.settle()
-	return len(r.entries)
+	n := 0
+	r.each(func(string, entry) bool { n++; return true })
+	return n
 }
 
 // Lookup returns the effective JSON value of key. A key removed by a
 // tombstone is not found.
 func (r *Result) Lookup(key string) (string, bool) {
 	r.settle()
-	e, ok := r.entries[key]
+	e, ok := r.get(key)
 	if !ok || e.value == Tombstone {
 		return "", false
 	}
 	return e.value, true
+}
+
+// Flat reports whether every key merged has one segment, as in a ConfigMap
+// of flat keys.
+func (r *Result) Flat() bool { return !r.nested }
+
+// From returns the effective keys whose value comes from layer n or a
+// later one, with that value: the keys layers[n:] changed against a merge
+// of layers[:n]. A key a tombstone removed comes with the value Tombstone.
+// The order is unspecified.
+func (r *Result) From(n int) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		r.settle()
+		if r.base != nil && n >= len(r.base.layers) {
+			// What base holds was set below n.
+			for k, e := range r.entries {
+				if r.winner(k, e) >= n && !yield(k, e.value) {
+					return
+				}
+			}
+			return
+		}
+		r.each(func(k string, e entry) bool {
+			return r.winner(k, e) < n || yield(k, e.value)
+		})
+	}
 }
 
 // Values returns a new map of the effective values, tombstones left out.
@@ -310,12 +395,17 @@ func (r *Result) Values() map[string]string {
 }
 
 func (r *Result) values() map[string]string {
-	out := make(map[string]string, len(r.entries))
-	for k, e := range r.entries {
+	n := len(r.entries)
+	if r.base != nil {
+		n += len(r.base.entries)
+	}
+	out := make(map[string]string, n)
+	r.each(func(k string, e entry) bool {
 		if e.value != Tombstone {
 			out[k] = e.value
 		}
-	}
+		return true
+	})
 	return out
 }
 
@@ -323,11 +413,12 @@ func (r *Result) values() map[string]string {
 func (r *Result) Keys() []string {
 	r.settle()
 	out := make([]string, 0, len(r.entries))
-	for k, e := range r.entries {
+	r.each(func(k string, e entry) bool {
 		if e.value != Tombstone {
 			out = append(out, k)
 		}
-	}
+		return true
+	})
 	sort.Strings(out)
 	return out
 }
@@ -370,7 +461,7 @@ type Shadow struct {
 // value.
 func (r *Result) Explain(key string) (Provenance, bool) {
 	r.settle()
-	e, ok := r.entries[key]
+	e, ok := r.get(key)
 	if !ok {
 		return Provenance{}, false
 	}
@@ -388,7 +479,7 @@ func (r *Result) Explain(key string) (Provenance, bool) {
 // SourceOf returns the source of key's effective value, without allocating.
 func (r *Result) SourceOf(key string) (Source, bool) {
 	r.settle()
-	e, ok := r.entries[key]
+	e, ok := r.get(key)
 	if !ok {
 		return Source{}, false
 	}

@@ -5,6 +5,9 @@ import "strings"
 // Pointer builds an RFC 6901 JSON pointer from unescaped segments:
 // Pointer("labels", "app.kubernetes.io/name") is "/labels/app.kubernetes.io~1name".
 func Pointer(segments ...string) string {
+	if len(segments) == 1 {
+		return "/" + escape(segments[0])
+	}
 	var b strings.Builder
 	for _, s := range segments {
 		b.WriteByte('/')
@@ -47,7 +50,7 @@ func IsAncestor(a, b string) bool {
 }
 
 func escape(s string) string {
-	if !strings.ContainsAny(s, "~/") {
+	if strings.IndexByte(s, '~') < 0 && strings.IndexByte(s, '/') < 0 {
 		return s
 	}
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)

@@ -69,6 +69,12 @@ const TagName = "strata"
 type Fields struct {
 	schema  *merge.Schema
 	markers map[string]Marker // key pattern → markers
+	wild    []wildMarker      // the patterns with a "*" segment
+}
+
+type wildMarker struct {
+	pattern string
+	m       Marker
 }
 
 // FieldsFor reads the markers of the versioned type t from its struct tags
@@ -112,6 +118,11 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 		sort.Strings(errs)
 		return nil, fmt.Errorf("validation: %s", strings.Join(errs, "; "))
 	}
+	for p, m := range f.markers {
+		if strings.Contains(p, "*") {
+			f.wild = append(f.wild, wildMarker{p, m})
+		}
+	}
 	return f, nil
 }
 
@@ -126,13 +137,26 @@ func parseMarker(s string) (Marker, bool) {
 
 // Has reports whether key carries marker m: a pattern with m names key or
 // an ancestor of it.
-func (f *Fields) Has(key string, m Marker) bool {
-	for p, pm := range f.markers {
-		if pm&m != 0 && merge.Covers(p, key) {
-			return true
+func (f *Fields) Has(key string, m Marker) bool { return f.Markers(key)&m != 0 }
+
+// Markers returns every marker key carries: those of the patterns that name
+// key or an ancestor of it. It allocates nothing.
+func (f *Fields) Markers(key string) Marker {
+	var out Marker
+	for p := key; p != ""; {
+		out |= f.markers[p]
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	for _, w := range f.wild {
+		if merge.Covers(w.pattern, key) {
+			out |= w.m
 		}
 	}
-	return false
+	return out
 }
 
 // Keys returns the patterns that carry marker m, sorted.

@@ -232,7 +232,7 @@ func explain(codec *scheme.Codec, ns string, snap *layers.Snapshot[*v1alpha1.Job
 	}
 	out := &Output{
 		Namespace: ns, Config: json.RawMessage(doc), Provenance: map[string]KeyProvenance{},
-		Rejected: []Rejected{}, Hash: snap.Hash, Overrides: []string{},
+		Rejected: []Rejected{}, Hash: snap.Hash(), Overrides: []string{},
 	}
 	for k, p := range layers.Provenances(snap.Result) {
 		out.Provenance[configMapKey(k)] = p

@@ -1,0 +1,229 @@
+package merge
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// ErrNotSettable is returned by Set for a key or value it does not set
+// itself; decoding a whole document handles it instead.
+var ErrNotSettable = errors.New("not settable field by field")
+
+// Set sets the field that key names in dst, a pointer to a value of the
+// Schema's type, as decoding a document whose member key holds value
+// would: the field is replaced, a pointer field gets a new value, and the
+// tombstone zeroes the field, as if the key were absent. It is how a
+// decoded configuration takes a change of a few keys without decoding
+// everything again.
+//
+// Set handles what it can do exactly and nothing else: a key of one
+// segment naming a field of the document's struct (or of a struct it
+// embeds by value), whose type, or the type it points to, is a boolean, a
+// number, a string or a type that decodes itself from JSON (durations,
+// quantities), holding JSON of that type. Everything else returns an
+// error matching ErrNotSettable, and dst may have been changed: callers
+// decode the whole document instead. Set is safe for concurrent use on
+// different values.
+func (s *Schema) Set(dst any, key, value string) error {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Type() != s.root {
+		return errNotSettable(key, "the value is not a pointer to the schema's type")
+	}
+	p := s.plan(key)
+	if p.why != "" {
+		return errNotSettable(key, p.why)
+	}
+	f := v.Elem().FieldByIndex(p.index)
+	if value == Tombstone {
+		f.SetZero()
+		return nil
+	}
+	if f.Kind() == reflect.Pointer {
+		n := reflect.New(f.Type().Elem())
+		if err := setLeaf(n.Elem(), p.leaf, value); err != nil {
+			return errNotSettable(key, err.Error())
+		}
+		f.Set(n)
+		return nil
+	}
+	f.SetZero()
+	if err := setLeaf(f, p.leaf, value); err != nil {
+		return errNotSettable(key, err.Error())
+	}
+	return nil
+}
+
+func errNotSettable(key, why string) error {
+	return &settableError{key: key, why: why}
+}
+
+type settableError struct{ key, why string }
+
+func (e *settableError) Error() string {
+	return "key " + strconv.Quote(e.key) + ": " + ErrNotSettable.Error() + ": " + e.why
+}
+
+func (e *settableError) Unwrap() error { return ErrNotSettable }
+
+// leafKind is how setLeaf sets a leaf.
+type leafKind int
+
+const (
+	leafBool leafKind = iota
+	leafInt
+	leafUint
+	leafFloat
+	leafString
+	leafJSON // the type implements json.Unmarshaler
+)
+
+// setPlan is how Set reaches and sets the field of one key: the index path
+// through the document's struct, or why it cannot.
+type setPlan struct {
+	index []int
+	leaf  leafKind
+	why   string
+}
+
+func (s *Schema) plan(key string) *setPlan {
+	if m, ok := s.members()[key]; ok {
+		return m.set
+	}
+	return &setPlan{why: "only keys naming a member of the document are set field by field"}
+}
+
+func (s *Schema) newPlan(key string) *setPlan {
+	segs, ok := Segments(key)
+	if !ok || len(segs) != 1 {
+		return &setPlan{why: "only keys of one segment are set field by field"}
+	}
+	paths := map[string][][]int{}
+	jsonFields(s.root, nil, paths)
+	found := paths[segs[0]]
+	switch {
+	case len(found) == 0:
+		return &setPlan{why: "no such field"}
+	case len(found) > 1:
+		return &setPlan{why: "more than one field has this name"}
+	}
+	f := s.root.FieldByIndex(found[0])
+	if _, opts, _ := strings.Cut(f.Tag.Get("json"), ","); strings.Contains(","+opts+",", ",string,") {
+		return &setPlan{why: "the field is encoded as a string"}
+	}
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	leaf, ok := leafKindOf(t)
+	if !ok {
+		return &setPlan{why: "the field holds " + t.String() + ", which is decoded as part of the document"}
+	}
+	return &setPlan{index: found[0], leaf: leaf}
+}
+
+// leafKindOf says how a value of type t is set, and reports false for the
+// types Set leaves to a whole decode.
+func leafKindOf(t reflect.Type) (leafKind, bool) {
+	pt := reflect.PointerTo(t)
+	switch {
+	case pt.Implements(jsonUnmarshal):
+		return leafJSON, true
+	case pt.Implements(textUnmarshal):
+		return 0, false
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return leafBool, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return leafInt, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return leafUint, true
+	case reflect.Float32, reflect.Float64:
+		return leafFloat, true
+	case reflect.String:
+		return leafString, true
+	}
+	return 0, false
+}
+
+// jsonFields records, for every JSON member name of struct t, the index
+// paths of the fields that carry it, through structs embedded by value or
+// inlined. Embedded pointers are not followed: decoding allocates them
+// only for members that are present, which Set cannot mirror for a
+// tombstone.
+func jsonFields(t reflect.Type, prefix []int, out map[string][][]int) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		index := append(append([]int(nil), prefix...), i)
+		if name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) {
+			if f.Type.Kind() == reflect.Struct && !hasCustomJSON(f.Type) {
+				jsonFields(f.Type, index, out)
+				continue
+			}
+			if f.Type.Kind() == reflect.Pointer {
+				out[f.Name] = append(out[f.Name], nil, nil) // ambiguous: never set
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = append(out[name], index)
+	}
+}
+
+// setLeaf decodes the JSON text value into v, an addressable zero value of
+// a type leafKindOf accepted as kind.
+func setLeaf(v reflect.Value, kind leafKind, value string) error {
+	switch kind {
+	case leafBool:
+		switch value {
+		case "true":
+			v.SetBool(true)
+		case "false":
+			v.SetBool(false)
+		default:
+			return errors.New("not a JSON boolean")
+		}
+	case leafInt:
+		n, err := strconv.ParseInt(value, 10, v.Type().Bits())
+		if err != nil {
+			return err
+		}
+		v.SetInt(n)
+	case leafUint:
+		n, err := strconv.ParseUint(value, 10, v.Type().Bits())
+		if err != nil {
+			return err
+		}
+		v.SetUint(n)
+	case leafFloat:
+		if len(value) == 0 || value[0] == '+' || value[0] == '.' || strings.ContainsAny(value, "_xXnNiI") {
+			return errors.New("not a JSON number")
+		}
+		f, err := strconv.ParseFloat(value, v.Type().Bits())
+		if err != nil {
+			return err
+		}
+		v.SetFloat(f)
+	case leafString:
+		if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' || strings.IndexByte(value, '\\') >= 0 {
+			return errors.New("not a JSON string without escapes")
+		}
+		v.SetString(value[1 : len(value)-1])
+	case leafJSON:
+		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON([]byte(value))
+	}
+	return nil
+}
