@@ -39,8 +39,7 @@ func ConfigMapLayer(cm *corev1.ConfigMap, kind string, s *merge.Schema) (*merge.
 		if strings.HasPrefix(k, "_") {
 			continue
 		}
-		key := merge.Pointer(k)
-		j, err := s.Convert(key, v)
+		key, j, err := s.ConvertMember(k, v)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue

@@ -101,9 +101,14 @@ func (st *stack[T]) snapshot(upper []*merge.Layer) (*Snapshot[T], error) {
 		return st.decodeWhole(res, upper)
 	}
 	st.d.codec.Default(obj) // (3)
-	hub, err := st.d.codec.Scheme().UnsafeConvertToVersion(obj, st.d.codec.Hub())
-	if err != nil {
-		return nil, fmt.Errorf("converting the configuration to %s: %w", st.d.codec.Hub(), err)
+	hub := obj
+	if st.d.into == st.d.codec.Hub() {
+		obj.GetObjectKind().SetGroupVersionKind(st.d.into.WithKind(st.d.codec.Kind()))
+	} else {
+		var err error
+		if hub, err = st.d.codec.Scheme().UnsafeConvertToVersion(obj, st.d.codec.Hub()); err != nil {
+			return nil, fmt.Errorf("converting the configuration to %s: %w", st.d.codec.Hub(), err)
+		}
 	}
 	typed, ok := hub.(T)
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Schema knows the Go type of a versioned document and answers, for a key,
@@ -24,29 +25,62 @@ type Schema struct {
 	// How the document's top-level members are converted and set, worked
 	// out once, on first use: every ConfigMap key is one of them.
 	topOnce sync.Once
-	top     map[string]*member
+	top     map[string]*member // by key
+	byName  map[string]*member // by member name
 }
 
 // member is what Convert and Set need of a top-level member.
 type member struct {
+	key  string
 	conv converter
 	set  *setPlan
+	// last is the last string converted and its JSON: the same
+	// ConfigMap value is converted again on every rebuild.
+	last atomic.Pointer[[2]string]
 }
 
 // members returns the Schema's top-level members by key.
 func (s *Schema) members() map[string]*member {
 	s.topOnce.Do(func() {
-		s.top = map[string]*member{}
+		s.top, s.byName = map[string]*member{}, map[string]*member{}
 		if s.root.Kind() != reflect.Struct || hasCustomJSON(s.root) {
 			return
 		}
 		for name, f := range fieldsOf(s.root) {
 			key := Pointer(name)
 			t := deref(f.Type)
-			s.top[key] = &member{conv: converter{t: t, kind: convKindOf(t)}, set: s.newPlan(key)}
+			m := &member{key: key, conv: converter{t: t, kind: convKindOf(t)}, set: s.newPlan(key)}
+			s.top[key], s.byName[name] = m, m
 		}
 	})
 	return s.top
+}
+
+// ConvertMember is Convert for the top-level member name, a ConfigMap
+// key: it returns the member's JSON pointer and the value as JSON. It
+// allocates nothing when the value is the one the member converted last.
+func (s *Schema) ConvertMember(name, value string) (key, out string, err error) {
+	s.members()
+	m, ok := s.byName[name]
+	if !ok {
+		key = Pointer(name)
+		return key, "", fmt.Errorf("key %q: no such field", key)
+	}
+	out, err = m.convert(s, value)
+	return m.key, out, err
+}
+
+// convert converts value for m, through its memo.
+func (m *member) convert(s *Schema, value string) (string, error) {
+	if last := m.last.Load(); last != nil && last[0] == value {
+		return last[1], nil
+	}
+	out, err := s.convert(m.conv, value)
+	if err != nil {
+		return "", fmt.Errorf("key %q: %q %w", m.key, value, err)
+	}
+	m.last.Store(&[2]string{value, out})
+	return out, nil
 }
 
 // NewSchema returns the Schema of the document type t (a struct or a pointer
@@ -96,6 +130,9 @@ func (s *Schema) Type(key string) (reflect.Type, bool) {
 // maps and slices parsed as YAML or JSON and checked against the type. The
 // error names the key and says what was expected.
 func (s *Schema) Convert(key, value string) (string, error) {
+	if m, ok := s.members()[key]; ok {
+		return m.convert(s, value)
+	}
 	c, ok := s.converterOf(key)
 	if !ok {
 		return "", fmt.Errorf("key %q: no such field", key)

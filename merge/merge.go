@@ -78,6 +78,9 @@ func (r *Result) indexes(key string, e entry) []int {
 
 // moreOf returns the words of layers from the 64th on that set key.
 func (r *Result) moreOf(key string) []uint64 {
+	if r.more == nil && (r.base == nil || r.base.more == nil) {
+		return nil
+	}
 	if words, ok := r.more[key]; ok || r.base == nil {
 		return words
 	}
@@ -104,7 +107,7 @@ func (r *Result) getForUpdate(key string) entry {
 		return e
 	}
 	e = r.base.entries[key]
-	if words := r.base.more[key]; words != nil {
+	if words := r.base.more[key]; words != nil && r.base.more != nil {
 		if r.more == nil {
 			r.more = map[string][]uint64{}
 		}

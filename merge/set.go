@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrNotSettable is returned by Set for a key or value it does not set
@@ -43,17 +44,44 @@ func (s *Schema) Set(dst any, key, value string) error {
 	}
 	if f.Kind() == reflect.Pointer {
 		n := reflect.New(f.Type().Elem())
-		if err := setLeaf(n.Elem(), p.leaf, value); err != nil {
+		if err := p.setLeaf(n.Elem(), value); err != nil {
 			return errNotSettable(key, err.Error())
 		}
 		f.Set(n)
 		return nil
 	}
 	f.SetZero()
-	if err := setLeaf(f, p.leaf, value); err != nil {
+	if err := p.setLeaf(f, value); err != nil {
 		return errNotSettable(key, err.Error())
 	}
 	return nil
+}
+
+// setLeaf sets v, a zero value, from the JSON text value. A type that
+// decodes itself and holds no pointers keeps a copy of the value it
+// decoded last, since decoding it (a duration: json.Unmarshal of a string,
+// then parsing) costs more than the rest of a Set.
+func (p *setPlan) setLeaf(v reflect.Value, value string) error {
+	if !p.memo {
+		return setLeaf(v, p.leaf, value)
+	}
+	if last := p.last.Load(); last != nil && last.text == value {
+		v.Set(last.value)
+		return nil
+	}
+	if err := setLeaf(v, p.leaf, value); err != nil {
+		return err
+	}
+	keep := reflect.New(v.Type()).Elem()
+	keep.Set(v)
+	p.last.Store(&decoded{text: value, value: keep})
+	return nil
+}
+
+// decoded is a JSON text and the value it decodes to.
+type decoded struct {
+	text  string
+	value reflect.Value
 }
 
 func errNotSettable(key, why string) error {
@@ -86,6 +114,8 @@ type setPlan struct {
 	index []int
 	leaf  leafKind
 	why   string
+	memo  bool // keep the last value decoded; see setLeaf
+	last  atomic.Pointer[decoded]
 }
 
 func (s *Schema) plan(key string) *setPlan {
@@ -121,7 +151,28 @@ func (s *Schema) newPlan(key string) *setPlan {
 	if !ok {
 		return &setPlan{why: "the field holds " + t.String() + ", which is decoded as part of the document"}
 	}
-	return &setPlan{index: found[0], leaf: leaf}
+	return &setPlan{index: found[0], leaf: leaf, memo: leaf == leafJSON && pointerFree(t)}
+}
+
+// pointerFree reports whether a value of type t holds no pointer, map,
+// slice, channel, function or interface: a copy of it shares nothing.
+func pointerFree(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	case reflect.Array:
+		return pointerFree(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !pointerFree(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // leafKindOf says how a value of type t is set, and reports false for the

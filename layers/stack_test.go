@@ -1,0 +1,172 @@
+package layers
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// stacks returns a stack over cluster that sets keys field by field and
+// one that always decodes the whole configuration.
+func stacks(t testing.TB, r *Resolver[*tenantConfig], cluster map[string]string) (fast, whole *stack[*tenantConfig], err error) {
+	t.Helper()
+	var lower []*merge.Layer
+	if cluster != nil {
+		l, err := ConfigMapLayer(configMap("ops", "config", nil, cluster), KindCluster, r.schema)
+		if err != nil {
+			return nil, nil, err
+		}
+		lower = append(lower, l)
+	}
+	fast, err = newStack(r.decoder, lower...)
+	if err != nil {
+		return nil, nil, err
+	}
+	whole = &stack[*tenantConfig]{d: fast.d, res: fast.res, sources: fast.sources}
+	return fast, whole, nil
+}
+
+// describeSnapshot is everything a snapshot says, to compare two.
+func describeSnapshot(s *Snapshot[*tenantConfig], err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	obj, _ := json.Marshal(s.Object)
+	fmt.Fprintf(&b, "object %s\n", obj)
+	for _, k := range s.Result.Keys() {
+		p, _ := s.Result.Explain(k)
+		fmt.Fprintf(&b, "%s = %s from %v over %v\n", k, p.Value, p.Source, p.Shadowed)
+	}
+	fmt.Fprintf(&b, "hash %s\nsources %v\nrejected %v\n", s.Hash(), s.Sources, s.Rejected)
+	return b.String()
+}
+
+// TestStackMatchesWholeDecode checks that setting the changed keys on the
+// cluster layer decoded once gives what decoding the whole configuration
+// gives: the object, the provenance (defaults included), the hash, the
+// rejected keys and the errors, over random cluster and namespace data.
+func TestStackMatchesWholeDecode(t *testing.T) {
+	r := newTestResolver(t, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	values := map[string][]string{
+		"timeout": {"30", "0", "-1", "ten", " 7 "}, "retries": {"0", "3", "99999999999"}, "verbose": {"false", "true", "yes"},
+		"log-dir": {"logs", ""}, "alpha-thing": {"true"}, "beta-thing": {"false"}, "quota": {"5"}, "internal": {"1"},
+		"tenancy": {"on", "off"}, "locked": {"", "retries", "timeout,verbose"}, "stability": {"alpha", "beta", "stable"},
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	pick := func(n int) map[string]string {
+		m := map[string]string{}
+		for range n {
+			k := keys[rng.IntN(len(keys))]
+			m[k] = values[k][rng.IntN(len(values[k]))]
+		}
+		return m
+	}
+	fastUsed := 0
+	for i := range 500 {
+		cluster := pick(rng.IntN(6))
+		cluster["tenancy"] = "on"
+		fast, whole, err := stacks(t, r, cluster)
+		if err != nil {
+			continue // an invalid cluster layer fails both ways alike
+		}
+		if fast.typed != nil {
+			fastUsed++
+		}
+		ns, err := ConfigMapLayer(tenantCM("team", pick(rng.IntN(5))), KindNamespace, r.schema)
+		if err != nil {
+			continue
+		}
+		policy, err := r.o.Tenancy.policyFrom(cluster, r.o.Fields)
+		if err != nil {
+			continue
+		}
+		ns.Policy = policy.tenant
+		if msg := compareStacks(fast, whole, ns); msg != "" {
+			t.Fatalf("case %d: cluster %v: %s", i, cluster, msg)
+		}
+	}
+	if fastUsed < 100 {
+		t.Errorf("only %d of the stacks set keys field by field", fastUsed)
+	}
+}
+
+// compareStacks returns how the snapshots of fast and whole with upper
+// differ, or "".
+func compareStacks(fast, whole *stack[*tenantConfig], upper ...*merge.Layer) string {
+	fs, ferr := fast.snapshot(upper)
+	ws, werr := whole.snapshot(upper)
+	got, want := describeSnapshot(fs, ferr), describeSnapshot(ws, werr)
+	if got != want || ferr == nil && !reflect.DeepEqual(fs.Object, ws.Object) {
+		return fmt.Sprintf("upper %v:\nfield by field:\n%s\nwhole:\n%s", upper[0].Values, got, want)
+	}
+	return ""
+}
+
+// FuzzStackMatchesWholeDecode feeds arbitrary namespace data through both
+// decodes: whatever a tenant writes, setting the changed keys gives what
+// the whole decode gives.
+func FuzzStackMatchesWholeDecode(f *testing.F) {
+	r := newTestResolver(f, nil)
+	cluster := map[string]string{"tenancy": "on", "stability": "alpha", "timeout": "30", "verbose": "true", "log-dir": "logs"}
+	fast, whole, err := stacks(f, r, cluster)
+	if err != nil || fast.typed == nil {
+		f.Fatalf("stack: %v", err)
+	}
+	policy, err := r.o.Tenancy.policyFrom(cluster, r.o.Fields)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("timeout", "45", "verbose", "false")
+	f.Add("retries", "0", "alpha-thing", "true")
+	f.Add("timeout", "-5", "beta-thing", "maybe")
+	f.Add("log-dir", "x\"y", "retries", "2147483648")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		ns, err := ConfigMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), KindNamespace, r.schema)
+		if err != nil {
+			return // not a layer: ignored before either decode
+		}
+		ns.Policy = policy.tenant
+		if msg := compareStacks(fast, whole, ns); msg != "" {
+			t.Fatal(msg)
+		}
+	})
+}
+
+// TestStackFallsBack checks the cases the field-by-field decode leaves to
+// the whole decode.
+func TestStackFallsBack(t *testing.T) {
+	r := newTestResolver(t, nil)
+	fast, _, err := stacks(t, r, map[string]string{"timeout": "30"})
+	if err != nil || fast.typed == nil {
+		t.Fatalf("a flat scalar cluster layer is not set field by field: %v", err)
+	}
+	// A nested key (a flag on a map member, say) is decoded whole.
+	upper := &merge.Layer{Source: merge.Source{Kind: "flag"}, Values: map[string]string{"/timeout": "45", "/unknown/x": "1"}}
+	if _, err := fast.snapshot([]*merge.Layer{upper}); err == nil || !strings.Contains(err.Error(), "unknown") {
+		t.Errorf("a key that is no field: %v", err)
+	}
+	// A tombstone zeroes the member, and defaulting fills it again.
+	upper = &merge.Layer{Source: merge.Source{Kind: "flag"}, Values: map[string]string{"/timeout": merge.Tombstone}}
+	s, err := fast.snapshot([]*merge.Layer{upper})
+	if err != nil || *s.Object.Timeout != 60 {
+		t.Errorf("tombstone: %v, %v", s, err)
+	}
+	if src, _ := s.Result.SourceOf("/timeout"); src.Kind != KindDefault {
+		t.Errorf("tombstoned key credited to %v, want default", src)
+	}
+	if s.Object.Kind != "tenantConfig" || s.Object.APIVersion != tenantGV.String() {
+		t.Errorf("type meta %+v", s.Object.TypeMeta)
+	}
+}
