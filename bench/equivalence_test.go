@@ -27,9 +27,13 @@ func TestSameEffectiveConfiguration(t *testing.T) {
 		t.Errorf("strata: /enable-retries comes from %v, want the namespace layer", src)
 	}
 
-	p, _, err := NewTektonStyle().MergeAndParse(cluster, ns)
+	clusterParsed, err := ParseFromMap(cluster)
 	if err != nil {
 		t.Fatal(err)
+	}
+	p, warnings, err := NewTektonStyle().ForNamespace(clusterParsed, ns)
+	if err != nil || len(warnings) != 0 {
+		t.Fatal(err, warnings)
 	}
 	if *p != want {
 		t.Errorf("tekton-style:\n got %+v\nwant %+v", *p, want)

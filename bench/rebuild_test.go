@@ -47,10 +47,14 @@ func BenchmarkCase2Rebuild(b *testing.B) {
 	})
 	b.Run("tekton-style", func(b *testing.B) {
 		t := NewTektonStyle()
+		parsed, err := ParseFromMap(cluster)
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			p, _, err := t.MergeAndParse(cluster, ovl[i&1])
+			p, _, err := t.ForNamespace(parsed, ovl[i&1])
 			if err != nil || p.Bools[1] {
 				b.Fatal(err)
 			}

@@ -27,7 +27,10 @@ func BenchmarkCase4Resolve(b *testing.B) {
 	})
 	b.Run("tekton-style", func(b *testing.B) {
 		t := NewTektonStyle()
-		cluster := ClusterData()
+		cluster, err := ParseFromMap(ClusterData())
+		if err != nil {
+			b.Fatal(err)
+		}
 		lister := make(map[string]map[string]string, CachedNamespaces)
 		names := make([]string, CachedNamespaces)
 		for i := range names {
@@ -38,7 +41,7 @@ func BenchmarkCase4Resolve(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			ns := names[i%len(names)]
-			p, _, err := t.MergeAndParse(cluster, lister[ns+"/"+OverridesName])
+			p, _, err := t.ForNamespace(cluster, lister[ns+"/"+OverridesName])
 			if err != nil || p.Bools[1] {
 				b.Fatal(err)
 			}

@@ -6,12 +6,20 @@ import (
 	"time"
 )
 
-// TektonStyle is the loader TEP-0085 describes, written for the workload:
-// keep the cluster and namespace ConfigMaps as raw string maps, and on
-// every request merge them (namespace keys on the allowlist win, the gate
-// key is never overridable) and parse the merged map into the typed
-// configuration, defaulting absent keys and validating. It keeps no
-// provenance.
+// TektonStyle is the per-namespace loader of Tekton's TEP-0085
+// implementation (tektoncd/pipeline, pkg/apis/config/namespace), written
+// for the workload. Tekton keeps the cluster configuration parsed, and on
+// every request for a namespace with overrides it:
+//
+//  1. writes the parsed cluster configuration back into a string map;
+//  2. copies that map and sets over it the namespace keys that are on the
+//     allowlist (the gate key is never overridable);
+//  3. parses the merged map into a new typed configuration, absent keys
+//     defaulted, and validates it.
+//
+// A namespace without overrides gets a copy of the cluster configuration.
+// It keeps no provenance; the skipped keys are returned as warnings. (Tekton
+// also logs the overridden keys on every call; that is left out here.)
 type TektonStyle struct {
 	allowed map[string]bool
 }
@@ -25,26 +33,42 @@ func NewTektonStyle() *TektonStyle {
 	return t
 }
 
-// MergeAndParse merges ns over cluster when the cluster's gate is open and
-// parses the result. The Warnings are the namespace keys it skipped.
-func (t *TektonStyle) MergeAndParse(cluster, ns map[string]string) (*Plain, []string, error) {
-	merged := cluster
-	var warnings []string
-	if cluster[GateKey] == "true" && len(ns) > 0 {
-		merged = make(map[string]string, len(cluster)+len(ns))
-		for k, v := range cluster {
-			merged[k] = v
-		}
-		for k, v := range ns {
-			if k == GateKey || !t.allowed[k] {
-				warnings = append(warnings, fmt.Sprintf("namespace key %q is not overridable; skipped", k))
-				continue
-			}
-			merged[k] = v
-		}
+// ForNamespace returns the configuration of a namespace whose overrides
+// are ns, given the parsed cluster configuration.
+func (t *TektonStyle) ForNamespace(cluster *Plain, ns map[string]string) (*Plain, []string, error) {
+	if !cluster.Bools[0] || len(ns) == 0 { // the gate, allow-namespace-overrides
+		c := *cluster
+		return &c, nil, nil
 	}
-	p, err := ParseFromMap(merged)
+	merged := cluster.ToMap() // (1)
+	var warnings []string
+	for k, v := range ns { // (2)
+		if k == GateKey || !t.allowed[k] {
+			warnings = append(warnings, fmt.Sprintf("namespace key %q is not overridable; skipped", k))
+			continue
+		}
+		merged[k] = v
+	}
+	p, err := ParseFromMap(merged) // (3)
 	return p, warnings, err
+}
+
+// ToMap writes p back into ConfigMap data.
+func (p *Plain) ToMap() map[string]string {
+	m := make(map[string]string, 30)
+	for i, k := range BoolKeys {
+		m[k] = strconv.FormatBool(p.Bools[i])
+	}
+	for i, k := range IntKeys {
+		m[k] = strconv.FormatInt(p.Ints[i], 10)
+	}
+	for i, k := range DurationKeys {
+		m[k] = p.Durations[i].String()
+	}
+	for i, k := range StringKeys {
+		m[k] = p.Strings[i]
+	}
+	return m
 }
 
 // ParseFromMap parses a raw map the way Tekton's NewFeatureFlagsFromMap

@@ -65,7 +65,8 @@ func newStack[T runtime.Object](d *decoder[T], lower ...*merge.Layer) (*stack[T]
 	if err != nil {
 		return nil, err
 	}
-	if st.res.Flat() && setAll(d.schema, typed, st.res.From(0)) == nil {
+	typed.GetObjectKind().SetGroupVersionKind(d.into.WithKind(d.codec.Kind()))
+	if st.res.Flat() && setAll(d.schema, typed, st.res, 0) == nil {
 		st.typed = typed
 		// The field-by-field decode must agree with the whole one.
 		if fast, err := st.snapshot(nil); err != nil || !reflect.DeepEqual(fast.Object, whole.Object) {
@@ -75,11 +76,11 @@ func newStack[T runtime.Object](d *decoder[T], lower ...*merge.Layer) (*stack[T]
 	return st, nil
 }
 
-// setAll sets every key in keys on obj, skipping apiVersion and kind (the
-// decoder sets them from the version).
-func setAll(s *merge.Schema, obj runtime.Object, keys func(func(string, string) bool)) error {
+// setAll sets on obj every key that layers from the n-th on set in res,
+// skipping apiVersion and kind (the decoder sets them from the version).
+func setAll(s *merge.Schema, obj runtime.Object, res *merge.Result, n int) error {
 	var err error
-	keys(func(k, v string) bool {
+	res.EachFrom(n, func(k, v string) bool {
 		if k == "/apiVersion" || k == "/kind" {
 			return true
 		}
@@ -97,14 +98,12 @@ func (st *stack[T]) snapshot(upper []*merge.Layer) (*Snapshot[T], error) {
 		return st.decodeWhole(res, upper)
 	}
 	obj := st.typed.DeepCopyObject() // (2)
-	if setAll(st.d.schema, obj, res.From(len(st.sources))) != nil {
+	if setAll(st.d.schema, obj, res, len(st.sources)) != nil {
 		return st.decodeWhole(res, upper)
 	}
 	st.d.codec.Default(obj) // (3)
-	hub := obj
-	if st.d.into == st.d.codec.Hub() {
-		obj.GetObjectKind().SetGroupVersionKind(st.d.into.WithKind(st.d.codec.Kind()))
-	} else {
+	hub := obj              // its type meta was set on st.typed
+	if st.d.into != st.d.codec.Hub() {
 		var err error
 		if hub, err = st.d.codec.Scheme().UnsafeConvertToVersion(obj, st.d.codec.Hub()); err != nil {
 			return nil, fmt.Errorf("converting the configuration to %s: %w", st.d.codec.Hub(), err)

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -70,10 +71,30 @@ type tenantPolicy struct {
 	locked    []string
 	allow     []string
 	stability validation.Marker // the markers tenants may set: 0, Beta, or Alpha|Beta
+	members   map[string]string // the reason for each top-level member, worked out once
+}
+
+// withMembers returns p with the reasons of the document's top-level
+// members worked out: every ConfigMap key is one of them.
+func (p tenantPolicy) withMembers() *tenantPolicy {
+	p.members = map[string]string{}
+	p.fields.Schema().Walk(func(key string, _ reflect.StructField) bool {
+		p.members[key] = p.admit(key)
+		return false
+	})
+	return &p
 }
 
 // Admit implements merge.Policy.
 func (p *tenantPolicy) Admit(_ *merge.Layer, key string) string {
+	if reason, ok := p.members[key]; ok {
+		return reason
+	}
+	return p.admit(key)
+}
+
+// admit is Admit worked out.
+func (p *tenantPolicy) admit(key string) string {
 	for _, k := range p.policy {
 		if merge.Covers(k, key) || merge.IsAncestor(key, k) {
 			return ReasonPolicyKey
@@ -157,9 +178,9 @@ func (t *Tenancy) policyFrom(data map[string]string, fields *validation.Fields) 
 			return nil, fmt.Errorf("key %q: %q is none of %s, %s, %s", t.StabilityKey, v, StabilityStable, StabilityBeta, StabilityAlpha)
 		}
 	}
-	tenant, selector := base, base
+	tenant := base
 	tenant.tenant = true
-	out.tenant, out.selector = &tenant, &selector
+	out.tenant, out.selector = tenant.withMembers(), base.withMembers()
 	return out, nil
 }
 

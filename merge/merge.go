@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"iter"
 	"math/bits"
 	"slices"
 	"sort"
@@ -369,26 +368,24 @@ func (r *Result) Lookup(key string) (string, bool) {
 // of flat keys.
 func (r *Result) Flat() bool { return !r.nested }
 
-// From returns the effective keys whose value comes from layer n or a
-// later one, with that value: the keys layers[n:] changed against a merge
-// of layers[:n]. A key a tombstone removed comes with the value Tombstone.
-// The order is unspecified.
-func (r *Result) From(n int) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		r.settle()
-		if r.base != nil && n >= len(r.base.layers) {
-			// What base holds was set below n.
-			for k, e := range r.entries {
-				if r.winner(k, e) >= n && !yield(k, e.value) {
-					return
-				}
+// EachFrom calls fn for every effective key whose value comes from layer n
+// or a later one, with that value, until fn returns false: the keys
+// layers[n:] changed against a merge of layers[:n]. A key a tombstone
+// removed comes with the value Tombstone. The order is unspecified.
+func (r *Result) EachFrom(n int, fn func(key, value string) bool) {
+	r.settle()
+	if r.base != nil && n >= len(r.base.layers) {
+		// What base holds was set below n.
+		for k, e := range r.entries {
+			if r.winner(k, e) >= n && !fn(k, e.value) {
+				return
 			}
-			return
 		}
-		r.each(func(k string, e entry) bool {
-			return r.winner(k, e) < n || yield(k, e.value)
-		})
+		return
 	}
+	r.each(func(k string, e entry) bool {
+		return r.winner(k, e) < n || fn(k, e.value)
+	})
 }
 
 // Values returns a new map of the effective values, tombstones left out.
