@@ -94,8 +94,8 @@ func BenchmarkCase5Watch(b *testing.B) {
 			b.ReportMetric(float64(Updates-seen), "missed-of-100")
 			if len(lat) > 0 {
 				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-				b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
 			}
 		})
 	}

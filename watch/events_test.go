@@ -143,3 +143,22 @@ func TestEventsLostWatch(t *testing.T) {
 		t.Fatalf("watch not re-registered on the new directory: %+v", r)
 	}
 }
+
+// TestEventsLinkSwapReadAtOnce shows that a kubelet update is read when
+// ..data moves, not after the debounce: with a debounce of an hour and no
+// polling, every update is still seen at once.
+func TestEventsLinkSwapReadAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kw := watchtest.NewKubeletWriter(t, dir)
+	kw.Write(t, map[string]string{"config": "v0"})
+	w, rec := newTextWatcher(t, filepath.Join(dir, "config"), func(o *Options[string]) { o.Debounce = time.Hour })
+	start(t, w, rec)
+	for i := 1; i <= 10; i++ {
+		want := fmt.Sprintf("v%d", i)
+		kw.Write(t, map[string]string{"config": want})
+		if r := rec.next(t); r.Value != want {
+			t.Fatalf("update %d: %+v", i, r)
+		}
+	}
+}

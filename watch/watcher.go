@@ -40,7 +40,10 @@ type Options[T any] struct {
 	// say; zero means DefaultPollInterval.
 	PollInterval time.Duration
 	// Debounce is how long after the first event of a burst the targets
-	// are read; zero means DefaultDebounce. One kubelet update fires
+	// are read, unless the event moved a link the last read went through
+	// (kubelet's ..data, a git-sync root link): the generation a link
+	// names is complete before the link moves, so it is read at once.
+	// Zero means DefaultDebounce. One kubelet update fires
 	// about seven events.
 	Debounce time.Duration
 	// Read tunes each read.
@@ -84,6 +87,7 @@ type Watcher[T any] struct {
 	logger  klog.Logger
 
 	// Owned by the goroutine that checks.
+	resolved    []string // what the last read of each path resolved to
 	badHash     string
 	lastFailure string
 	watchErr    string
@@ -143,8 +147,10 @@ func New[T any](opts Options[T]) (*Watcher[T], error) {
 //     in between is missed. If the initial load fails, Start returns the
 //     error and watches nothing: refuse to start on an invalid
 //     configuration.
-//  3. In the background: on an event, wait Debounce, then check; check at
-//     every poll, on Resync, and after a failed read with backoff.
+//  3. In the background: on an event, check at once when a link the last
+//     read resolved now names another generation, and otherwise wait
+//     Debounce, then check; check at every poll, on Resync, and after a
+//     failed read with backoff.
 //
 // A check reads every target consistently and hashes it; equal to the
 // value in effect, or to content refused before, is a no-op. Otherwise it
@@ -280,8 +286,14 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 			}
 			// Events are hints: whatever the operation, read and
 			// compare (configmap-reload#190 missed reloads by
-			// filtering on Create).
-			armDebounce()
+			// filtering on Create). A moved link is a complete new
+			// generation: read it now; anything else may be a write
+			// in progress: let the burst settle.
+			if w.swapped() {
+				check()
+			} else {
+				armDebounce()
+			}
 		case err, ok := <-errs:
 			if !ok {
 				n = nil
@@ -317,6 +329,12 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 // a read failed, or Load returned a Transient error.
 func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
 	c, err := ReadContents(w.opts.Paths, w.opts.Read)
+	if err == nil {
+		w.resolved = w.resolved[:0]
+		for _, s := range c.Snapshots {
+			w.resolved = append(w.resolved, s.Resolved)
+		}
+	}
 	if err != nil {
 		if initial {
 			w.fail(initial, "", err)
@@ -365,6 +383,21 @@ func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
 		w.opts.OnReload(Reload[T]{Status: StatusSuccess, Initial: initial, Hash: c.Hash, Value: v, Time: now})
 	}
 	return nil
+}
+
+// swapped reports whether a path now resolves to something other than what
+// the last read found behind it: a link swap. It costs a few system calls,
+// no read.
+func (w *Watcher[T]) swapped() bool {
+	if len(w.resolved) != len(w.opts.Paths) {
+		return false
+	}
+	for i, p := range w.opts.Paths {
+		if r, _, err := resolve(p); err == nil && r != w.resolved[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // load runs Load; a panic in it refuses the content like an error does,

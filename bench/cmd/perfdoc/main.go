@@ -237,16 +237,16 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			return fmt.Errorf("no results for Benchmark%s", c.bench)
 		}
 		if c.watch {
-			p("| library | seen of 100 | missed | p50 | p99 |\n| --- | --- | --- | --- | --- |\n")
+			p("| library | seen of 100 | missed | p50 after the update | p99 after the update |\n| --- | --- | --- | --- | --- |\n")
 			for _, sub := range subs {
 				m := res.bench[c.bench+"/"+sub].metrics
 				lat := func(unit string) string {
 					if v, ok := m[unit]; ok {
-						return num(v) + " ms"
+						return num(v) + " µs"
 					}
 					return "–"
 				}
-				p("| %s | %s | %s | %s | %s |\n", sub, num(m["seen-of-100"]), num(m["missed-of-100"]), lat("p50-ms"), lat("p99-ms"))
+				p("| %s | %s | %s | %s | %s |\n", sub, num(m["seen-of-100"]), num(m["missed-of-100"]), lat("p50-µs"), lat("p99-µs"))
 			}
 			p("\n")
 			continue
