@@ -22,7 +22,8 @@ import (
 	"github.com/stratacfg/strata/watch/watchtest"
 )
 
-// Updates is how many kubelet updates the watch benchmark makes.
+// Updates is how many kubelet updates each scenario of the watch benchmark
+// makes.
 const Updates = 100
 
 // SeenWithin is how long after an update's Write returned a library has to
@@ -54,51 +55,116 @@ type watched struct {
 	stop       func()
 }
 
-// BenchmarkCase5Watch updates a ConfigMap mount Updates times through
-// kubelet's own AtomicWriter and measures, for each library watching it,
-// how many updates it showed within SeenWithin of the Write returning and
-// how long that took. Each library runs alone against its own mount.
-// Run it with -benchtime=1x: one iteration is all the updates.
+// watchers are the libraries the watch benchmark compares.
+var watchers = []struct {
+	name  string
+	start func(b *testing.B, path string) watched
+}{
+	{"strata", watchStrata},
+	{"viper", watchViper},
+	{"koanf", watchKoanf},
+}
+
+// BenchmarkCase5Watch updates a ConfigMap mount through kubelet's own
+// AtomicWriter while a library watches the file config.yaml in it, each
+// library alone against a mount of its own, in three scenarios:
+//
+//   - steady: Updates updates, each waited for: how many the library
+//     showed within SeenWithin of the Write returning, and how long that
+//     took;
+//   - burst: Updates updates back to back, as fast as kubelet writes
+//     them: whether the library shows the last one, and how long after
+//     the last Write returned;
+//   - key-removed: every tenth update drops config.yaml from the
+//     ConfigMap (the key deleted, an optional ConfigMap deleted) and the
+//     next one brings it back: how many of the updates that carry the key
+//     the library showed. A library keeps its last configuration while
+//     the key is gone.
+//
+// Run it with -benchtime=1x: one iteration is a whole scenario.
 func BenchmarkCase5Watch(b *testing.B) {
-	for _, lib := range []struct {
-		name  string
-		start func(b *testing.B, path string) watched
+	for _, sc := range []struct {
+		name string
+		run  func(b *testing.B, kw *watchtest.KubeletWriter, w watched)
 	}{
-		{"strata", watchStrata},
-		{"viper", watchViper},
-		{"koanf", watchKoanf},
+		{"steady", watchSteady},
+		{"burst", watchBurst},
+		{"key-removed", watchKeyRemoved},
 	} {
-		b.Run(lib.name, func(b *testing.B) {
-			var seen int
-			var lat []time.Duration
-			for b.Loop() {
-				dir := b.TempDir()
-				kw := watchtest.NewKubeletWriter(b, dir)
-				kw.Write(b, map[string]string{"config.yaml": settingsFile(0)})
-				w := lib.start(b, filepath.Join(dir, "config.yaml"))
-				seen, lat = 0, lat[:0]
-				for i := 1; i <= Updates; i++ {
-					kw.Write(b, map[string]string{"config.yaml": settingsFile(i)})
-					start := time.Now()
-					for w.generation() != int64(i) && time.Since(start) < SeenWithin {
-						time.Sleep(50 * time.Microsecond)
-					}
-					if w.generation() == int64(i) {
-						seen++
-						lat = append(lat, time.Since(start))
-					}
+		for _, lib := range watchers {
+			b.Run(sc.name+"/"+lib.name, func(b *testing.B) {
+				for b.Loop() {
+					dir := b.TempDir()
+					kw := watchtest.NewKubeletWriter(b, dir)
+					kw.Write(b, map[string]string{"config.yaml": settingsFile(0)})
+					w := lib.start(b, filepath.Join(dir, "config.yaml"))
+					sc.run(b, kw, w)
+					w.stop()
 				}
-				w.stop()
-			}
-			b.ReportMetric(float64(seen), "seen-of-100")
-			b.ReportMetric(float64(Updates-seen), "missed-of-100")
-			if len(lat) > 0 {
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
-			}
-		})
+			})
+		}
 	}
+}
+
+// waitFor waits up to SeenWithin for w to show generation and returns how
+// long it took, or false.
+func waitFor(w watched, generation int, since time.Time) (time.Duration, bool) {
+	for w.generation() != int64(generation) && time.Since(since) < SeenWithin {
+		time.Sleep(50 * time.Microsecond)
+	}
+	if w.generation() != int64(generation) {
+		return 0, false
+	}
+	return time.Since(since), true
+}
+
+func reportSeen(b *testing.B, seen, of int, lat []time.Duration) {
+	b.ReportMetric(float64(seen), "seen")
+	b.ReportMetric(float64(of), "updates")
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
+	}
+}
+
+func watchSteady(b *testing.B, kw *watchtest.KubeletWriter, w watched) {
+	var lat []time.Duration
+	for i := 1; i <= Updates; i++ {
+		kw.Write(b, map[string]string{"config.yaml": settingsFile(i)})
+		if d, ok := waitFor(w, i, time.Now()); ok {
+			lat = append(lat, d)
+		}
+	}
+	reportSeen(b, len(lat), Updates, lat)
+}
+
+func watchBurst(b *testing.B, kw *watchtest.KubeletWriter, w watched) {
+	for i := 1; i <= Updates; i++ {
+		kw.Write(b, map[string]string{"config.yaml": settingsFile(i)})
+	}
+	var lat []time.Duration
+	if d, ok := waitFor(w, Updates, time.Now()); ok {
+		lat = append(lat, d)
+	}
+	reportSeen(b, len(lat), 1, lat)
+}
+
+func watchKeyRemoved(b *testing.B, kw *watchtest.KubeletWriter, w watched) {
+	var lat []time.Duration
+	carried := 0
+	for i := 1; i <= Updates; i++ {
+		if i%10 == 0 {
+			kw.Write(b, map[string]string{"other.yaml": "the key config.yaml is gone"})
+			continue
+		}
+		carried++
+		kw.Write(b, map[string]string{"config.yaml": settingsFile(i)})
+		if d, ok := waitFor(w, i, time.Now()); ok {
+			lat = append(lat, d)
+		}
+	}
+	reportSeen(b, len(lat), carried, lat)
 }
 
 // watchStrata watches the mount with strata's Watcher, its defaults

@@ -71,6 +71,7 @@ type result struct {
 type results struct {
 	bench  map[string]*result
 	header map[string]string
+	order  map[string]int // "Case5Watch/steady" → when that group first ran
 }
 
 // parse reads go test -bench output. Lines that are not benchmark results
@@ -78,6 +79,7 @@ type results struct {
 func parse(r io.Reader) (*results, error) {
 	samples := map[string]map[string][]float64{}
 	header := map[string]string{}
+	order := map[string]int{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -99,6 +101,11 @@ func parse(r io.Reader) (*results, error) {
 				name = name[:i]
 			}
 		}
+		if i := strings.LastIndexByte(name, '/'); i > 0 {
+			if _, seen := order[name[:i]]; !seen {
+				order[name[:i]] = len(order)
+			}
+		}
 		if samples[name] == nil {
 			samples[name] = map[string][]float64{}
 		}
@@ -113,7 +120,7 @@ func parse(r io.Reader) (*results, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	out := &results{bench: map[string]*result{}, header: header}
+	out := &results{bench: map[string]*result{}, header: header, order: order}
 	for name, units := range samples {
 		r := &result{metrics: map[string]float64{}}
 		for unit, vs := range units {
@@ -201,12 +208,14 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 	p("## Goals\n\n| case | goal | strata / peer | |\n| --- | --- | --- | --- |\n")
 	for _, c := range cases {
 		if c.watch {
-			s, err := get(res, c.bench, c.strata)
-			if err != nil {
-				return err
+			for _, sc := range scenarios(res, c.bench) {
+				s, err := get(res, c.bench, sc+"/strata")
+				if err != nil {
+					return err
+				}
+				seen, of := s.metrics["seen"], s.metrics["updates"]
+				p("| %s | strata sees the final state of every update (%s) | %s of %s | %s |\n", c.key[4:], sc, num(seen), num(of), mark(of > 0 && seen == of))
 			}
-			seen := s.metrics["seen-of-100"]
-			p("| %s | strata sees the final state of every one of 100 updates | %s of 100 | %s |\n", c.key[4:], num(seen), mark(seen == 100))
 			continue
 		}
 		for _, g := range c.goals {
@@ -237,7 +246,7 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			return fmt.Errorf("no results for Benchmark%s", c.bench)
 		}
 		if c.watch {
-			p("| library | seen of 100 | missed | p50 after the update | p99 after the update |\n| --- | --- | --- | --- | --- |\n")
+			p("| scenario | library | updates shown | p50 after the Write | p99 after the Write |\n| --- | --- | --- | --- | --- |\n")
 			for _, sub := range subs {
 				m := res.bench[c.bench+"/"+sub].metrics
 				lat := func(unit string) string {
@@ -246,7 +255,8 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 					}
 					return "–"
 				}
-				p("| %s | %s | %s | %s | %s |\n", sub, num(m["seen-of-100"]), num(m["missed-of-100"]), lat("p50-µs"), lat("p99-µs"))
+				sc, lib, _ := strings.Cut(sub, "/")
+				p("| %s | %s | %s of %s | %s | %s |\n", sc, lib, num(m["seen"]), num(m["updates"]), lat("p50-µs"), lat("p99-µs"))
 			}
 			p("\n")
 			continue
@@ -295,8 +305,9 @@ func get(res *results, bench, sub string) (*result, error) {
 	return r, nil
 }
 
-// subBenchmarks lists the sub-benchmarks of bench in the order strata
-// first, then by name.
+// subBenchmarks lists the sub-benchmarks of bench: grouped by the part
+// before a "/" (a scenario) in the order they ran, strata's first in each
+// group, then by name.
 func subBenchmarks(res *results, bench string) []string {
 	var out []string
 	for name := range res.bench {
@@ -304,8 +315,19 @@ func subBenchmarks(res *results, bench string) []string {
 			out = append(out, sub)
 		}
 	}
+	group := func(s string) int {
+		g, _, ok := strings.Cut(s, "/")
+		if !ok {
+			return 0
+		}
+		return res.order[bench+"/"+g]
+	}
 	slices.SortFunc(out, func(a, b string) int {
-		as, bs := strings.HasPrefix(a, "strata"), strings.HasPrefix(b, "strata")
+		if ga, gb := group(a), group(b); ga != gb {
+			return ga - gb
+		}
+		la, lb := a[strings.LastIndexByte(a, '/')+1:], b[strings.LastIndexByte(b, '/')+1:]
+		as, bs := strings.HasPrefix(la, "strata"), strings.HasPrefix(lb, "strata")
 		if as != bs {
 			if as {
 				return -1
@@ -314,6 +336,18 @@ func subBenchmarks(res *results, bench string) []string {
 		}
 		return strings.Compare(a, b)
 	})
+	return out
+}
+
+// scenarios lists the groups of bench's sub-benchmarks, in the order they
+// ran.
+func scenarios(res *results, bench string) []string {
+	var out []string
+	for _, sub := range subBenchmarks(res, bench) {
+		if sc, _, ok := strings.Cut(sub, "/"); ok && !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
 	return out
 }
 
