@@ -224,8 +224,13 @@ func watchKoanf(b *testing.B, path string) watched {
 	}
 	var gen atomic.Int64
 	gen.Store(k.Int64("max-retries"))
+	var failed atomic.Bool
 	err := f.Watch(func(_ any, err error) {
 		if err != nil {
+			// koanf calls back with an error when its watch ends.
+			if !failed.Swap(true) {
+				b.Logf("koanf's watch reported %q after generation %d", err, gen.Load())
+			}
 			return
 		}
 		next := koanf.New(".")

@@ -16,7 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -55,6 +57,9 @@ func run(in, notesPath, out, commit string) error {
 	}
 	var buf bytes.Buffer
 	if err := write(&buf, res, notes, machine(res, commit)); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(out, buf.Bytes(), 0o644)
@@ -371,8 +376,8 @@ func ratio(r float64) string {
 // separated.
 func num(v float64) string {
 	switch {
-	case v == 0:
-		return "0"
+	case v == math.Trunc(v) && v < 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	case v >= 1000:
 		return group(strconv.FormatFloat(v, 'f', 0, 64))
 	case v >= 100:
