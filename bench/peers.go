@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/v2"
@@ -70,20 +71,23 @@ func ViperLoad(cluster, ns map[string]string) (*viper.Viper, error) {
 
 // ViperPlain reads every key from v.
 func ViperPlain(v *viper.Viper) Plain {
+	return readPlain(v.GetBool, v.GetInt64, v.GetDuration, v.GetString)
+}
+
+// readPlain reads every key through a library's typed getters.
+func readPlain(getBool func(string) bool, getInt func(string) int64, getDuration func(string) time.Duration, getString func(string) string) Plain {
 	var p Plain
-	for i, k := range BoolKeys {
-		p.Bools[i] = v.GetBool(k)
-	}
-	for i, k := range IntKeys {
-		p.Ints[i] = v.GetInt64(k)
-	}
-	for i, k := range DurationKeys {
-		p.Durations[i] = v.GetDuration(k)
-	}
-	for i, k := range StringKeys {
-		p.Strings[i] = v.GetString(k)
-	}
+	read(p.Bools[:], BoolKeys[:], getBool)
+	read(p.Ints[:], IntKeys[:], getInt)
+	read(p.Durations[:], DurationKeys[:], getDuration)
+	read(p.Strings[:], StringKeys[:], getString)
 	return p
+}
+
+func read[T any](dst []T, keys []string, get func(string) T) {
+	for i, k := range keys {
+		dst[i] = get(k)
+	}
 }
 
 // KoanfLoad loads defaults, the cluster data and the namespace overlay into
@@ -101,20 +105,7 @@ func KoanfLoad(cluster, ns map[string]string) (*koanf.Koanf, error) {
 
 // KoanfPlain reads every key from k.
 func KoanfPlain(k *koanf.Koanf) Plain {
-	var p Plain
-	for i, key := range BoolKeys {
-		p.Bools[i] = k.Bool(key)
-	}
-	for i, key := range IntKeys {
-		p.Ints[i] = k.Int64(key)
-	}
-	for i, key := range DurationKeys {
-		p.Durations[i] = k.Duration(key)
-	}
-	for i, key := range StringKeys {
-		p.Strings[i] = k.String(key)
-	}
-	return p
+	return readPlain(k.Bool, k.Int64, k.Duration, k.String)
 }
 
 // KnativeConfigMapName is the name the knative store keeps the workload

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -76,40 +77,31 @@ func (p *Plain) ToMap() map[string]string {
 // key takes its default; then the result is validated.
 func ParseFromMap(m map[string]string) (*Plain, error) {
 	p := DefaultPlain
-	for i, k := range BoolKeys {
-		if v, ok := m[k]; ok {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %q is not a boolean", k, v)
-			}
-			p.Bools[i] = b
-		}
-	}
-	for i, k := range IntKeys {
-		if v, ok := m[k]; ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %q is not an integer", k, v)
-			}
-			p.Ints[i] = n
-		}
-	}
-	for i, k := range DurationKeys {
-		if v, ok := m[k]; ok {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %q is not a duration", k, v)
-			}
-			p.Durations[i] = d
-		}
-	}
-	for i, k := range StringKeys {
-		if v, ok := m[k]; ok {
-			p.Strings[i] = v
-		}
+	err := errors.Join(
+		parseKeys(m, BoolKeys[:], p.Bools[:], "a boolean", strconv.ParseBool),
+		parseKeys(m, IntKeys[:], p.Ints[:], "an integer", func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }),
+		parseKeys(m, DurationKeys[:], p.Durations[:], "a duration", time.ParseDuration),
+		parseKeys(m, StringKeys[:], p.Strings[:], "a string", func(s string) (string, error) { return s, nil }),
+	)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// parseKeys parses the value of each of keys present in m into dst.
+func parseKeys[T any](m map[string]string, keys []string, dst []T, what string, parse func(string) (T, error)) error {
+	for i, k := range keys {
+		if v, ok := m[k]; ok {
+			x, err := parse(v)
+			if err != nil {
+				return fmt.Errorf("key %q: %q is not %s", k, v, what)
+			}
+			dst[i] = x
+		}
+	}
+	return nil
 }

@@ -185,36 +185,27 @@ func (s *Settings) strings() [5]*string {
 // DeepCopyObject implements runtime.Object.
 func (s *Settings) DeepCopyObject() runtime.Object {
 	out := *s
-	for _, p := range out.bools() {
-		if *p != nil {
-			*p = new(**p)
-		}
-	}
-	for _, p := range out.ints() {
-		if *p != nil {
-			*p = new(**p)
-		}
-	}
-	for _, p := range out.durations() {
-		if *p != nil {
-			*p = new(**p)
-		}
-	}
+	b, n, d := out.bools(), out.ints(), out.durations()
+	copyPointees(b[:])
+	copyPointees(n[:])
+	copyPointees(d[:])
 	return &out
+}
+
+// copyPointees points every set pointer at a copy of its value.
+func copyPointees[T any](ps []**T) {
+	for _, p := range ps {
+		if *p != nil {
+			*p = new(**p)
+		}
+	}
 }
 
 // SetDefaults fills the keys no layer set from DefaultPlain.
 func SetDefaults(s *Settings) {
-	for i, p := range s.bools() {
-		if *p == nil {
-			*p = new(DefaultPlain.Bools[i])
-		}
-	}
-	for i, p := range s.ints() {
-		if *p == nil {
-			*p = new(DefaultPlain.Ints[i])
-		}
-	}
+	b, n := s.bools(), s.ints()
+	defaultPointees(b[:], DefaultPlain.Bools[:])
+	defaultPointees(n[:], DefaultPlain.Ints[:])
 	for i, p := range s.durations() {
 		if *p == nil {
 			*p = &metav1.Duration{Duration: DefaultPlain.Durations[i]}
@@ -223,6 +214,15 @@ func SetDefaults(s *Settings) {
 	for i, p := range s.strings() {
 		if *p == "" {
 			*p = DefaultPlain.Strings[i]
+		}
+	}
+}
+
+// defaultPointees points every pointer not set at its default.
+func defaultPointees[T any](ps []**T, defaults []T) {
+	for i, p := range ps {
+		if *p == nil {
+			*p = new(defaults[i])
 		}
 	}
 }

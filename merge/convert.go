@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,6 +198,12 @@ func convKindOf(t reflect.Type) convKind {
 	case pt.Implements(textUnmarshal):
 		return convText
 	}
+	return basicKind(t)
+}
+
+// basicKind is the convKind of t by its kind alone: a boolean, an integer,
+// a float, a string, or structured.
+func basicKind(t reflect.Type) convKind {
 	switch t.Kind() {
 	case reflect.Bool:
 		return convBool
@@ -346,7 +353,7 @@ func marshal(v any) (string, error) {
 // compact.
 func marshalCompact(v any) (string, error) {
 	if m, ok := v.(json.Marshaler); ok {
-		if out, err := m.MarshalJSON(); err == nil && bytes.IndexAny(out, " \t\r\n") < 0 && json.Valid(out) {
+		if out, err := m.MarshalJSON(); err == nil && !bytes.ContainsAny(out, " \t\r\n") && json.Valid(out) {
 			return string(out), nil
 		}
 	}
@@ -443,6 +450,19 @@ func fieldsOf(t reflect.Type) map[string]reflect.StructField {
 }
 
 func collectFields(t reflect.Type, m map[string]reflect.StructField) {
+	eachMember(t, nil, false, func(name string, _ []int, f reflect.StructField, _ bool) {
+		if _, dup := m[name]; !dup {
+			m[name] = f
+		}
+	})
+}
+
+// eachMember calls fn for every JSON member of struct type t, following
+// encoding/json's rules for tags and embedded structs and the ",inline"
+// tag of Kubernetes types: the member's name, the index path of its field
+// from t, the field, and whether the path goes through an embedded
+// pointer.
+func eachMember(t reflect.Type, prefix []int, viaPointer bool, fn func(name string, index []int, f reflect.StructField, viaPointer bool)) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -450,9 +470,9 @@ func collectFields(t reflect.Type, m map[string]reflect.StructField) {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		ft := deref(f.Type)
-		if name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) && ft.Kind() == reflect.Struct {
-			collectFields(ft, m)
+		index := append(slices.Clip(prefix), i)
+		if ft := deref(f.Type); name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) && ft.Kind() == reflect.Struct {
+			eachMember(ft, index, viaPointer || f.Type.Kind() == reflect.Pointer, fn)
 			continue
 		}
 		if !f.IsExported() {
@@ -461,8 +481,6 @@ func collectFields(t reflect.Type, m map[string]reflect.StructField) {
 		if name == "" {
 			name = f.Name
 		}
-		if _, dup := m[name]; !dup {
-			m[name] = f
-		}
+		fn(name, index, f, viaPointer)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // ErrNotSettable is returned by Set for a key or value it does not set
@@ -96,23 +97,11 @@ func (e *settableError) Error() string {
 
 func (e *settableError) Unwrap() error { return ErrNotSettable }
 
-// leafKind is how setLeaf sets a leaf.
-type leafKind int
-
-const (
-	leafBool leafKind = iota
-	leafInt
-	leafUint
-	leafFloat
-	leafString
-	leafJSON // the type implements json.Unmarshaler
-)
-
 // setPlan is how Set reaches and sets the field of one key: the index path
 // through the document's struct, or why it cannot.
 type setPlan struct {
 	index []int
-	leaf  leafKind
+	leaf  convKind // one of the kinds leafKindOf accepts
 	why   string
 	memo  bool // keep the last value decoded; see setLeaf
 	last  atomic.Pointer[decoded]
@@ -131,7 +120,7 @@ func (s *Schema) newPlan(key string) *setPlan {
 		return &setPlan{why: "only keys of one segment are set field by field"}
 	}
 	paths := map[string][][]int{}
-	jsonFields(s.root, nil, paths)
+	jsonFields(s.root, paths)
 	found := paths[segs[0]]
 	switch {
 	case len(found) == 0:
@@ -151,7 +140,7 @@ func (s *Schema) newPlan(key string) *setPlan {
 	if !ok {
 		return &setPlan{why: "the field holds " + t.String() + ", which is decoded as part of the document"}
 	}
-	return &setPlan{index: found[0], leaf: leaf, memo: leaf == leafJSON && pointerFree(t)}
+	return &setPlan{index: found[0], leaf: leaf, memo: leaf == convJSON && pointerFree(t)}
 }
 
 // pointerFree reports whether a value of type t holds no pointer, map,
@@ -175,70 +164,41 @@ func pointerFree(t reflect.Type) bool {
 	return false
 }
 
-// leafKindOf says how a value of type t is set, and reports false for the
-// types Set leaves to a whole decode.
-func leafKindOf(t reflect.Type) (leafKind, bool) {
+// leafKindOf says how a value of type t is set: convJSON, or the basic
+// kind of a boolean, number or string. It reports false for the types Set
+// leaves to a whole decode.
+func leafKindOf(t reflect.Type) (convKind, bool) {
 	pt := reflect.PointerTo(t)
 	switch {
 	case pt.Implements(jsonUnmarshal):
-		return leafJSON, true
+		return convJSON, true
 	case pt.Implements(textUnmarshal):
 		return 0, false
 	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return leafBool, true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return leafInt, true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return leafUint, true
-	case reflect.Float32, reflect.Float64:
-		return leafFloat, true
-	case reflect.String:
-		return leafString, true
-	}
-	return 0, false
+	k := basicKind(t)
+	return k, k != convStructured
 }
 
 // jsonFields records, for every JSON member name of struct t, the index
-// paths of the fields that carry it, through structs embedded by value or
-// inlined. Embedded pointers are not followed: decoding allocates them
-// only for members that are present, which Set cannot mirror for a
-// tombstone.
-func jsonFields(t reflect.Type, prefix []int, out map[string][][]int) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		index := append(append([]int(nil), prefix...), i)
-		if name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) {
-			if f.Type.Kind() == reflect.Struct && !hasCustomJSON(f.Type) {
-				jsonFields(f.Type, index, out)
-				continue
-			}
-			if f.Type.Kind() == reflect.Pointer {
-				out[f.Name] = append(out[f.Name], nil, nil) // ambiguous: never set
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
+// paths of the fields that carry it. A member of a struct embedded through
+// a pointer is recorded as ambiguous, so that it is never set: decoding
+// allocates the pointer only when a member is present, which Set cannot
+// mirror for a tombstone.
+func jsonFields(t reflect.Type, out map[string][][]int) {
+	eachMember(t, nil, false, func(name string, index []int, _ reflect.StructField, viaPointer bool) {
+		if viaPointer {
+			out[name] = append(out[name], nil, nil)
+			return
 		}
 		out[name] = append(out[name], index)
-	}
+	})
 }
 
 // setLeaf decodes the JSON text value into v, an addressable zero value of
 // a type leafKindOf accepted as kind.
-func setLeaf(v reflect.Value, kind leafKind, value string) error {
+func setLeaf(v reflect.Value, kind convKind, value string) error {
 	switch kind {
-	case leafBool:
+	case convBool:
 		switch value {
 		case "true":
 			v.SetBool(true)
@@ -247,19 +207,19 @@ func setLeaf(v reflect.Value, kind leafKind, value string) error {
 		default:
 			return errors.New("not a JSON boolean")
 		}
-	case leafInt:
+	case convInt:
 		n, err := strconv.ParseInt(value, 10, v.Type().Bits())
 		if err != nil {
 			return err
 		}
 		v.SetInt(n)
-	case leafUint:
+	case convUint:
 		n, err := strconv.ParseUint(value, 10, v.Type().Bits())
 		if err != nil {
 			return err
 		}
 		v.SetUint(n)
-	case leafFloat:
+	case convFloat:
 		if len(value) == 0 || value[0] == '+' || value[0] == '.' || strings.ContainsAny(value, "_xXnNiI") {
 			return errors.New("not a JSON number")
 		}
@@ -268,12 +228,13 @@ func setLeaf(v reflect.Value, kind leafKind, value string) error {
 			return err
 		}
 		v.SetFloat(f)
-	case leafString:
-		if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' || strings.IndexByte(value, '\\') >= 0 {
-			return errors.New("not a JSON string without escapes")
+	case convString:
+		if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' || strings.IndexByte(value, '\\') >= 0 || !utf8.ValidString(value) {
+			// Decoding would unescape, or replace invalid UTF-8.
+			return errors.New("not a JSON string of valid UTF-8 without escapes")
 		}
 		v.SetString(value[1 : len(value)-1])
-	case leafJSON:
+	case convJSON:
 		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON([]byte(value))
 	}
 	return nil

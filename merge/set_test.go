@@ -1,0 +1,149 @@
+package merge
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// span decodes itself from a JSON duration string and holds no pointer.
+type span struct{ d time.Duration }
+
+func (s *span) UnmarshalJSON(b []byte) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(str)
+	s.d = d
+	return err
+}
+
+type setLevel string
+
+type setInner struct {
+	Depth int `json:"depth"`
+}
+
+type setPointed struct {
+	Far string `json:"far"`
+}
+
+type setDoc struct {
+	setInner `json:",inline"`
+	*setPointed
+	On     bool              `json:"on"`
+	Count  *int64            `json:"count"`
+	Name   string            `json:"name"`
+	Level  setLevel          `json:"level"`
+	Ratio  float64           `json:"ratio"`
+	Size   uint16            `json:"size"`
+	Span   *span             `json:"span"`
+	Quoted int               `json:"quoted,string"`
+	Labels map[string]string `json:"labels"`
+	List   []string          `json:"list"`
+}
+
+// TestSetMatchesDecode checks that Set gives what decoding a document with
+// the member gives, and refuses what it cannot do exactly.
+func TestSetMatchesDecode(t *testing.T) {
+	t.Parallel()
+	s := NewSchema(reflect.TypeFor[setDoc](), nil)
+	for _, tc := range []struct {
+		key, value string
+		settable   bool
+	}{
+		{"/on", "true", true},
+		{"/on", "false", true},
+		{"/count", "0", true},
+		{"/count", "-9223372036854775808", true},
+		{"/name", `"plain text"`, true},
+		{"/name", `"with \"escapes\""`, false},
+		{"/level", `"debug"`, true},
+		{"/ratio", "1.5e3", true},
+		{"/size", "65535", true},
+		{"/size", "65536", false},
+		{"/span", `"90s"`, true},
+		{"/span", `"90s"`, true}, // the second time from the memo
+		{"/span", `"soon"`, false},
+		{"/depth", "3", true},  // through the inlined struct
+		{"/far", `"x"`, false}, // through an embedded pointer
+		{"/quoted", `"7"`, false},
+		{"/labels", `{"a":"b"}`, false},
+		{"/list", `["a"]`, false},
+		{"/labels/a", `"b"`, false},
+		{"/nope", "1", false},
+		{"/count", "1.5", false},
+	} {
+		var got setDoc
+		err := s.Set(&got, tc.key, tc.value)
+		if (err == nil) != tc.settable {
+			t.Errorf("Set(%s, %s): %v, want settable %v", tc.key, tc.value, err, tc.settable)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, ErrNotSettable) || !strings.Contains(err.Error(), tc.key) {
+				t.Errorf("Set(%s, %s): error %v does not name the key or match ErrNotSettable", tc.key, tc.value, err)
+			}
+			continue
+		}
+		var want setDoc
+		if err := json.Unmarshal([]byte(`{"`+tc.key[1:]+`":`+tc.value+`}`), &want); err != nil {
+			t.Fatalf("decoding %s=%s: %v", tc.key, tc.value, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Set(%s, %s) = %+v, decoding gives %+v", tc.key, tc.value, got, want)
+		}
+	}
+}
+
+// TestSetReplacesAndRemoves checks that Set replaces what a field held,
+// without writing through its pointer, and that the tombstone zeroes it.
+func TestSetReplacesAndRemoves(t *testing.T) {
+	t.Parallel()
+	s := NewSchema(reflect.TypeFor[setDoc](), nil)
+	shared := int64(5)
+	d := setDoc{Count: &shared, Name: "old", setInner: setInner{Depth: 2}}
+	if err := s.Set(&d, "/count", "9"); err != nil || *d.Count != 9 || shared != 5 {
+		t.Errorf("count %v, shared %d, err %v: Set must not write through the old pointer", d.Count, shared, err)
+	}
+	for _, key := range []string{"/count", "/name", "/depth"} {
+		if err := s.Set(&d, key, Tombstone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.Count != nil || d.Name != "" || d.Depth != 0 {
+		t.Errorf("after tombstones: %+v", d)
+	}
+	if err := s.Set(d, "/on", "true"); err == nil {
+		t.Error("Set accepted a value that is not a pointer")
+	}
+}
+
+// FuzzSetMatchesDecode sets arbitrary JSON on every kind of member: when
+// Set accepts it, decoding gives the same.
+func FuzzSetMatchesDecode(f *testing.F) {
+	s := NewSchema(reflect.TypeFor[setDoc](), nil)
+	for _, seed := range [][2]string{{"/on", "true"}, {"/count", "-0"}, {"/name", `"\u00e9"`}, {"/ratio", "1e400"}, {"/span", `"1h"`}, {"/size", "007"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, key, value string) {
+		if !json.Valid([]byte(value)) || strings.ContainsAny(key[min(1, len(key)):], `"\/~`) {
+			return // layers hold valid JSON under member keys
+		}
+		var got setDoc
+		if s.Set(&got, key, value) != nil {
+			return
+		}
+		var want setDoc
+		if err := json.Unmarshal([]byte(`{"`+strings.TrimPrefix(key, "/")+`":`+value+`}`), &want); err != nil {
+			t.Fatalf("Set accepted %s=%s, which does not decode: %v", key, value, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Set(%s, %s) = %+v, decoding gives %+v", key, value, got, want)
+		}
+	})
+}
