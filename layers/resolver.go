@@ -557,11 +557,12 @@ func (r *Resolver[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState[T], *Sna
 	if st.layer != nil {
 		base = append(base, st.layer)
 	}
-	st.stack, err = newStack(r.decoder, base...)
-	var s *Snapshot[T]
-	if err == nil {
-		s, err = r.decode(st, nil)
+	var upper []*merge.Layer
+	if r.o.Flags != nil {
+		upper = append(upper, r.o.Flags)
 	}
+	var s *Snapshot[T]
+	st.stack, s, err = newStack(r.decoder, upper, base...)
 	if err != nil {
 		if cm == nil {
 			return nil, nil, fmt.Errorf("the defaults (no cluster ConfigMap %s): %w", name, err)

@@ -39,9 +39,9 @@ type decoder[T runtime.Object] struct {
 //     they are asked for.
 //
 // That is exact when every key is flat and every value is a scalar
-// (merge.Schema.Set says which); otherwise, and when the lower layers'
-// own decode differs from the whole decode (checked once, when the stack
-// is built), the whole configuration is decoded as before.
+// (merge.Schema.Set says which); otherwise, and when the first snapshot
+// built both ways differs (see newStack), the whole configuration is
+// decoded as before.
 type stack[T runtime.Object] struct {
 	d       *decoder[T]
 	res     *merge.Result  // the lower layers merged; never filled
@@ -49,31 +49,32 @@ type stack[T runtime.Object] struct {
 	typed   runtime.Object // res set field by field; nil: decode whole
 }
 
-// newStack merges and decodes lower. It fails when the lower layers alone
-// do not decode, default, convert and validate: the error is the whole
-// decode's.
-func newStack[T runtime.Object](d *decoder[T], lower ...*merge.Layer) (*stack[T], error) {
+// newStack merges lower and decodes it field by field, and returns the
+// snapshot of lower with upper above it, built both ways: if the two
+// differ, or the whole decode fails where the field-by-field one does not,
+// the stack decodes whole from then on. The error is the whole decode's:
+// the layers do not decode, default, convert or validate.
+func newStack[T runtime.Object](d *decoder[T], upper []*merge.Layer, lower ...*merge.Layer) (*stack[T], *Snapshot[T], error) {
 	st := &stack[T]{d: d, res: merge.Merge(lower...)}
 	for _, l := range lower {
 		st.sources = append(st.sources, l.Source)
 	}
-	whole, err := st.decodeWhole(st.res.Extend(), nil)
+	whole, err := st.decodeWhole(st.res.Extend(upper...), upper)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	typed, err := d.codec.New(d.into)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	typed.GetObjectKind().SetGroupVersionKind(d.into.WithKind(d.codec.Kind()))
 	if st.res.Flat() && setAll(d.schema, typed, st.res, 0) == nil {
 		st.typed = typed
-		// The field-by-field decode must agree with the whole one.
-		if fast, err := st.snapshot(nil); err != nil || !reflect.DeepEqual(fast.Object, whole.Object) {
+		if fast, err := st.snapshot(upper); err != nil || !reflect.DeepEqual(fast.Object, whole.Object) {
 			st.typed = nil
 		}
 	}
-	return st, nil
+	return st, whole, nil
 }
 
 // setAll sets on obj every key that layers from the n-th on set in res,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -24,7 +26,7 @@ func stacks(t testing.TB, r *Resolver[*tenantConfig], cluster map[string]string)
 		}
 		lower = append(lower, l)
 	}
-	fast, err = newStack(r.decoder, lower...)
+	fast, _, err = newStack(r.decoder, nil, lower...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,5 +170,24 @@ func TestStackFallsBack(t *testing.T) {
 	}
 	if s.Object.Kind != "tenantConfig" || s.Object.APIVersion != tenantGV.String() {
 		t.Errorf("type meta %+v", s.Object.TypeMeta)
+	}
+}
+
+// TestStackFlagsAboveAnInvalidClusterLayer checks that the cluster layer is
+// validated with the flags above it, not alone: a flag that fixes what the
+// cluster layer sets makes the configuration valid.
+func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
+	r := newTestResolver(t, func(o *ResolverOptions[*tenantConfig]) {
+		o.Flags = &merge.Layer{Source: merge.Source{Kind: "flag", Name: "--timeout"}, Values: map[string]string{"/timeout": "45"}}
+	})
+	s, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"timeout": "0", "tenancy": "on"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.Object.Timeout != 45 {
+		t.Errorf("timeout %d, want the flag's 45", *s.Object.Timeout)
+	}
+	if src, _ := s.Result.SourceOf("/timeout"); src.Kind != "flag" {
+		t.Errorf("timeout from %v", src)
 	}
 }
