@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+goarch: amd64
+cpu: Test CPU
+BenchmarkCase1Read/strata-2   	1000	  5.0 ns/op	  0 B/op	  0 allocs/op
+BenchmarkCase1Read/strata-2   	1000	  9.0 ns/op	  0 B/op	  0 allocs/op
+BenchmarkCase1Read/strata-2   	1000	  6.0 ns/op	  0 B/op	  0 allocs/op
+BenchmarkCase1Read/viper-2    	1000	100.0 ns/op	 32 B/op	  2 allocs/op
+BenchmarkCase1Read/koanf-2    	1000	 50.0 ns/op	 21 B/op	  2 allocs/op
+BenchmarkCase1Read/knative-2  	1000	  7.0 ns/op	  0 B/op	  0 allocs/op
+BenchmarkCase2Rebuild/strata-2	1000	3000 ns/op
+BenchmarkCase2Rebuild/tekton-style-2	1000	2000 ns/op
+BenchmarkCase3Decode/strata-2	1000	50 ns/op
+BenchmarkCase3Decode/apimachinery-2	1000	100 ns/op
+BenchmarkCase3Decode/strata-warn-unknown-field-2	1000	60 ns/op
+BenchmarkCase3Decode/kubelet-double-decode-unknown-field-2	1000	150 ns/op
+BenchmarkCase4Resolve/strata-2	1000	10 ns/op
+BenchmarkCase4Resolve/tekton-style-2	1000	2000 ns/op
+BenchmarkCase5Watch/steady/strata-2	1	1 ns/op	 80 p50-µs	 300 p99-µs	 100 seen	 100 updates
+BenchmarkCase5Watch/steady/viper-2	1	1 ns/op	 9 seen	 100 updates
+PASS
+`
+
+func TestWrite(t *testing.T) {
+	res, err := parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.bench["Case1Read/strata"].metrics["ns/op"]; got != 6 {
+		t.Errorf("median of three runs: %v, want 6", got)
+	}
+	var b bytes.Buffer
+	if err := write(&b, res, map[string]string{"case2": "Why case 2 is missed."}, machine(res, "abc")); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	for _, want := range []string{
+		"| 1 | at least 10 times faster than koanf | 0.12 (8.33× faster) | **missed** |",
+		"| 1 | no slower than knative | 0.857 (1.17× faster) | met |",
+		"| 2 | no slower than the Tekton-style merge plus parse | 1.5 (1.5× slower) | **missed** |",
+		"Why case 2 is missed.",
+		"| 4 | at least 50 times faster than re-merging per call | 0.005 (200× faster) | met |",
+		"| 5 | strata sees the final state of every update (steady) | 100 of 100 | met |",
+		"| steady | viper | 9 of 100 | – | – |",
+		"| CPU | Test CPU,",
+		"| commit | abc |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the document lacks %q:\n%s", want, doc)
+		}
+	}
+}
+
+func TestWriteFailsOnAMissingCase(t *testing.T) {
+	res, err := parse(strings.NewReader(strings.ReplaceAll(sample, "BenchmarkCase4Resolve/strata-2", "BenchmarkOther-2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := write(&b, res, nil, ""); err == nil || !strings.Contains(err.Error(), "Case4Resolve/strata") {
+		t.Errorf("error %v, want one naming the missing benchmark", err)
+	}
+}
