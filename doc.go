@@ -29,5 +29,7 @@
 //
 // examples/component is a runnable component that shows all of it, with
 // live reload under --watch; examples/manifests keeps a directory of policy
-// manifests live.
+// manifests live; examples/controller gives Jobs per-namespace defaults.
+// The bench module measures strata against viper, koanf, knative and a
+// Tekton-style loader on one workload; docs/PERFORMANCE.md has the figures.
 package strata

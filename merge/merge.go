@@ -106,7 +106,7 @@ func (r *Result) getForUpdate(key string) entry {
 		return e
 	}
 	e = r.base.entries[key]
-	if words := r.base.more[key]; words != nil && r.base.more != nil {
+	if words := r.base.more[key]; words != nil {
 		if r.more == nil {
 			r.more = map[string][]uint64{}
 		}
