@@ -70,7 +70,7 @@ func (c *nsCache[T]) get(ns string) *entry[T] {
 func (c *nsCache[T]) put(ns string, e *entry[T]) {
 	e.ns, e.hash = ns, c.hash(ns)
 	t := c.tab.Load()
-	if i, ok := c.find(t, ns); ok {
+	if i, ok := c.find(t, ns, e.hash); ok {
 		t.slots[i].Store(e)
 		return
 	}
@@ -92,16 +92,16 @@ func (c *nsCache[T]) put(ns string, e *entry[T]) {
 // del removes ns; the caller serialises writes.
 func (c *nsCache[T]) del(ns string) {
 	t := c.tab.Load()
-	if i, ok := c.find(t, ns); ok {
+	if i, ok := c.find(t, ns, c.hash(ns)); ok {
 		t.slots[i].Store(c.tomb)
 		c.n--
 		c.dead++
 	}
 }
 
-// find returns the slot index of ns in t.
-func (c *nsCache[T]) find(t *nsTable[T], ns string) (uint64, bool) {
-	for i := c.hash(ns) & t.mask; ; i = (i + 1) & t.mask {
+// find returns the slot index of ns, whose hash is h, in t.
+func (c *nsCache[T]) find(t *nsTable[T], ns string, h uint64) (uint64, bool) {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.slots[i].Load()
 		if e == nil {
 			return 0, false

@@ -47,10 +47,12 @@ func (s *Schema) members() map[string]*member {
 		if s.root.Kind() != reflect.Struct || hasCustomJSON(s.root) {
 			return
 		}
+		paths := map[string][][]int{}
+		jsonFields(s.root, paths)
 		for name, f := range fieldsOf(s.root) {
 			key := Pointer(name)
 			t := deref(f.Type)
-			m := &member{key: key, conv: converter{t: t, kind: convKindOf(t)}, set: s.newPlan(key)}
+			m := &member{key: key, conv: converter{t: t, kind: convKindOf(t)}, set: s.newPlan(paths[name])}
 			s.top[key], s.byName[name] = m, m
 		}
 	})

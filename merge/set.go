@@ -114,14 +114,9 @@ func (s *Schema) plan(key string) *setPlan {
 	return &setPlan{why: "only keys naming a member of the document are set field by field"}
 }
 
-func (s *Schema) newPlan(key string) *setPlan {
-	segs, ok := Segments(key)
-	if !ok || len(segs) != 1 {
-		return &setPlan{why: "only keys of one segment are set field by field"}
-	}
-	paths := map[string][][]int{}
-	jsonFields(s.root, paths)
-	found := paths[segs[0]]
+// newPlan works out the plan of a member carried by the fields at found,
+// the index paths jsonFields recorded for its name.
+func (s *Schema) newPlan(found [][]int) *setPlan {
 	switch {
 	case len(found) == 0:
 		return &setPlan{why: "no such field"}
