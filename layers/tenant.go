@@ -64,20 +64,26 @@ const (
 // tenantPolicy is the merge policy of namespace layers (tenant true) and of
 // selector layers (tenant false: operator-owned, so only policy and
 // cluster-only keys are refused). It is immutable.
+//
+// A key is refused for what it names and for what lies under it: a
+// ConfigMap key whose value is an object or a map replaces everything
+// under it, so an overridable key that holds a path, a cluster-only or a
+// locked field, or a field of a stability the cluster does not allow, is
+// refused as a whole, and the refusal names that field.
 type tenantPolicy struct {
 	tenant    bool
 	fields    *validation.Fields
 	policy    []string // the gate, lock and stability keys
 	locked    []string
 	allow     []string
-	stability validation.Marker // the markers tenants may set: 0, Beta, or Alpha|Beta
-	members   map[string]string // the reason for each top-level member, worked out once
+	stability validation.Marker        // the markers tenants may set: 0, Beta, or Alpha|Beta
+	members   map[string]merge.Refusal // the refusal of each top-level member, worked out once
 }
 
-// withMembers returns p with the reasons of the document's top-level
+// withMembers returns p with the refusals of the document's top-level
 // members worked out: every ConfigMap key is one of them.
 func (p tenantPolicy) withMembers() *tenantPolicy {
-	p.members = map[string]string{}
+	p.members = map[string]merge.Refusal{}
 	p.fields.Schema().Walk(func(key string, _ reflect.StructField) bool {
 		p.members[key] = p.admit(key)
 		return false
@@ -86,45 +92,73 @@ func (p tenantPolicy) withMembers() *tenantPolicy {
 }
 
 // Admit implements merge.Policy.
-func (p *tenantPolicy) Admit(_ *merge.Layer, key string) string {
-	if reason, ok := p.members[key]; ok {
-		return reason
+func (p *tenantPolicy) Admit(_ *merge.Layer, key string) merge.Refusal {
+	if ref, ok := p.members[key]; ok {
+		return ref
 	}
 	return p.admit(key)
 }
 
 // admit is Admit worked out.
-func (p *tenantPolicy) admit(key string) string {
-	for _, k := range p.policy {
-		if merge.Covers(k, key) || merge.IsAncestor(key, k) {
-			return ReasonPolicyKey
-		}
+func (p *tenantPolicy) admit(key string) merge.Refusal {
+	if ref, ok := refuseListed(p.policy, key, ReasonPolicyKey); ok {
+		return ref
 	}
 	markers := p.fields.Markers(key)
-	if markers&validation.ClusterOnly != 0 {
-		return ReasonClusterOnly
+	if ref, ok := p.refuseMarked(markers, key, validation.ClusterOnly, ReasonClusterOnly); ok {
+		return ref
 	}
 	if !p.tenant {
-		return ""
+		return merge.Refusal{}
 	}
-	if markers&validation.Path != 0 {
-		return ReasonPath
+	if ref, ok := p.refuseMarked(markers, key, validation.Path, ReasonPath); ok {
+		return ref
 	}
-	for _, k := range p.locked {
-		if merge.Covers(k, key) || merge.IsAncestor(key, k) {
-			return ReasonLocked
-		}
+	if ref, ok := refuseListed(p.locked, key, ReasonLocked); ok {
+		return ref
 	}
 	if markers&validation.Overridable == 0 && !slices.ContainsFunc(p.allow, func(pat string) bool { return merge.Covers(pat, key) }) {
-		return ReasonNotOverridable
+		return merge.Refusal{Reason: ReasonNotOverridable}
 	}
-	if markers&validation.Alpha != 0 && p.stability&validation.Alpha == 0 {
-		return ReasonAlpha
+	if p.stability&validation.Alpha == 0 {
+		if ref, ok := p.refuseMarked(markers, key, validation.Alpha, ReasonAlpha); ok {
+			return ref
+		}
 	}
-	if markers&validation.Beta != 0 && p.stability&validation.Beta == 0 {
-		return ReasonBeta
+	if p.stability&validation.Beta == 0 {
+		if ref, ok := p.refuseMarked(markers, key, validation.Beta, ReasonBeta); ok {
+			return ref
+		}
 	}
-	return ""
+	return merge.Refusal{}
+}
+
+// refuseMarked refuses key for reason when key, an ancestor of it (in
+// markers) or a field under it carries marker m.
+func (p *tenantPolicy) refuseMarked(markers validation.Marker, key string, m validation.Marker, reason string) (merge.Refusal, bool) {
+	if markers&m != 0 {
+		return merge.Refusal{Reason: reason}, true
+	}
+	if under, ok := p.fields.Under(key, m); ok {
+		return merge.Refusal{Reason: reason, Field: under}, true
+	}
+	return merge.Refusal{}, false
+}
+
+// refuseListed refuses key for reason when one of patterns covers it or
+// names something under it.
+func refuseListed(patterns []string, key, reason string) (merge.Refusal, bool) {
+	for _, k := range patterns {
+		if merge.Covers(k, key) {
+			return merge.Refusal{Reason: reason}, true
+		}
+	}
+	for _, k := range patterns {
+		if merge.Under(k, key) {
+			return merge.Refusal{Reason: reason, Field: k}, true
+		}
+	}
+	return merge.Refusal{}, false
 }
 
 // clusterPolicy is what the cluster layer says about tenants.

@@ -53,15 +53,30 @@ type Layer struct {
 // Policy decides which keys a layer may set. Implementations must be safe
 // for concurrent use.
 type Policy interface {
-	// Admit returns "" when layer l may set key, or the reason it may not.
-	Admit(l *Layer, key string) (reason string)
+	// Admit returns the zero Refusal when layer l may set key, and why
+	// it may not otherwise.
+	Admit(l *Layer, key string) Refusal
 }
 
+// Refusal is why a policy refuses a key.
+type Refusal struct {
+	// Reason is one of the policy's few fixed reasons, fit for a metric
+	// label; "" admits the key.
+	Reason string
+	// Field is the pattern of the field the reason is about when it is
+	// not the key itself but something under it, which setting the key
+	// would replace: a path nested in an object, a locked member.
+	Field string
+}
+
+// Refused reports whether r refuses the key.
+func (r Refusal) Refused() bool { return r.Reason != "" }
+
 // PolicyFunc adapts a function to Policy.
-type PolicyFunc func(l *Layer, key string) string
+type PolicyFunc func(l *Layer, key string) Refusal
 
 // Admit calls f.
-func (f PolicyFunc) Admit(l *Layer, key string) string { return f(l, key) }
+func (f PolicyFunc) Admit(l *Layer, key string) Refusal { return f(l, key) }
 
 // Dropped is a key a policy refused, with the layer that tried to set it.
 type Dropped struct {
@@ -69,10 +84,17 @@ type Dropped struct {
 	Key    string
 	Value  string
 	Reason string
+	// Field is the field under Key the reason is about, or "" when it
+	// is about Key itself.
+	Field string
 }
 
 func (d Dropped) String() string {
-	return d.Source.String() + ": key " + quote(d.Key) + " dropped: " + d.Reason
+	s := d.Source.String() + ": key " + quote(d.Key) + " dropped: " + d.Reason
+	if d.Field != "" {
+		s += " (field " + d.Field + " under it)"
+	}
+	return s
 }
 
 // Rules is a Policy over key patterns. A pattern is a JSON pointer whose
@@ -93,25 +115,37 @@ type Rules struct {
 	NotAllowedReason string
 }
 
-// Admit implements Policy.
-func (r *Rules) Admit(_ *Layer, key string) string {
+// Admit implements Policy. A key two Deny patterns refuse is refused by
+// the one that covers it, then by the first in sorted order, so that the
+// refusal never depends on map order.
+func (r *Rules) Admit(_ *Layer, key string) Refusal {
+	var out Refusal
+	best := ""
 	for p, reason := range r.Deny {
-		if Covers(p, key) || underKey(p, key) {
-			return reason
+		ref := Refusal{Reason: reason}
+		switch {
+		case Covers(p, key):
+		case Under(p, key):
+			ref.Field = p
+		default:
+			continue
+		}
+		if !out.Refused() || ref.Field == "" && out.Field != "" || (ref.Field == "") == (out.Field == "") && p < best {
+			out, best = ref, p
 		}
 	}
-	if r.Allow == nil {
-		return ""
+	if out.Refused() || r.Allow == nil {
+		return out
 	}
 	for _, p := range r.Allow {
 		if Covers(p, key) {
-			return ""
+			return Refusal{}
 		}
 	}
 	if r.NotAllowedReason != "" {
-		return r.NotAllowedReason
+		return Refusal{Reason: r.NotAllowedReason}
 	}
-	return "not in the list of overridable keys"
+	return Refusal{Reason: "not in the list of overridable keys"}
 }
 
 // Covers reports whether pattern covers key: key is the pointer the pattern
@@ -134,9 +168,10 @@ func Covers(pattern, key string) bool {
 	return true
 }
 
-// underKey reports whether pattern names something strictly under key, so
-// that setting key would replace it.
-func underKey(pattern, key string) bool {
+// Under reports whether pattern names something strictly under key, so
+// that setting key replaces it: "/a/b" and "/a/*" are under "/a", "/a" is
+// not under "/a". A "*" segment in pattern matches any one segment.
+func Under(pattern, key string) bool {
 	for key != "" {
 		if pattern == "" || pattern[0] != '/' || key[0] != '/' {
 			return false

@@ -208,8 +208,8 @@ func (r *Result) apply(from int) {
 		i += from
 		for k, v := range l.Values {
 			if l.Policy != nil {
-				if reason := l.Policy.Admit(l, k); reason != "" {
-					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: reason})
+				if ref := l.Policy.Admit(l, k); ref.Refused() {
+					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: ref.Reason, Field: ref.Field})
 					continue
 				}
 			}

@@ -251,6 +251,11 @@ func TestPolicy(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("dropped = %v, want %v", got, want)
 	}
+	for _, d := range r.Dropped() {
+		if wantField := map[string]string{"/featureGates": "/featureGates/A"}[d.Key]; d.Field != wantField {
+			t.Errorf("%s: field %q, want %q", d, d.Field, wantField)
+		}
+	}
 	if v, _ := r.Lookup("/featureGates/A"); v != "false" {
 		t.Errorf("locked key changed to %s", v)
 	}
@@ -282,6 +287,29 @@ func TestCovers(t *testing.T) {
 	for _, tc := range tests {
 		if got := Covers(tc.pattern, tc.key); got != tc.want {
 			t.Errorf("Covers(%q, %q) = %v, want %v", tc.pattern, tc.key, got, tc.want)
+		}
+	}
+}
+
+func TestUnder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern, key string
+		want         bool
+	}{
+		{"/a/b", "/a", true},
+		{"/a/*", "/a", true},
+		{"/a/*/c", "/a", true},
+		{"/*/c", "/a", true},
+		{"/a", "/a", false},
+		{"/a", "/a/b", false},
+		{"/ab/c", "/a", false},
+		{"/a/b", "/b", false},
+		{"/a/*/c", "/a/x", true},
+		{"/a/*/c", "/a/x/c", false},
+	} {
+		if got := Under(tc.pattern, tc.key); got != tc.want {
+			t.Errorf("Under(%q, %q) = %v, want %v", tc.pattern, tc.key, got, tc.want)
 		}
 	}
 }

@@ -69,10 +69,11 @@ const TagName = "strata"
 type Fields struct {
 	schema  *merge.Schema
 	markers map[string]Marker // key pattern → markers
-	wild    []wildMarker      // the patterns with a "*" segment
+	wild    []patternMarker   // the patterns with a "*" segment
+	sorted  []patternMarker   // every pattern, sorted
 }
 
-type wildMarker struct {
+type patternMarker struct {
 	pattern string
 	m       Marker
 }
@@ -118,9 +119,11 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 		sort.Strings(errs)
 		return nil, fmt.Errorf("validation: %s", strings.Join(errs, "; "))
 	}
-	for p, m := range f.markers {
+	for _, p := range sortedPatterns(f.markers) {
+		pm := patternMarker{p, f.markers[p]}
+		f.sorted = append(f.sorted, pm)
 		if strings.Contains(p, "*") {
-			f.wild = append(f.wild, wildMarker{p, m})
+			f.wild = append(f.wild, pm)
 		}
 	}
 	return f, nil
@@ -159,13 +162,34 @@ func (f *Fields) Markers(key string) Marker {
 	return out
 }
 
+// Under returns the first pattern, in sorted order, that names a field
+// strictly under key and carries one of the markers m. Setting key as a
+// whole (an object or a map in one ConfigMap key) sets or replaces that
+// field too, so a policy that protects the field must refuse the key.
+func (f *Fields) Under(key string, m Marker) (pattern string, ok bool) {
+	for _, pm := range f.sorted {
+		if pm.m&m != 0 && merge.Under(pm.pattern, key) {
+			return pm.pattern, true
+		}
+	}
+	return "", false
+}
+
 // Keys returns the patterns that carry marker m, sorted.
 func (f *Fields) Keys(m Marker) []string {
 	var out []string
-	for p, pm := range f.markers {
-		if pm&m != 0 {
-			out = append(out, p)
+	for _, pm := range f.sorted {
+		if pm.m&m != 0 {
+			out = append(out, pm.pattern)
 		}
+	}
+	return out
+}
+
+func sortedPatterns(m map[string]Marker) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out

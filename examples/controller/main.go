@@ -148,6 +148,9 @@ type Rejected struct {
 	Source string `json:"source"`
 	Key    string `json:"key"`
 	Reason string `json:"reason"`
+	// Field is the field under Key the reason is about, when Key holds
+	// an object or a map.
+	Field string `json:"field,omitempty"`
 }
 
 func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -238,7 +241,7 @@ func explain(codec *scheme.Codec, ns string, snap *layers.Snapshot[*v1alpha1.Job
 		out.Provenance[configMapKey(k)] = p
 	}
 	for _, d := range snap.Rejected {
-		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Reason})
+		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Reason, Field: d.Field})
 	}
 	for _, err := range snap.Ignored {
 		out.Ignored = append(out.Ignored, err.Error())

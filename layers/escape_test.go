@@ -1,0 +1,262 @@
+package layers
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+)
+
+// nestedConfig has overridable keys whose values are objects and maps with
+// fields under them that tenants may not set.
+type nestedConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	Tenancy         string `json:"tenancy,omitempty" strata:"not-path"`
+	Locked          string `json:"locked,omitempty" strata:"not-path"`
+	Stability       string `json:"stability,omitempty" strata:"not-path"`
+	// Server is overridable, but holds a path.
+	Server *nestedServer `json:"server,omitempty" strata:"overridable"`
+	// Limits is overridable, but holds a cluster-only field.
+	Limits *nestedLimits `json:"limits,omitempty" strata:"overridable"`
+	// Features is overridable, but holds an alpha and a beta field.
+	Features *nestedFeatures `json:"features,omitempty" strata:"overridable"`
+	// Volumes maps names to paths.
+	Volumes map[string]string `json:"volumes,omitempty" strata:"overridable"`
+	// Backends maps names to objects that hold a path.
+	Backends map[string]nestedBackend `json:"backends,omitempty" strata:"overridable"`
+	// Tuning holds nothing restricted: a tenant may set it whole.
+	Tuning *nestedTuning `json:"tuning,omitempty" strata:"overridable"`
+	// Deep holds a path two levels down.
+	Deep *nestedDeep `json:"deep,omitempty" strata:"overridable"`
+}
+
+type nestedServer struct {
+	Port     int32  `json:"port,omitempty"`
+	CertFile string `json:"certFile,omitempty" strata:"path"`
+}
+
+type nestedLimits struct {
+	Quota *int64 `json:"quota,omitempty" strata:"cluster-only"`
+	Burst int32  `json:"burst,omitempty"`
+}
+
+type nestedFeatures struct {
+	Preview *bool `json:"preview,omitempty" strata:"alpha"`
+	Gated   *bool `json:"gated,omitempty" strata:"beta"`
+	Plain   *bool `json:"plain,omitempty"`
+}
+
+type nestedBackend struct {
+	URL    string `json:"url,omitempty" strata:"not-path"`
+	CAFile string `json:"caFile,omitempty" strata:"path"`
+}
+
+type nestedTuning struct {
+	Workers int32 `json:"workers,omitempty"`
+	Verbose *bool `json:"verbose,omitempty"`
+}
+
+type nestedDeep struct {
+	Inner struct {
+		Dir string `json:"dir,omitempty" strata:"path"`
+	} `json:"inner,omitempty"`
+}
+
+// DeepCopyObject copies through JSON: every field of the type has a JSON
+// member, and the test needs no speed.
+func (in *nestedConfig) DeepCopyObject() runtime.Object {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		panic(err)
+	}
+	out := &nestedConfig{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+var nestedGV = schema.GroupVersion{Group: "nested.test.strata.dev", Version: "v1"}
+
+func newNestedResolver(t testing.TB) *Resolver[*nestedConfig] {
+	t.Helper()
+	codec, err := scheme.New(scheme.Config{
+		Group: nestedGV.Group, Kind: "nestedConfig", Hub: "v1",
+		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+			s.AddKnownTypes(nestedGV, &nestedConfig{})
+			return nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := validation.FieldsFor(reflect.TypeFor[nestedConfig](), map[string]validation.Marker{
+		"/apiVersion": validation.NotPath, "/kind": validation.NotPath, "/volumes/*": validation.Path,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewResolver(ResolverOptions[*nestedConfig]{
+		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  map[string]string{"config": "tenant"},
+		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
+		Codec:   codec, Fields: fields,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestTenantCannotReachNestedFields sets overridable keys whose values are
+// objects or maps that hold fields tenants may not set: a path, a
+// cluster-only field, an alpha or beta field, or a map of paths. Setting
+// such a key replaces everything under it, so the key is refused as a
+// whole, and the refusal names the field under it.
+func TestTenantCannotReachNestedFields(t *testing.T) {
+	r := newNestedResolver(t)
+	cluster := configMap("ops", "config", nil, map[string]string{
+		"tenancy": "on",
+		"server":  "{port: 443, certFile: /etc/tls/cert.pem}",
+		"limits":  "{quota: 5}",
+		"volumes": "{data: /var/data}",
+	})
+	for _, tc := range []struct {
+		name, key, value, stability string
+		reason, field               string
+	}{
+		{name: "path in an object", key: "server", value: "{certFile: /etc/shadow}", reason: ReasonPath, field: "/server/certFile"},
+		{name: "object that leaves the path unset", key: "server", value: "{port: 8443}", reason: ReasonPath, field: "/server/certFile"},
+		{name: "cluster-only in an object", key: "limits", value: "{quota: 1000000}", reason: ReasonClusterOnly, field: "/limits/quota"},
+		{name: "object that leaves the cluster-only field unset", key: "limits", value: "{burst: 9}", reason: ReasonClusterOnly, field: "/limits/quota"},
+		{name: "alpha in an object", key: "features", value: "{gated: true}", stability: "beta", reason: ReasonAlpha, field: "/features/preview"},
+		{name: "beta in an object", key: "features", value: "{plain: true}", reason: ReasonAlpha, field: "/features/preview"},
+		{name: "map of paths", key: "volumes", value: "{data: /etc}", reason: ReasonPath, field: "/volumes/*"},
+		{name: "map of objects that hold a path", key: "backends", value: "{a: {caFile: /root/ca.pem}}", reason: ReasonPath, field: "/backends/*/caFile"},
+		{name: "path two levels down", key: "deep", value: "{inner: {dir: /}}", reason: ReasonPath, field: "/deep/inner/dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := cluster.DeepCopy()
+			if tc.stability != "" {
+				cl.Data["stability"] = tc.stability
+			}
+			s, err := r.ResolveObjects("team", []runtime.Object{cl, tenantCM("team", map[string]string{tc.key: tc.value})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Rejected) != 1 || s.Rejected[0].Key != "/"+tc.key || s.Rejected[0].Reason != tc.reason || s.Rejected[0].Field != tc.field {
+				t.Fatalf("rejected %+v, want key /%s refused for %q at %s", s.Rejected, tc.key, tc.reason, tc.field)
+			}
+			if msg := s.Rejected[0].String(); !strings.Contains(msg, "team/overrides") || !strings.Contains(msg, tc.field) {
+				t.Errorf("the refusal %q names neither the ConfigMap nor the field", msg)
+			}
+			if s.Object.Server == nil || s.Object.Server.CertFile != "/etc/tls/cert.pem" || *s.Object.Limits.Quota != 5 || s.Object.Features != nil {
+				t.Errorf("server: %+v, want the cluster's", s.Object.Server)
+			}
+			if s.Object.Volumes["data"] != "/var/data" || len(s.Object.Volumes) != 1 || s.Object.Backends != nil || s.Object.Deep != nil {
+				t.Errorf("volumes %v backends %v deep %v, want the cluster's", s.Object.Volumes, s.Object.Backends, s.Object.Deep)
+			}
+		})
+	}
+	t.Run("an object with nothing restricted under it", func(t *testing.T) {
+		s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"tuning": "{workers: 4, verbose: false}"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Rejected) != 0 || s.Object.Tuning == nil || s.Object.Tuning.Workers != 4 || s.Object.Tuning.Verbose == nil || *s.Object.Tuning.Verbose {
+			t.Errorf("rejected %v, tuning %+v", s.Rejected, s.Object.Tuning)
+		}
+	})
+	t.Run("alpha allowed", func(t *testing.T) {
+		cl := cluster.DeepCopy()
+		cl.Data["stability"] = "alpha"
+		s, err := r.ResolveObjects("team", []runtime.Object{cl, tenantCM("team", map[string]string{"features": "{preview: true}"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Rejected) != 0 || s.Object.Features == nil || s.Object.Features.Preview == nil || !*s.Object.Features.Preview {
+			t.Errorf("rejected %v, features %+v", s.Rejected, s.Object.Features)
+		}
+	})
+	t.Run("a lock on a nested field refuses its parent", func(t *testing.T) {
+		cl := cluster.DeepCopy()
+		cl.Data["locked"] = "/tuning/workers"
+		s, err := r.ResolveObjects("team", []runtime.Object{cl, tenantCM("team", map[string]string{"tuning": "{verbose: true}"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Rejected) != 1 || s.Rejected[0].Reason != ReasonLocked || s.Rejected[0].Field != "/tuning/workers" {
+			t.Errorf("rejected %+v", s.Rejected)
+		}
+	})
+}
+
+// FuzzTenantNestedValues feeds arbitrary tenant ConfigMap data, nested
+// YAML values above all, through the resolver and checks that no field a
+// tenant may not set differs from what the cluster layer alone gives: a
+// path, a cluster-only field, an alpha field (the cluster allows beta), a
+// tenant policy key, wherever it lies in the document.
+func FuzzTenantNestedValues(f *testing.F) {
+	r := newNestedResolver(f)
+	cluster := configMap("ops", "config", nil, map[string]string{
+		"tenancy": "on", "stability": "beta",
+		"server": "{port: 443, certFile: /etc/tls/cert.pem}", "limits": "{quota: 5}",
+		"volumes": "{data: /var/data}", "backends": "{a: {url: https://a, caFile: ca.pem}}",
+	})
+	base, err := r.ResolveObjects("team", []runtime.Object{cluster})
+	if err != nil {
+		f.Fatal(err)
+	}
+	want := flatObject(f, base.Object)
+	for _, seed := range [][4]string{
+		{"server", "{certFile: /etc/shadow}", "tuning", "{workers: 2}"},
+		{"limits", "{quota: 99}", "volumes", "{x: /}"},
+		{"backends", "{b: {caFile: /root}}", "deep", "{inner: {dir: /}}"},
+		{"features", "{preview: true, gated: true}", "tenancy", "off"},
+		{"tuning", "{workers: 1, verbose: false}", "features", "{gated: true}"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	fields := r.o.Fields
+	restricted := func(key string) bool {
+		if m := fields.Markers(key); m&(validation.Path|validation.ClusterOnly|validation.Alpha) != 0 {
+			return true
+		}
+		return key == "/tenancy" || key == "/locked" || key == "/stability"
+	}
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", map[string]string{k1: v1, k2: v2})})
+		if err != nil {
+			t.Fatalf("tenant input failed a resolve: %v", err)
+		}
+		got := flatObject(t, s.Object)
+		for _, m := range []map[string]string{want, got} {
+			for k := range m {
+				if restricted(k) && got[k] != want[k] {
+					t.Fatalf("a tenant changed %s from %q to %q; rejected %v", k, want[k], got[k], s.Rejected)
+				}
+			}
+		}
+	})
+}
+
+func flatObject(t testing.TB, obj any) map[string]string {
+	t.Helper()
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := merge.Flatten(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return flat
+}
