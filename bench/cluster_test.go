@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // CachedNamespaces is how many namespaces the per-namespace benchmarks
@@ -21,7 +21,7 @@ const CachedNamespaces = 10000
 // CachedNamespaces namespaces resolved and cached, each with its own
 // 5-key overlay.
 type cluster struct {
-	r     *layers.Resolver[*Settings]
+	r     *namespaced.Resolver[*Settings]
 	names []string
 }
 
@@ -113,8 +113,8 @@ func setUpCluster(b *testing.B) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Client, o.Mode, o.CacheSize = c, layers.Informer, CachedNamespaces
-	r, err := layers.NewResolver(o)
+	o.CacheSize = CachedNamespaces
+	r, err := namespaced.NewInformer(c, o)
 	if err != nil {
 		return nil, err
 	}

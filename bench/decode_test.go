@@ -57,9 +57,9 @@ func readTestdata(tb testing.TB, name string) []byte {
 	return data
 }
 
-func componentCodec(tb testing.TB) *scheme.Codec {
+func componentCodec(tb testing.TB) *scheme.Kind {
 	tb.Helper()
-	c, err := componentscheme.NewCodec()
+	c, err := componentscheme.NewKind()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // TestSameEffectiveConfiguration checks that every loader the benchmarks
@@ -23,7 +23,7 @@ func TestSameEffectiveConfiguration(t *testing.T) {
 	if got := s.Object.Plain(); got != want {
 		t.Errorf("strata:\n got %+v\nwant %+v", got, want)
 	}
-	if src, _ := s.Result.SourceOf("/enable-retries"); src.Kind != layers.KindNamespace {
+	if src, _ := s.Provenance().SourceOf("/enable-retries"); src.Kind != namespaced.KindNamespace {
 		t.Errorf("strata: /enable-retries comes from %v, want the namespace layer", src)
 	}
 
@@ -82,13 +82,13 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 }
 
-func newResolver(tb testing.TB) *layers.Resolver[*Settings] {
+func newResolver(tb testing.TB) *namespaced.Resolver[*Settings] {
 	tb.Helper()
 	o, err := ResolverOptions()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := layers.NewResolver(o)
+	r, err := namespaced.NewDirect(nil, o)
 	if err != nil {
 		tb.Fatal(err)
 	}

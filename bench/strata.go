@@ -3,7 +3,7 @@ package bench
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // Names of the workload's ConfigMaps.
@@ -20,26 +20,20 @@ var OverrideLabels = map[string]string{OverridesLabel: "true"}
 
 // ResolverOptions returns the options of a strata resolver for the
 // workload: the gate, the allowlist (the fields tagged overridable) and
-// validation. Client and Mode are the caller's.
-func ResolverOptions() (layers.ResolverOptions[*Settings], error) {
-	codec, err := NewCodec()
+// validation. The way it reads ConfigMaps is the caller's.
+func ResolverOptions() (namespaced.Options[*Settings], error) {
+	kind, err := NewKind()
 	if err != nil {
-		return layers.ResolverOptions[*Settings]{}, err
+		return namespaced.Options[*Settings]{}, err
 	}
-	fields, err := NewFields()
-	if err != nil {
-		return layers.ResolverOptions[*Settings]{}, err
-	}
-	return layers.ResolverOptions[*Settings]{
+	return namespaced.Options[*Settings]{
 		Name:                "strata-bench",
+		Kind:                kind,
 		Namespace:           SystemNamespace,
 		ClusterConfigMap:    ClusterName,
 		NamespaceConfigMaps: []string{OverridesName},
 		Labels:              OverrideLabels,
-		Tenancy:             layers.Tenancy{GateKey: GateKey, GateOpen: "true", GateClosed: "false"},
-		Codec:               codec,
-		Fields:              fields,
-		Validate:            Validate,
+		Tenancy:             namespaced.Tenancy{GateKey: GateKey, GateOpen: "true", GateClosed: "false"},
 	}, nil
 }
 

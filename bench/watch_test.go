@@ -17,9 +17,9 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/viper"
 
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/watch"
-	"github.com/stratacfg/strata/watch/watchtest"
 )
 
 // Updates is how many kubelet updates each scenario of the watch benchmark
@@ -170,7 +170,7 @@ func watchKeyRemoved(b *testing.B, kw *watchtest.KubeletWriter, w watched) {
 // watchStrata watches the mount with strata's Watcher, its defaults
 // unchanged, decoding the file strictly with the workload's codec.
 func watchStrata(b *testing.B, path string) watched {
-	codec, err := NewCodec()
+	codec, err := NewKind()
 	if err != nil {
 		b.Fatal(err)
 	}

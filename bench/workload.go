@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stratacfg/strata/scheme"
-	"github.com/stratacfg/strata/validation"
 )
 
 // The workload's keys, by type. Every library reads the same 30 keys.
@@ -271,8 +269,8 @@ func Validate(s *Settings) field.ErrorList {
 	return errs
 }
 
-// NewCodec returns the strata codec of Settings.
-func NewCodec() (*scheme.Codec, error) {
+// NewKind returns the strata kind of Settings.
+func NewKind() (*scheme.Kind, error) {
 	return scheme.New(scheme.Config{
 		Group: GroupVersion.Group, Kind: "Settings", Hub: GroupVersion.Version,
 		Versions: []scheme.Version{{Version: GroupVersion.Version, AddToScheme: func(s *runtime.Scheme) error {
@@ -280,13 +278,7 @@ func NewCodec() (*scheme.Codec, error) {
 			s.AddTypeDefaultingFunc(&Settings{}, func(o any) { SetDefaults(o.(*Settings)) })
 			return nil
 		}}},
-	})
-}
-
-// NewFields returns the field markers of Settings.
-func NewFields() (*validation.Fields, error) {
-	return validation.FieldsFor(reflect.TypeFor[Settings](), map[string]validation.Marker{
-		"/apiVersion": validation.NotPath, "/kind": validation.NotPath,
+		Validate: scheme.Validator(Validate),
 	})
 }
 

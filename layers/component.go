@@ -4,19 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/stratacfg/strata/internal/pipeline"
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
@@ -27,20 +28,14 @@ import (
 // T is the hub (internal) type, a pointer such as *config.MyConfiguration.
 type Component[T runtime.Object] struct {
 	// Name is the command name, used in usage text.
-	Name  string
-	Codec *scheme.Codec
-	// Fields holds the markers of the merge version's type: which keys
-	// are paths, restart-only, cluster-only.
-	Fields *validation.Fields
-	// MergeVersion is the version whose keys layers are expressed in and
-	// flags are bound to; the codec's preferred version when empty.
-	MergeVersion schema.GroupVersion
+	Name string
+	// Kind is the configuration kind: its codec, the markers of its
+	// versions, the merge version and the validator. Its hub type is T.
+	Kind *scheme.Kind
 	// Flags registers the component's own flags, in named sections, and
 	// binds those that set configuration keys. It is called once per
 	// command line built.
 	Flags func(fss *cliflag.NamedFlagSets, b *Flags)
-	// Validate validates the hub object; nil means no validation.
-	Validate func(cfg T) field.ErrorList
 	// AllowExperimental lets files use experimental versions.
 	AllowExperimental bool
 }
@@ -184,7 +179,7 @@ func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files Files,
 	if err != nil || running == nil {
 		return next, err
 	}
-	pin := restartPins(c.Fields, running.Result.Values(), next.Result.Values())
+	pin := restartPins(c.Kind.MergeFields(), running.Result.Values(), next.Result.Values())
 	if len(pin) == 0 {
 		return next, nil
 	}
@@ -203,7 +198,7 @@ func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files Files,
 // effective values differ between running and next; a key absent from
 // running maps to "" (remove it).
 func restartPins(fields *validation.Fields, running, next map[string]string) map[string]string {
-	s := fields.Schema()
+	t := typed.For(fields.Type())
 	pin := map[string]string{}
 	for _, values := range []map[string]string{running, next} {
 		for k := range values {
@@ -212,7 +207,7 @@ func restartPins(fields *validation.Fields, running, next map[string]string) map
 			}
 			old, inOld := running[k]
 			nv, inNext := next[k]
-			if inOld == inNext && sameValue(s, k, old, nv) {
+			if inOld == inNext && pipeline.SameValue(t, k, old, nv) {
 				continue
 			}
 			pin[k] = old
@@ -222,18 +217,23 @@ func restartPins(fields *validation.Fields, running, next map[string]string) map
 }
 
 func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, pin map[string]string) (*Config[T], error) {
+	if c.Kind == nil {
+		return nil, errors.New("layers: component " + c.Name + " has no Kind")
+	}
+	if err := scheme.HubAs[T](c.Kind); err != nil {
+		return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)
+	}
 	mode, err := scheme.ParseMode(cl.Options.DecodeMode)
 	if err != nil {
 		return nil, fmt.Errorf("--decode-mode: %w", err)
 	}
-	into := c.mergeVersion()
-	s := c.Fields.Schema()
+	t := typed.For(c.Kind.MergeFields().Type())
 	out := &Config[T]{}
 
 	// (1)
 	var files []*File
 	newFile := func(path, kind string) *File {
-		return &File{Path: path, Kind: kind, Codec: c.Codec, Into: into, Mode: mode, Schema: s, AllowExperimental: c.AllowExperimental, Files: reader}
+		return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: reader}
 	}
 	if cl.Options.ConfigFile != "" {
 		files = append(files, newFile(cl.Options.ConfigFile, KindFile))
@@ -245,7 +245,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 		}
 		for _, p := range paths {
 			f := newFile(p, KindDropIn)
-			f.InheritTypeMeta = into
+			f.InheritTypeMeta = true
 			files = append(files, f)
 		}
 	}
@@ -262,7 +262,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 		fileLayers = append(fileLayers, l)
 	}
 	// (2)
-	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, s, cl.Options.ConfigFile == "")
+	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, t, cl.Options.ConfigFile == "")
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 	if err != nil {
 		return nil, fmt.Errorf("resolving relative paths: %w", err)
 	}
-	values, err := ResolvePaths(out.Result, c.Fields, wd)
+	values, err := ResolvePaths(out.Result, c.Kind.MergeFields(), wd)
 	if err != nil {
 		return nil, err
 	}
@@ -286,129 +286,15 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 				values[k], running[k] = v, v
 			}
 		}
-		out.Result.Fill(merge.Source{Kind: KindRunning, Name: "restart required"}, running)
+		pipeline.Engine.Fill(out.Result, merge.Source{Kind: KindRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
-	versioned, obj, err := decodeTyped(c.Codec, into, s, values, out.Result, c.Validate)
+	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Result)
 	if err != nil {
 		return nil, err
 	}
 	out.Versioned, out.Object = versioned, obj
 	return out, nil
-}
-
-func (c *Component[T]) mergeVersion() schema.GroupVersion {
-	if !c.MergeVersion.Empty() {
-		return c.MergeVersion
-	}
-	return c.Codec.Preferred()
-}
-
-// decodeTyped turns merged raw values into the typed configuration: it
-// decodes them as a document of version into, which defaults it; records
-// in r the keys defaulting filled or changed, as KindDefault; converts to
-// the codec's hub; and validates, naming the layer that set each offending
-// key. It returns the defaulted versioned object and the hub object.
-func decodeTyped[T runtime.Object](codec *scheme.Codec, into schema.GroupVersion, s *merge.Schema, values map[string]string, r *merge.Result, validate func(T) field.ErrorList) (runtime.Object, T, error) {
-	var zero T
-	versioned, err := decodeMerged(codec, values, into)
-	if err != nil {
-		return nil, zero, err
-	}
-	effective, err := json.Marshal(versioned)
-	if err != nil {
-		return nil, zero, err
-	}
-	flat, err := merge.Flatten(effective)
-	if err != nil {
-		return nil, zero, err
-	}
-	r.Fill(merge.Source{Kind: KindDefault}, defaulted(values, flat, s))
-	hub, err := codec.Scheme().ConvertToVersion(versioned.DeepCopyObject(), codec.Hub())
-	if err != nil {
-		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", codec.Hub(), err)
-	}
-	obj, ok := hub.(T)
-	if !ok {
-		return nil, zero, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
-	}
-	if validate != nil {
-		if errs := validation.Attribute(validate(obj), r.SourceOf); len(errs) > 0 {
-			return nil, zero, fmt.Errorf("invalid configuration:\n%w", errs)
-		}
-	}
-	return versioned, obj, nil
-}
-
-// decodeMerged decodes the merged values as a document of version into,
-// defaulted. Every key was type-checked in its own layer, so an error here
-// is a conflict between layers, reported with the layers involved.
-func decodeMerged(codec *scheme.Codec, values map[string]string, into schema.GroupVersion) (runtime.Object, error) {
-	doc, err := merge.Unflatten(values)
-	if err != nil {
-		return nil, fmt.Errorf("merging configuration: %w", err)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &m); err != nil {
-		return nil, err
-	}
-	m["apiVersion"], _ = json.Marshal(into.String())
-	m["kind"], _ = json.Marshal(codec.Kind())
-	doc, _ = json.Marshal(m)
-	d, err := codec.Decode(doc, scheme.DecodeOptions{Source: "merged configuration", Into: into, AllowExperimental: true})
-	if err != nil {
-		return nil, err
-	}
-	return d.Object, nil
-}
-
-// defaulted returns the keys of the effective document that no layer set
-// (set holds the merged values, paths resolved),
-// or whose value defaulting changed (a component-base struct defaults an
-// explicit 0 burst to 100): provenance must name defaulting for those.
-// Values are compared by their Go type, so "1m" and "1m0s" are the same.
-func defaulted(set, effective map[string]string, s *merge.Schema) map[string]string {
-	out := map[string]string{}
-	for k, v := range effective {
-		if k == "/apiVersion" || k == "/kind" {
-			continue
-		}
-		if old, ok := set[k]; ok && sameValue(s, k, old, v) {
-			continue
-		}
-		if setAbove(set, k) {
-			continue // a layer set the whole object (a map in one ConfigMap key)
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// setAbove reports whether set holds an ancestor of key.
-func setAbove(set map[string]string, key string) bool {
-	for i := len(key) - 1; i > 0; i-- {
-		if key[i] == '/' {
-			if _, ok := set[key[:i]]; ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func sameValue(s *merge.Schema, key, a, b string) bool {
-	if a == b {
-		return true
-	}
-	t, ok := s.Type(key)
-	if !ok {
-		return false
-	}
-	x, y := reflect.New(t), reflect.New(t)
-	if json.Unmarshal([]byte(a), x.Interface()) != nil || json.Unmarshal([]byte(b), y.Interface()) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x.Interface(), y.Interface())
 }
 
 // ResolvePaths returns the effective values of r with every relative path
@@ -465,7 +351,7 @@ type KeyProvenance struct {
 // Explain returns the effective configuration in version gv and the
 // provenance of every effective key.
 func (c *Component[T]) Explain(cfg *Config[T], gv schema.GroupVersion) (*Explanation, error) {
-	doc, err := c.Codec.Encode(cfg.Object, gv, scheme.JSON)
+	doc, err := c.Kind.Encode(cfg.Object, gv, scheme.JSON)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
@@ -27,13 +28,13 @@ import (
 //     omitempty (kubernetes#131355); those keys get the zero value.
 //  4. A leaf that maps to nothing keeps its key when version into has the
 //     same field, and is an error otherwise.
-func convertLeaves(c *scheme.Codec, doc *scheme.Document, into schema.GroupVersion, dst *merge.Schema) (map[string]string, error) {
+func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (map[string]string, error) {
 	from := doc.GVK.GroupVersion()
 	srcObj, err := c.New(from)
 	if err != nil {
 		return nil, err
 	}
-	src := merge.NewSchema(reflect.TypeOf(srcObj), nil)
+	src := typed.For(reflect.TypeOf(srcObj))
 	leaves, err := merge.Flatten(doc.JSON)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func convertLeaves(c *scheme.Codec, doc *scheme.Document, into schema.GroupVersi
 			}
 		}
 		if !found { // (4)
-			if _, ok := dst.Type(key); !ok {
+			if _, ok := dst.At(key); !ok {
 				return nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
 			}
 			out[key] = v
@@ -99,20 +100,20 @@ func convertLeaves(c *scheme.Codec, doc *scheme.Document, into schema.GroupVersi
 
 // probeFor returns a non-zero value of the type at key when v is a zero
 // value, and false when v is not a zero value.
-func probeFor(s *merge.Schema, key, v string) (string, bool) {
+func probeFor(s *typed.Type, key, v string) (string, bool) {
 	switch v {
 	case "false":
 		return "true", true
 	case "0":
 		return "1", true
 	case `""`:
-		t, ok := s.Type(key)
+		t, ok := s.At(key)
 		if !ok || t.Kind() != reflect.String {
 			return "", false
 		}
 		return `"strata-probe"`, true
 	case "[]":
-		t, ok := s.Type(key)
+		t, ok := s.At(key)
 		if !ok || t.Kind() != reflect.Slice {
 			return "", false
 		}
@@ -126,8 +127,8 @@ func probeFor(s *merge.Schema, key, v string) (string, bool) {
 }
 
 // zeroJSON returns the JSON of the zero value of the type at key.
-func zeroJSON(s *merge.Schema, key string) (string, bool) {
-	t, ok := s.Type(key)
+func zeroJSON(s *typed.Type, key string) (string, bool) {
+	t, ok := s.At(key)
 	if !ok {
 		return "", false
 	}

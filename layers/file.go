@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
@@ -26,25 +27,22 @@ import (
 // (a ConfigMap mount's ..data and timestamped directories) are ignored.
 var DropInExtensions = []string{".conf", ".json", ".yaml", ".yml"}
 
-// File is a configuration file read as one layer.
+// File is a configuration file read as one layer, expressed in the keys of
+// its kind's merge version: a file in another version is converted key by
+// key.
 type File struct {
 	// Path is the file to read.
 	Path string
-	// Kind is the source kind reported in provenance: KindFile,
+	// SourceKind is the source kind reported in provenance: KindFile,
 	// KindDropIn or KindInstanceConfig.
-	Kind  string
-	Codec *scheme.Codec
-	// Into is the version whose keys the layer is expressed in (the merge
-	// version). A file in another version is converted key by key.
-	Into schema.GroupVersion
+	SourceKind string
+	// Kind is the configuration kind the file holds.
+	Kind *scheme.Kind
 	Mode scheme.Mode
-	// Schema is the merge schema of Into's type; keys it does not know
-	// are dropped in warn and ignore modes.
-	Schema *merge.Schema
-	// InheritTypeMeta, when set, is the apiVersion given to a file that
-	// names neither apiVersion nor kind, as drop-ins may (kubelet
-	// requires both in every drop-in, kubernetes#124796).
-	InheritTypeMeta schema.GroupVersion
+	// InheritTypeMeta gives a file that names neither apiVersion nor
+	// kind those of the merge version, as drop-ins may (kubelet requires
+	// both in every drop-in, kubernetes#124796).
+	InheritTypeMeta bool
 	// AllowExperimental lets a file use an experimental version.
 	AllowExperimental bool
 	// Files reads the file; nil means the operating system.
@@ -80,11 +78,12 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := scheme.DecodeOptions{Source: f.Path, Mode: f.Mode, Into: f.Into, AllowExperimental: f.AllowExperimental}
-	doc, err := f.Codec.Decode(data, opts)
-	if errors.Is(err, scheme.ErrTypeMeta) && !f.InheritTypeMeta.Empty() {
-		if withMeta, ok := addTypeMeta(data, f.InheritTypeMeta.WithKind(f.Codec.Kind())); ok {
-			doc, err = f.Codec.Decode(withMeta, opts)
+	into := f.Kind.MergeVersion()
+	opts := scheme.DecodeOptions{Source: f.Path, Mode: f.Mode, Into: into, AllowExperimental: f.AllowExperimental}
+	doc, err := f.Kind.Decode(data, opts)
+	if errors.Is(err, scheme.ErrTypeMeta) && f.InheritTypeMeta {
+		if withMeta, ok := addTypeMeta(data, into.WithKind(f.Kind.GroupKind().Kind)); ok {
+			doc, err = f.Kind.Decode(withMeta, opts)
 		}
 	}
 	if err != nil {
@@ -94,11 +93,12 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	for _, w := range doc.Warnings {
 		warnings = append(warnings, w.String())
 	}
+	t := typed.For(f.Kind.MergeFields().Type())
 	var values map[string]string
-	if doc.GVK.GroupVersion() == f.Into {
+	if doc.GVK.GroupVersion() == into {
 		values, err = merge.Flatten(doc.JSON)
 	} else {
-		values, err = convertLeaves(f.Codec, doc, f.Into, f.Schema)
+		values, err = convertLeaves(f.Kind, doc, into, t)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
@@ -106,27 +106,27 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
 	for k := range values {
-		if _, ok := f.Schema.Type(k); !ok {
+		if _, ok := t.At(k); !ok {
 			// Strict mode failed on it already; warn mode warned.
 			delete(values, k)
 		}
 	}
 	sum := sha256.Sum256(data)
 	return &merge.Layer{
-		Source: merge.Source{Kind: f.Kind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:])},
+		Source: merge.Source{Kind: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:])},
 		Values: values,
 	}, warnings, nil
 }
 
 func (f *File) read() ([]byte, error) {
 	if f.Files == nil {
-		return readLimited(f.Path, f.Codec)
+		return readLimited(f.Path, f.Kind)
 	}
 	data, err := f.Files.ReadFile(f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
-	if limit := f.Codec.MaxBytes(); len(data) > limit {
+	if limit := f.Kind.MaxBytes(); len(data) > limit {
 		return nil, tooLarge(f.Path, limit)
 	}
 	return data, nil
@@ -139,7 +139,7 @@ func tooLarge(path string, limit int) error {
 
 // readLimited reads path, refusing a file over the codec's size limit
 // without reading all of it.
-func readLimited(path string, c *scheme.Codec) ([]byte, error) {
+func readLimited(path string, c *scheme.Kind) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)

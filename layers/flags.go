@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -50,7 +51,7 @@ func (f *Flags) Bind(name, key string, value any, opts ...BindOption) {
 
 // layers returns one layer per bound flag set on the command line, in the
 // order of binding, and the legacy-default layers of unset flags.
-func (f *Flags) layers(fs *pflag.FlagSet, s *merge.Schema, legacy bool) (set, defaults []*merge.Layer, err error) {
+func (f *Flags) layers(fs *pflag.FlagSet, s *typed.Type, legacy bool) (set, defaults []*merge.Layer, err error) {
 	for _, b := range f.bindings {
 		fl := fs.Lookup(b.name)
 		if fl == nil {
@@ -78,7 +79,7 @@ func (f *Flags) layers(fs *pflag.FlagSet, s *merge.Schema, legacy bool) (set, de
 	return set, defaults, nil
 }
 
-func flagJSON(fl *pflag.Flag, b binding, s *merge.Schema) ([]byte, error) {
+func flagJSON(fl *pflag.Flag, b binding, s *typed.Type) ([]byte, error) {
 	if b.value != nil {
 		return json.Marshal(b.value)
 	}

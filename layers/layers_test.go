@@ -12,12 +12,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
-	configvalidation "github.com/stratacfg/strata/examples/component/apis/config/validation"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/validation"
 )
@@ -34,17 +32,12 @@ func component(t testing.TB) *layers.Component[*config.ComponentConfiguration] {
 // newComponent is the example component of this package's tests: two
 // flags, one converted from its text, one bound to the map it fills.
 func newComponent() (*layers.Component[*config.ComponentConfiguration], error) {
-	codec, err := configscheme.NewCodec()
-	if err != nil {
-		return nil, err
-	}
-	fields, err := configscheme.NewFields()
+	kind, err := configscheme.NewKind()
 	if err != nil {
 		return nil, err
 	}
 	return &layers.Component[*config.ComponentConfiguration]{
-		Name: "mycomp", Codec: codec, Fields: fields,
-		Validate: func(c *config.ComponentConfiguration) field.ErrorList { return configvalidation.Validate(c) },
+		Name: "mycomp", Kind: kind,
 		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
 			fs := fss.FlagSet("generic")
 			fs.Int32("port", 8443, "serving port")
@@ -59,10 +52,11 @@ func newComponent() (*layers.Component[*config.ComponentConfiguration], error) {
 // TestPathDeclarations fails when a string field of the example's v1beta1
 // type is declared neither a path nor not a path.
 func TestPathDeclarations(t *testing.T) {
-	fields, err := configscheme.NewFields()
+	kind, err := configscheme.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
+	fields := kind.MergeFields()
 	validation.CheckStrings(t, fields)
 	if !fields.Has("/tlsCertFile", validation.Path) || !fields.Has("/clientConnection/kubeconfig", validation.Path) || !fields.Has("/syncFrequency", validation.RestartOnly) {
 		t.Errorf("markers from tags and declarations missing: %v %v", fields.Keys(validation.Path), fields.Keys(validation.RestartOnly))
@@ -167,7 +161,7 @@ featureGates: {AlphaThing: true}
 		src, _ := loaded.Result.SourceOf(key)
 		fmt.Println(key, "from", strings.Replace(src.String(), dir, "DIR", 1))
 	}
-	e, _ := c.Explain(loaded, c.Codec.Preferred())
+	e, _ := c.Explain(loaded, c.Kind.Preferred())
 	b, _ := json.Marshal(e.Provenance["/port"])
 	fmt.Println(strings.Replace(string(b), dir, "DIR", 1))
 	// Output:

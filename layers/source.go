@@ -8,6 +8,7 @@ package layers
 import (
 	"context"
 
+	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -19,7 +20,7 @@ type Source interface {
 
 // Source kinds that name where a value came from in provenance.
 const (
-	KindDefault        = "default"
+	KindDefault        = pipeline.KindDefault
 	KindLegacyDefault  = "legacy-default"
 	KindFile           = "file"
 	KindDropIn         = "drop-in"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Tombstone is the JSON value that removes a key: the key goes back to what
@@ -90,6 +91,16 @@ func Unflatten(values map[string]string) ([]byte, error) {
 	}
 	out, err := marshal(root)
 	return []byte(out), err
+}
+
+func marshal(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
 
 func displayKey(key string) string {

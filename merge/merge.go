@@ -10,8 +10,8 @@ import (
 )
 
 // Result is the outcome of Merge: the effective value of every key, which
-// layer set it, and what was dropped on the way. A Result is not modified
-// after Merge returns, apart from Fill and FillFunc, and is safe for
+// layer set it, and what was dropped on the way. It is read-only: nothing
+// outside this package changes it once it is shared, and it is safe for
 // concurrent reads.
 type Result struct {
 	layers []*Layer
@@ -25,9 +25,9 @@ type Result struct {
 	dropped []Dropped
 	cleared []Cleared
 	nested  bool // some key has more than one segment
-	filled  bool // Fill or FillFunc was applied
+	filled  bool // fill or fillFunc was applied
 
-	// A fill computed on first read; see FillFunc.
+	// A fill computed on first read; see fillFunc.
 	fillSrc  Source
 	fillFn   func(values map[string]string) map[string]string
 	fillOnce sync.Once
@@ -170,16 +170,16 @@ func Merge(layers ...*Layer) *Result {
 	return r
 }
 
-// Extend returns the merge of r's layers followed by layers: what
-// Merge(append(r.Layers(), layers...)...) returns, without merging r's
+// extend returns the merge of r's layers followed by layers: what
+// Merge(append(r.layers, layers...)...) returns, without merging r's
 // layers again when every key is flat (one segment). With nested keys it
 // merges everything again, since the keys an ancestor replaced in r still
 // count as shadowed when they are set again above it. r is not modified
-// and stays valid. Extend panics when r was filled (Fill, FillFunc): a
+// and stays valid. extend panics when r was filled (fill, fillFunc): a
 // fill is the last word on a merge, and layers do not go above it.
-func (r *Result) Extend(layers ...*Layer) *Result {
+func (r *Result) extend(layers ...*Layer) *Result {
 	if r.filled {
-		panic("merge: Extend of a filled Result")
+		panic("merge: extend of a filled Result")
 	}
 	all := append(slices.Clip(r.layers), layers...)
 	if r.nested || r.base != nil || slices.ContainsFunc(layers, hasNested) {
@@ -308,12 +308,12 @@ func (r *Result) resolveNesting() {
 	}
 }
 
-// Fill records values that a step after merging set, usually defaulting:
+// fill records values that a step after merging set, usually defaulting:
 // each key in values takes that value and wins, and the layers that set it
 // before are kept as shadowed. Pass only the keys that step filled in or
-// changed: a key defaulting left alone keeps its layer. Fill must be called
+// changed: a key defaulting left alone keeps its layer. fill must be called
 // before the Result is shared.
-func (r *Result) Fill(src Source, values map[string]string) {
+func (r *Result) fill(src Source, values map[string]string) {
 	r.filled = true
 	l := &Layer{Source: src, Values: values}
 	idx := len(r.layers)
@@ -326,14 +326,14 @@ func (r *Result) Fill(src Source, values map[string]string) {
 	}
 }
 
-// FillFunc is Fill computed on first read: the first call of any method
+// fillFunc is fill computed on first read: the first call of any method
 // that reads keys or layers calls fn with the effective values (tombstones
 // left out) and fills what it returns, once, while concurrent readers
 // wait. It lets a step whose attribution is costly (finding the keys
-// defaulting filled) be paid only when provenance is asked for. FillFunc
+// defaulting filled) be paid only when provenance is asked for. fillFunc
 // must be called before the Result is shared, at most once, and fn must
 // not call r.
-func (r *Result) FillFunc(src Source, fn func(values map[string]string) map[string]string) {
+func (r *Result) fillFunc(src Source, fn func(values map[string]string) map[string]string) {
 	r.filled = true
 	r.fillSrc, r.fillFn = src, fn
 }
@@ -341,7 +341,7 @@ func (r *Result) FillFunc(src Source, fn func(values map[string]string) map[stri
 // settle applies a pending FillFunc.
 func (r *Result) settle() {
 	if r.fillFn != nil {
-		r.fillOnce.Do(func() { r.Fill(r.fillSrc, r.fillFn(r.values())) })
+		r.fillOnce.Do(func() { r.fill(r.fillSrc, r.fillFn(r.values())) })
 	}
 }
 
@@ -364,15 +364,15 @@ func (r *Result) Lookup(key string) (string, bool) {
 	return e.value, true
 }
 
-// Flat reports whether every key merged has one segment, as in a ConfigMap
+// flat reports whether every key merged has one segment, as in a ConfigMap
 // of flat keys.
-func (r *Result) Flat() bool { return !r.nested }
+func (r *Result) flat() bool { return !r.nested }
 
-// EachFrom calls fn for every effective key whose value comes from layer n
+// eachFrom calls fn for every effective key whose value comes from layer n
 // or a later one, with that value, until fn returns false: the keys
 // layers[n:] changed against a merge of layers[:n]. A key a tombstone
 // removed comes with the value Tombstone. The order is unspecified.
-func (r *Result) EachFrom(n int, fn func(key, value string) bool) {
+func (r *Result) eachFrom(n int, fn func(key, value string) bool) {
 	r.settle()
 	if r.base != nil && n >= len(r.base.layers) {
 		// What base holds was set below n.
@@ -426,17 +426,24 @@ func (r *Result) Keys() []string {
 // Document returns the effective values as one JSON object (Unflatten).
 func (r *Result) Document() ([]byte, error) { return Unflatten(r.Values()) }
 
-// Dropped returns the keys that policies refused, sorted by key.
-func (r *Result) Dropped() []Dropped { return r.dropped }
+// Dropped returns the keys that policies refused, sorted by key, in a new
+// slice.
+func (r *Result) Dropped() []Dropped { return slices.Clone(r.dropped) }
 
 // Cleared returns the keys that a higher layer replaced by setting an
-// ancestor or a descendant, sorted by key.
-func (r *Result) Cleared() []Cleared { return r.cleared }
+// ancestor or a descendant, sorted by key, in a new slice.
+func (r *Result) Cleared() []Cleared { return slices.Clone(r.cleared) }
 
-// Layers returns the merged layers in order, a Fill layer last.
-func (r *Result) Layers() []*Layer {
+// Sources returns the sources of the merged layers in order, in a new
+// slice; the step that filled in what no layer set (defaulting) comes
+// last.
+func (r *Result) Sources() []Source {
 	r.settle()
-	return r.layers
+	out := make([]Source, len(r.layers))
+	for i, l := range r.layers {
+		out[i] = l.Source
+	}
+	return out
 }
 
 // Provenance explains one effective key.

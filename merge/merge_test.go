@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 func layer(kind, name string, kv ...string) *Layer {
@@ -183,7 +182,7 @@ func TestExplain(t *testing.T) {
 		layer("drop-in", "/etc/c.d/10.yaml", "/port", "2"),
 		layer("flag", "--port", "/port", "3"),
 	)
-	r.Fill(Source{Kind: "default"}, map[string]string{"/qps": "50"})
+	r.fill(Source{Kind: "default"}, map[string]string{"/qps": "50"})
 
 	p, ok := r.Explain("/port")
 	if !ok {
@@ -210,7 +209,7 @@ func TestExplain(t *testing.T) {
 func TestFillAfterTombstone(t *testing.T) {
 	t.Parallel()
 	r := Merge(layer("file", "a", "/port", "1"), layer("drop-in", "b", "/port", "null"))
-	r.Fill(Source{Kind: "default"}, map[string]string{"/port": "8443"})
+	r.fill(Source{Kind: "default"}, map[string]string{"/port": "8443"})
 	p, _ := r.Explain("/port")
 	if p.Value != "8443" || p.Source.Kind != "default" || len(p.Shadowed) != 2 {
 		t.Errorf("Explain(/port) = %+v, want the default shadowing the tombstone and the file", p)
@@ -368,101 +367,6 @@ func TestPointer(t *testing.T) {
 	}
 }
 
-type duration struct{ time.Duration }
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.ParseDuration(s)
-	d.Duration = v
-	return err
-}
-
-func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
-
-type level uint8
-
-func (l *level) Set(s string) error {
-	switch s {
-	case "low":
-		*l = 1
-	case "high":
-		*l = 2
-	default:
-		return fmt.Errorf("want low or high")
-	}
-	return nil
-}
-
-type inner struct {
-	Kubeconfig string  `json:"kubeconfig"`
-	QPS        float32 `json:"qps"`
-}
-
-type typeMeta struct {
-	Kind string `json:"kind,omitempty"`
-}
-
-type doc struct {
-	typeMeta `json:",inline"`
-	Port     *int32            `json:"port,omitempty"`
-	Enabled  *bool             `json:"enabled,omitempty"`
-	Gates    map[string]bool   `json:"featureGates,omitempty"`
-	Sync     duration          `json:"syncFrequency"`
-	Origins  []string          `json:"allowedOrigins"`
-	Conn     inner             `json:"clientConnection"`
-	Labels   map[string]string `json:"labels"`
-	Level    level             `json:"level"`
-	Extra    any               `json:"extra"`
-	Skipped  string            `json:"-"`
-}
-
-func TestSchemaConvert(t *testing.T) {
-	t.Parallel()
-	s := NewSchema(reflect.TypeFor[doc](), nil)
-	tests := []struct {
-		key, in, want, err string
-	}{
-		{key: "/port", in: "8080", want: "8080"},
-		{key: "/port", in: " 0 ", want: "0"},
-		{key: "/port", in: "99999999999", err: "fits in 32 bits"},
-		{key: "/port", in: "ten", err: `"/port": "ten" is not an integer`},
-		{key: "/enabled", in: "false", want: "false"},
-		{key: "/enabled", in: "yes", err: "is not a boolean"},
-		{key: "/featureGates/A", in: "true", want: "true"},
-		{key: "/featureGates", in: `{A: true, B: false}`, err: "is not a valid map of bool"},
-		{key: "/featureGates", in: `{"A": true}`, want: `{"A":true}`},
-		{key: "/syncFrequency", in: "1m30s", want: `"1m30s"`},
-		{key: "/syncFrequency", in: "soon", err: "is not a valid"},
-		{key: "/allowedOrigins", in: `["a","b"]`, want: `["a","b"]`},
-		{key: "/clientConnection/qps", in: "2.5", want: "2.5"},
-		{key: "/clientConnection/kubeconfig", in: "a<b", want: `"a<b"`},
-		{key: "/clientConnection", in: `{"qps": 1, "nope": 2}`, err: "unknown field"},
-		{key: "/labels/app.kubernetes.io~1name", in: "x", want: `"x"`},
-		{key: "/level", in: "high", want: "2"},
-		{key: "/level", in: "mid", err: "want low or high"},
-		{key: "/kind", in: "X", want: `"X"`},
-		{key: "/extra/anything/deep", in: `{"a":1}`, want: `{"a":1}`},
-		{key: "/nope", in: "1", err: "no such field"},
-		{key: "/Skipped", in: "1", err: "no such field"},
-		{key: "/port/x", in: "1", err: "no such field"},
-		{key: "/syncFrequency/Duration", in: "1", err: "no such field"},
-	}
-	for _, tc := range tests {
-		got, err := s.Convert(tc.key, tc.in)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("Convert(%s, %q) error = %v, want one containing %q", tc.key, tc.in, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("Convert(%s, %q) failed: %v", tc.key, tc.in, err)
-		case tc.err == "" && got != tc.want:
-			t.Errorf("Convert(%s, %q) = %s, want %s", tc.key, tc.in, got, tc.want)
-		}
-	}
-}
-
 func FuzzFlattenUnflatten(f *testing.F) {
 	for _, s := range []string{`{"a":{"b":1}}`, `{"a~1":null}`, `{}`, `{"":{"":1}}`, `[1]`} {
 		f.Add([]byte(s))
@@ -549,7 +453,7 @@ func testExtendMatchesMerge(t *testing.T, docs []string) {
 	for split := 0; split <= len(layers); split++ {
 		base := Merge(layers[:split]...)
 		before := describe(base)
-		if got := describe(base.Extend(layers[split:]...)); got != want {
+		if got := describe(base.extend(layers[split:]...)); got != want {
 			t.Errorf("split at %d:\n got %s\nwant %s", split, got, want)
 		}
 		if after := describe(base); after != before {
@@ -562,7 +466,7 @@ func TestFillFunc(t *testing.T) {
 	t.Parallel()
 	r := Merge(&Layer{Source: Source{Kind: "file"}, Values: map[string]string{"/a": "1"}})
 	calls := 0
-	r.FillFunc(Source{Kind: "default"}, func(values map[string]string) map[string]string {
+	r.fillFunc(Source{Kind: "default"}, func(values map[string]string) map[string]string {
 		calls++
 		if values["/a"] != "1" {
 			t.Errorf("fill saw %v", values)
@@ -577,8 +481,8 @@ func TestFillFunc(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Error("Extend of a filled Result did not panic")
+			t.Error("extend of a filled Result did not panic")
 		}
 	}()
-	r.Extend()
+	r.extend()
 }

@@ -93,29 +93,29 @@ type Document struct {
 // empty). Every error is an *Error naming opts.Source, the document and the
 // field path, and matching one of the sentinel errors with errors.Is.
 // Decode never panics on any input.
-func (c *Codec) Decode(data []byte, opts DecodeOptions) (*Document, error) {
-	if err := c.checkSize(data, opts); err != nil {
+func (k *Kind) Decode(data []byte, opts DecodeOptions) (*Document, error) {
+	if err := k.checkSize(data, opts); err != nil {
 		return nil, err
 	}
 	if !hasDocumentSeparator(data) {
 		if len(bytes.TrimSpace(data)) == 0 {
-			return nil, &Error{Source: opts.Source, Kind: ErrEmpty, Details: []string{"the input is empty: it must hold a " + c.cfg.Kind}}
+			return nil, &Error{Source: opts.Source, Kind: ErrEmpty, Details: []string{"the input is empty: it must hold a " + k.cfg.Kind}}
 		}
-		docs, err := c.decodeDocument(data, 0, opts)
+		docs, err := k.decodeDocument(data, 0, opts)
 		if err != nil {
 			return nil, err
 		}
 		if len(docs) != 1 {
-			return nil, &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{fmt.Sprintf("holds %d objects in a List; exactly one %s is expected", len(docs), c.cfg.Kind)}}
+			return nil, &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{fmt.Sprintf("holds %d objects in a List; exactly one %s is expected", len(docs), k.cfg.Kind)}}
 		}
 		return docs[0], nil
 	}
-	docs, err := c.DecodeAll(data, opts)
+	docs, err := k.DecodeAll(data, opts)
 	if err != nil {
 		return nil, err
 	}
 	if len(docs) != 1 {
-		return nil, &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{fmt.Sprintf("holds %d documents; exactly one %s is expected", len(docs), c.cfg.Kind)}}
+		return nil, &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{fmt.Sprintf("holds %d documents; exactly one %s is expected", len(docs), k.cfg.Kind)}}
 	}
 	return docs[0], nil
 }
@@ -123,8 +123,8 @@ func (c *Codec) Decode(data []byte, opts DecodeOptions) (*Document, error) {
 // DecodeAll decodes every document of a multi-document YAML input, and
 // every item of a v1 List, in order. Empty documents are skipped; an input
 // with no document at all is an error. The first error stops decoding.
-func (c *Codec) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
-	if err := c.checkSize(data, opts); err != nil {
+func (k *Kind) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
+	if err := k.checkSize(data, opts); err != nil {
 		return nil, err
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -140,7 +140,7 @@ func (c *Codec) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) 
 		if isEmptyDocument(raw) {
 			continue
 		}
-		docs, err := c.decodeDocument(raw, n, opts)
+		docs, err := k.decodeDocument(raw, n, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -158,21 +158,21 @@ func (c *Codec) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) 
 	return out, nil
 }
 
-func (c *Codec) checkSize(data []byte, opts DecodeOptions) error {
-	if len(data) > c.maxBytes {
+func (k *Kind) checkSize(data []byte, opts DecodeOptions) error {
+	if len(data) > k.maxBytes {
 		return &Error{Source: opts.Source, Kind: ErrTooLarge, Details: []string{
-			fmt.Sprintf("the input is %d bytes, over the limit of %d bytes", len(data), c.maxBytes)}}
+			fmt.Sprintf("the input is %d bytes, over the limit of %d bytes", len(data), k.maxBytes)}}
 	}
 	return nil
 }
 
 // decodeDocument decodes one YAML or JSON document, expanding a v1 List.
-func (c *Codec) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Document, error) {
-	j, warnings, err := c.toJSON(raw, n, opts)
+func (k *Kind) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Document, error) {
+	j, warnings, err := k.toJSON(raw, n, opts)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := c.decodeJSON(j, n, 0, opts)
+	doc, err := k.decodeJSON(j, n, 0, opts)
 	if err == nil {
 		doc.Warnings = append(warnings, doc.Warnings...)
 		return []*Document{doc}, nil
@@ -190,7 +190,7 @@ func (c *Codec) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Docume
 	}
 	out := make([]*Document, 0, len(items))
 	for i, item := range items {
-		d, err := c.decodeJSON(item, n, i+1, opts)
+		d, err := k.decodeJSON(item, n, i+1, opts)
 		if err != nil {
 			var ie *Error
 			if errors.As(err, &ie) && ie.Kind == ErrUnknownType {
@@ -216,7 +216,7 @@ var yamlDuplicate = regexp.MustCompile(`line (\d+): key "((?:[^"\\]|\\.)*)" alre
 
 // toJSON turns one YAML or JSON document into JSON. Duplicate keys are an
 // error in strict mode and warnings in warn mode.
-func (c *Codec) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning, error) {
+func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning, error) {
 	fail := func(kind error, msg string) ([]byte, []Warning, error) {
 		return nil, nil, &Error{Source: opts.Source, Document: n, Kind: kind, Details: []string{msg}}
 	}
@@ -248,14 +248,14 @@ func (c *Codec) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning
 				}
 			}
 		}
-		if len(j) > maxExpansion*c.maxBytes {
+		if len(j) > maxExpansion*k.maxBytes {
 			return fail(ErrAliases, fmt.Sprintf("the document expands to %d bytes of JSON, over %d times the size limit: refusing a YAML alias bomb", len(j), maxExpansion))
 		}
 	}
 	t := bytes.TrimSpace(j)
 	switch {
 	case len(t) == 0 || string(t) == "null":
-		return fail(ErrEmpty, "the document is empty: it must hold a "+c.cfg.Kind)
+		return fail(ErrEmpty, "the document is empty: it must hold a "+k.cfg.Kind)
 	case t[0] != '{':
 		return fail(ErrSyntax, "the document is not an object with apiVersion and kind")
 	}
@@ -277,13 +277,13 @@ func yamlMessage(err error) string {
 	return "not valid YAML: " + msg
 }
 
-func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document, error) {
+func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document, error) {
 	fail := func(kind error, msgs ...string) (*Document, error) {
 		return nil, &Error{Source: opts.Source, Document: n, Item: item, Kind: kind, Details: msgs}
 	}
-	d := c.lenient.UniversalDeserializer()
+	d := k.lenient.UniversalDeserializer()
 	if opts.Mode != Ignore {
-		d = c.strict.UniversalDeserializer()
+		d = k.strict.UniversalDeserializer()
 	}
 	obj, gvk, err := d.Decode(j, nil, nil)
 	var strictErrs []error
@@ -293,11 +293,11 @@ func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document
 		} else {
 			switch {
 			case runtime.IsMissingVersion(err):
-				return fail(ErrTypeMeta, fmt.Sprintf("the document has no apiVersion: set apiVersion to one of %s", c.knownVersions()))
+				return fail(ErrTypeMeta, fmt.Sprintf("the document has no apiVersion: set apiVersion to one of %s", k.knownVersions()))
 			case runtime.IsMissingKind(err):
-				return fail(ErrTypeMeta, fmt.Sprintf("the document has no kind: set kind to %s", c.cfg.Kind))
+				return fail(ErrTypeMeta, fmt.Sprintf("the document has no kind: set kind to %s", k.cfg.Kind))
 			case runtime.IsNotRegisteredError(err) && gvk != nil:
-				return nil, c.unknownType(*gvk, n, item, opts)
+				return nil, k.unknownType(*gvk, n, item, opts)
 			}
 			return fail(ErrInvalid, fieldMessage(err))
 		}
@@ -305,17 +305,17 @@ func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document
 	if gvk == nil {
 		return fail(ErrTypeMeta, "the document has no apiVersion or kind")
 	}
-	if err := c.checkType(*gvk, n, item, opts); err != nil {
+	if err := k.checkType(*gvk, n, item, opts); err != nil {
 		return nil, err
 	}
-	obj, err = c.defaultAndConvert(obj, gvk.GroupVersion(), opts.Into)
+	obj, err = k.defaultAndConvert(obj, gvk.GroupVersion(), opts.Into)
 	if err != nil {
 		return fail(ErrInvalid, err.Error())
 	}
 	doc := &Document{Source: opts.Source, Document: n, Item: item, GVK: *gvk, JSON: j, Object: obj}
-	if v := c.versions[gvk.Version]; v != nil && v.Lifecycle == Deprecated {
+	if v := k.versions[gvk.Version]; v != nil && v.Lifecycle == Deprecated {
 		doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item,
-			Message: c.lifecycleMessage(v, "is deprecated")})
+			Message: k.lifecycleMessage(v, "is deprecated")})
 	}
 	if len(strictErrs) > 0 {
 		msgs := make([]string, len(strictErrs))
@@ -336,79 +336,79 @@ func (c *Codec) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document
 // into (the hub when empty). apimachinery converts between two external
 // versions only through a function registered for that pair, so a
 // conversion between external versions goes through the hub.
-func (c *Codec) defaultAndConvert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
-	c.scheme.Default(obj)
+func (k *Kind) defaultAndConvert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
+	k.scheme.Default(obj)
 	if into.Empty() {
-		into = c.hub
+		into = k.hub
 	}
 	if from == into {
 		return obj, nil
 	}
-	return c.convert(obj, from, into)
+	return k.convert(obj, from, into)
 }
 
 // convert converts obj from version from to version into through the hub.
-func (c *Codec) convert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
-	if from != c.hub {
-		hub, err := c.scheme.ConvertToVersion(obj, c.hub)
+func (k *Kind) convert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
+	if from != k.hub {
+		hub, err := k.scheme.ConvertToVersion(obj, k.hub)
 		if err != nil {
-			return nil, fmt.Errorf("converting %s to %s: %w", from, c.hub, err)
+			return nil, fmt.Errorf("converting %s to %s: %w", from, k.hub, err)
 		}
 		obj = hub
 	}
-	if into == c.hub {
+	if into == k.hub {
 		return obj, nil
 	}
-	out, err := c.scheme.ConvertToVersion(obj, into)
+	out, err := k.scheme.ConvertToVersion(obj, into)
 	if err != nil {
-		return nil, fmt.Errorf("converting %s to %s: %w", c.hub, into, err)
+		return nil, fmt.Errorf("converting %s to %s: %w", k.hub, into, err)
 	}
 	return out, nil
 }
 
 // checkType enforces the kind and the version lifecycle.
-func (c *Codec) checkType(gvk schema.GroupVersionKind, n, item int, opts DecodeOptions) error {
+func (k *Kind) checkType(gvk schema.GroupVersionKind, n, item int, opts DecodeOptions) error {
 	fail := func(kind error, msg string) error {
 		return &Error{Source: opts.Source, Document: n, Item: item, Kind: kind, Details: []string{msg}}
 	}
-	if gvk.Group != c.cfg.Group {
-		return c.unknownType(gvk, n, item, opts)
+	if gvk.Group != k.cfg.Group {
+		return k.unknownType(gvk, n, item, opts)
 	}
-	if !opts.AnyKind && gvk.Kind != c.cfg.Kind {
-		return fail(ErrUnknownType, fmt.Sprintf("kind is %s, want %s", gvk.Kind, c.cfg.Kind))
+	if !opts.AnyKind && gvk.Kind != k.cfg.Kind {
+		return fail(ErrUnknownType, fmt.Sprintf("kind is %s, want %s", gvk.Kind, k.cfg.Kind))
 	}
-	v := c.versions[gvk.Version]
+	v := k.versions[gvk.Version]
 	if v != nil && v.Lifecycle == Experimental && !opts.AllowExperimental {
 		return fail(ErrExperimentalVersion, fmt.Sprintf("apiVersion %s is experimental and may change or go away without notice; opt in to use it, or use %s",
-			gvk.GroupVersion(), c.replacement(v)))
+			gvk.GroupVersion(), k.replacement(v)))
 	}
 	return nil
 }
 
-func (c *Codec) unknownType(gvk schema.GroupVersionKind, n, item int, opts DecodeOptions) error {
+func (k *Kind) unknownType(gvk schema.GroupVersionKind, n, item int, opts DecodeOptions) error {
 	e := &Error{Source: opts.Source, Document: n, Item: item, Kind: ErrUnknownType}
-	v := c.versions[gvk.Version]
+	v := k.versions[gvk.Version]
 	switch {
-	case gvk.Group == c.cfg.Group && v != nil && v.Lifecycle == Removed:
+	case gvk.Group == k.cfg.Group && v != nil && v.Lifecycle == Removed:
 		e.Kind = ErrRemovedVersion
-		e.Details = []string{c.lifecycleMessage(v, "was removed")}
-	case gvk.Group == c.cfg.Group && v == nil:
-		e.Details = []string{fmt.Sprintf("apiVersion %s is not known; use one of %s", gvk.GroupVersion(), c.knownVersions())}
-	case gvk.Group != c.cfg.Group:
-		e.Details = []string{fmt.Sprintf("apiVersion %s is not in group %s; use one of %s", gvk.GroupVersion(), c.cfg.Group, c.knownVersions())}
+		e.Details = []string{k.lifecycleMessage(v, "was removed")}
+	case gvk.Group == k.cfg.Group && v == nil:
+		e.Details = []string{fmt.Sprintf("apiVersion %s is not known; use one of %s", gvk.GroupVersion(), k.knownVersions())}
+	case gvk.Group != k.cfg.Group:
+		e.Details = []string{fmt.Sprintf("apiVersion %s is not in group %s; use one of %s", gvk.GroupVersion(), k.cfg.Group, k.knownVersions())}
 	case opts.AnyKind:
-		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want one of %s", gvk.Kind, gvk.GroupVersion(), c.kindsIn(gvk.GroupVersion()))}
+		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want one of %s", gvk.Kind, gvk.GroupVersion(), k.kindsIn(gvk.GroupVersion()))}
 	default:
-		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want %s", gvk.Kind, gvk.GroupVersion(), c.cfg.Kind)}
+		e.Details = []string{fmt.Sprintf("kind %s is not known in %s; want %s", gvk.Kind, gvk.GroupVersion(), k.cfg.Kind)}
 	}
 	return e
 }
 
 // kindsIn lists the kinds registered in gv, sorted, but List kinds and
 // the meta kinds every group version carries.
-func (c *Codec) kindsIn(gv schema.GroupVersion) string {
+func (k *Kind) kindsIn(gv schema.GroupVersion) string {
 	var kinds []string
-	for k := range c.scheme.KnownTypes(gv) {
+	for k := range k.scheme.KnownTypes(gv) {
 		if !strings.HasSuffix(k, "List") && !strings.HasSuffix(k, "Options") && k != "WatchEvent" && k != "Status" {
 			kinds = append(kinds, k)
 		}
@@ -417,19 +417,19 @@ func (c *Codec) kindsIn(gv schema.GroupVersion) string {
 	return strings.Join(kinds, ", ")
 }
 
-func (c *Codec) replacement(v *Version) string {
+func (k *Kind) replacement(v *Version) string {
 	if v.Replacement != "" {
-		return c.cfg.Group + "/" + v.Replacement
+		return k.cfg.Group + "/" + v.Replacement
 	}
-	return c.Preferred().String()
+	return k.Preferred().String()
 }
 
-func (c *Codec) lifecycleMessage(v *Version, what string) string {
-	msg := fmt.Sprintf("apiVersion %s/%s %s", c.cfg.Group, v.Version, what)
+func (k *Kind) lifecycleMessage(v *Version, what string) string {
+	msg := fmt.Sprintf("apiVersion %s/%s %s", k.cfg.Group, v.Version, what)
 	if v.Release != "" {
 		msg += " in " + v.Release
 	}
-	msg += "; use " + c.replacement(v)
+	msg += "; use " + k.replacement(v)
 	if v.Migrate != "" {
 		msg += ": to migrate, run " + v.Migrate
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/stratacfg/strata/scheme"
 )
 
-func ExampleCodec_Decode() {
-	codec, _ := configscheme.NewCodec()
+func ExampleKind_Decode() {
+	codec, _ := configscheme.NewKind()
 	in := []byte(`apiVersion: component.example.strata.dev/v1alpha1
 kind: ComponentConfiguration
 profiling: false

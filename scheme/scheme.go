@@ -9,12 +9,16 @@ package scheme
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stratacfg/strata/validation"
 )
 
 // DefaultMaxBytes is the size limit of one input when Config.MaxBytes is 0.
@@ -65,6 +69,12 @@ type Version struct {
 	// Migrate tells the user how to move a file to the replacement,
 	// for example "mycomp config migrate --old-config FILE".
 	Migrate string
+	// Markers declares field markers of this version's type beyond its
+	// struct tags, keyed by JSON pointer patterns ("*" matches one
+	// segment): the fields of types the author does not own. apiVersion,
+	// kind and the structs of k8s.io/component-base come ready-made
+	// (validation.ReadyMade).
+	Markers map[string]validation.Marker
 }
 
 // Config describes a configuration kind.
@@ -83,54 +93,67 @@ type Config struct {
 	Versions []Version
 	// MaxBytes limits the size of one input; 0 means DefaultMaxBytes.
 	MaxBytes int
+	// MergeVersion is the version whose keys layers are expressed in,
+	// flags are bound to and ConfigMap keys name; the preferred version
+	// when empty.
+	MergeVersion string
+	// Validate validates the hub object, all errors at once; nil means
+	// no validation. Validator adapts a function of the hub type.
+	Validate func(hub runtime.Object) field.ErrorList
 }
 
-// Codec decodes and encodes one configuration kind. It is safe for
-// concurrent use.
-type Codec struct {
+// Kind is everything strata knows of one configuration kind, built once
+// and handed to everything that reads the kind (a component, a resolver,
+// a file source, a manifest set): its scheme and codecs, its versions and
+// their lifecycle, the field markers of each version, the merge version
+// and the validator. It is immutable and safe for concurrent use.
+type Kind struct {
 	cfg      Config
 	scheme   *runtime.Scheme
 	strict   serializer.CodecFactory
 	lenient  serializer.CodecFactory
 	hub      schema.GroupVersion
+	merge    schema.GroupVersion
 	versions map[string]*Version
+	fields   map[string]*validation.Fields // by version
 	maxBytes int
 }
 
-// New builds the scheme and codecs for cfg. It fails when a version is
-// declared twice, a non-removed version has no AddToScheme, or the kind is
-// not registered in the preferred version.
-func New(cfg Config) (*Codec, error) {
+// New builds the kind described by cfg. It fails when a version is
+// declared twice, a non-removed version has no AddToScheme, the kind is
+// not registered in the preferred, hub or merge version, or a version's
+// markers do not fit its type.
+func New(cfg Config) (*Kind, error) {
 	if cfg.Group == "" || cfg.Kind == "" {
 		return nil, fmt.Errorf("scheme: Group and Kind are required")
 	}
-	c := &Codec{cfg: cfg, scheme: runtime.NewScheme(), versions: map[string]*Version{}, maxBytes: cfg.MaxBytes}
-	if c.maxBytes <= 0 {
-		c.maxBytes = DefaultMaxBytes
+	k := &Kind{cfg: cfg, scheme: runtime.NewScheme(), versions: map[string]*Version{}, maxBytes: cfg.MaxBytes}
+	if k.maxBytes <= 0 {
+		k.maxBytes = DefaultMaxBytes
 	}
-	c.hub = schema.GroupVersion{Group: cfg.Group, Version: runtime.APIVersionInternal}
+	k.hub = schema.GroupVersion{Group: cfg.Group, Version: runtime.APIVersionInternal}
 	if cfg.Hub != "" {
-		c.hub.Version = cfg.Hub
+		k.hub.Version = cfg.Hub
 	}
 	if cfg.Internal != nil {
-		if err := cfg.Internal(c.scheme); err != nil {
+		if err := cfg.Internal(k.scheme); err != nil {
 			return nil, fmt.Errorf("scheme: registering internal types of %s: %w", cfg.Kind, err)
 		}
 	}
 	var priority []schema.GroupVersion
 	for i := range cfg.Versions {
 		v := &cfg.Versions[i]
-		if _, dup := c.versions[v.Version]; dup {
+		if _, dup := k.versions[v.Version]; dup {
 			return nil, fmt.Errorf("scheme: version %s declared twice", v.Version)
 		}
-		c.versions[v.Version] = v
+		k.versions[v.Version] = v
 		if v.Lifecycle == Removed {
 			continue
 		}
 		if v.AddToScheme == nil {
 			return nil, fmt.Errorf("scheme: version %s has no AddToScheme", v.Version)
 		}
-		if err := v.AddToScheme(c.scheme); err != nil {
+		if err := v.AddToScheme(k.scheme); err != nil {
 			return nil, fmt.Errorf("scheme: registering %s/%s: %w", cfg.Group, v.Version, err)
 		}
 		priority = append(priority, schema.GroupVersion{Group: cfg.Group, Version: v.Version})
@@ -138,37 +161,107 @@ func New(cfg Config) (*Codec, error) {
 	if len(priority) == 0 {
 		return nil, fmt.Errorf("scheme: %s has no version that is not removed", cfg.Kind)
 	}
-	if err := c.scheme.SetVersionPriority(priority...); err != nil {
+	if err := k.scheme.SetVersionPriority(priority...); err != nil {
 		return nil, fmt.Errorf("scheme: %w", err)
 	}
-	if !c.scheme.Recognizes(c.Preferred().WithKind(cfg.Kind)) {
-		return nil, fmt.Errorf("scheme: kind %s is not registered in %s", cfg.Kind, c.Preferred())
+	if !k.scheme.Recognizes(k.Preferred().WithKind(cfg.Kind)) {
+		return nil, fmt.Errorf("scheme: kind %s is not registered in %s", cfg.Kind, k.Preferred())
 	}
-	if !c.scheme.Recognizes(c.hub.WithKind(cfg.Kind)) {
-		return nil, fmt.Errorf("scheme: kind %s is not registered in the hub version %s", cfg.Kind, c.hub)
+	if !k.scheme.Recognizes(k.hub.WithKind(cfg.Kind)) {
+		return nil, fmt.Errorf("scheme: kind %s is not registered in the hub version %s", cfg.Kind, k.hub)
 	}
-	c.strict = serializer.NewCodecFactory(c.scheme, serializer.EnableStrict)
-	c.lenient = serializer.NewCodecFactory(c.scheme)
-	return c, nil
+	k.merge = k.Preferred()
+	if cfg.MergeVersion != "" {
+		k.merge.Version = cfg.MergeVersion
+		if !k.scheme.Recognizes(k.merge.WithKind(cfg.Kind)) {
+			return nil, fmt.Errorf("scheme: kind %s is not registered in the merge version %s", cfg.Kind, k.merge)
+		}
+	}
+	k.fields = map[string]*validation.Fields{}
+	for _, gv := range priority {
+		obj, err := k.scheme.New(gv.WithKind(cfg.Kind))
+		if err != nil {
+			continue // a version that holds other kinds of the group
+		}
+		f, err := validation.FieldsFor(reflect.TypeOf(obj), k.versions[gv.Version].Markers)
+		if err != nil {
+			return nil, fmt.Errorf("scheme: markers of %s: %w", gv, err)
+		}
+		k.fields[gv.Version] = f
+	}
+	k.strict = serializer.NewCodecFactory(k.scheme, serializer.EnableStrict)
+	k.lenient = serializer.NewCodecFactory(k.scheme)
+	return k, nil
+}
+
+// MergeVersion returns the version whose keys layers are expressed in.
+func (k *Kind) MergeVersion() schema.GroupVersion { return k.merge }
+
+// Fields returns the field markers of the kind's type in version gv, or
+// nil when the kind is not registered there.
+func (k *Kind) Fields(gv schema.GroupVersion) *validation.Fields {
+	if gv.Group != k.cfg.Group {
+		return nil
+	}
+	return k.fields[gv.Version]
+}
+
+// MergeFields returns the field markers of the merge version.
+func (k *Kind) MergeFields() *validation.Fields { return k.fields[k.merge.Version] }
+
+// Validate validates hub, an object of the hub version, with
+// Config.Validate; nil when there is no validator.
+func (k *Kind) Validate(hub runtime.Object) field.ErrorList {
+	if k.cfg.Validate == nil {
+		return nil
+	}
+	return k.cfg.Validate(hub)
+}
+
+// Validator adapts fn, a validation function of the hub type T, to
+// Config.Validate. An object of another type is an internal error.
+func Validator[T runtime.Object](fn func(T) field.ErrorList) func(runtime.Object) field.ErrorList {
+	return func(obj runtime.Object) field.ErrorList {
+		t, ok := obj.(T)
+		if !ok {
+			return field.ErrorList{field.InternalError(nil, fmt.Errorf("validating a %T as a %s", obj, reflect.TypeFor[T]()))}
+		}
+		return fn(t)
+	}
+}
+
+// HubAs checks that the hub type of k is T, for the typed readers of a
+// kind (a component, a resolver).
+func HubAs[T runtime.Object](k *Kind) error {
+	obj, err := k.New(k.hub)
+	if err != nil {
+		return err
+	}
+	if _, ok := obj.(T); !ok {
+		return fmt.Errorf("the hub type of %s is %T, not %s", k.cfg.Kind, obj, reflect.TypeFor[T]())
+	}
+	return nil
 }
 
 // Scheme returns the runtime.Scheme. Callers must not register more types.
-func (c *Codec) Scheme() *runtime.Scheme { return c.scheme }
+func (k *Kind) Scheme() *runtime.Scheme { return k.scheme }
 
-// Kind returns the kind name.
-func (c *Codec) Kind() string { return c.cfg.Kind }
+// GroupKind returns the kind's group and name.
+func (k *Kind) GroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: k.cfg.Group, Kind: k.cfg.Kind}
+}
 
 // Group returns the API group.
-func (c *Codec) Group() string { return c.cfg.Group }
+func (k *Kind) Group() string { return k.cfg.Group }
 
 // Hub returns the internal or hub group version that Decode converts to.
-func (c *Codec) Hub() schema.GroupVersion { return c.hub }
+func (k *Kind) Hub() schema.GroupVersion { return k.hub }
 
 // Preferred returns the preferred external version: the first one declared
 // that is neither removed nor experimental, or the first one not removed.
-func (c *Codec) Preferred() schema.GroupVersion {
+func (k *Kind) Preferred() schema.GroupVersion {
 	var fallback string
-	for _, v := range c.cfg.Versions {
+	for _, v := range k.cfg.Versions {
 		if v.Lifecycle == Removed {
 			continue
 		}
@@ -176,30 +269,30 @@ func (c *Codec) Preferred() schema.GroupVersion {
 			fallback = v.Version
 		}
 		if v.Lifecycle != Experimental {
-			return schema.GroupVersion{Group: c.cfg.Group, Version: v.Version}
+			return schema.GroupVersion{Group: k.cfg.Group, Version: v.Version}
 		}
 	}
-	return schema.GroupVersion{Group: c.cfg.Group, Version: fallback}
+	return schema.GroupVersion{Group: k.cfg.Group, Version: fallback}
 }
 
 // Versions returns the declared versions in order.
-func (c *Codec) Versions() []Version { return slices.Clone(c.cfg.Versions) }
+func (k *Kind) Versions() []Version { return slices.Clone(k.cfg.Versions) }
 
 // New returns a new empty object of the kind in version gv.
-func (c *Codec) New(gv schema.GroupVersion) (runtime.Object, error) {
-	return c.scheme.New(gv.WithKind(c.cfg.Kind))
+func (k *Kind) New(gv schema.GroupVersion) (runtime.Object, error) {
+	return k.scheme.New(gv.WithKind(k.cfg.Kind))
 }
 
 // knownVersions lists the versions a user may write, for error messages.
-func (c *Codec) knownVersions() string {
+func (k *Kind) knownVersions() string {
 	var out []string
-	for _, v := range c.cfg.Versions {
+	for _, v := range k.cfg.Versions {
 		if v.Lifecycle != Removed {
-			out = append(out, c.cfg.Group+"/"+v.Version)
+			out = append(out, k.cfg.Group+"/"+v.Version)
 		}
 	}
 	return strings.Join(out, ", ")
 }
 
 // MaxBytes returns the size limit of one input.
-func (c *Codec) MaxBytes() int { return c.maxBytes }
+func (k *Kind) MaxBytes() int { return k.maxBytes }

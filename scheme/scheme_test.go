@@ -20,9 +20,9 @@ import (
 	"github.com/stratacfg/strata/scheme/schemetest"
 )
 
-func codec(t testing.TB) *scheme.Codec {
+func codec(t testing.TB) *scheme.Kind {
 	t.Helper()
-	c, err := configscheme.NewCodec()
+	c, err := configscheme.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}

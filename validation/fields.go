@@ -11,8 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -67,7 +66,7 @@ const TagName = "strata"
 // own (a component-base struct's kubeconfig). It is read-only after
 // construction and safe for concurrent use.
 type Fields struct {
-	schema  *merge.Schema
+	t       *typed.Type
 	markers map[string]Marker // key pattern → markers
 	wild    []patternMarker   // the patterns with a "*" segment
 	sorted  []patternMarker   // every pattern, sorted
@@ -80,12 +79,23 @@ type patternMarker struct {
 
 // FieldsFor reads the markers of the versioned type t from its struct tags
 // and adds declared, keyed by JSON pointer patterns ("*" matches one
-// segment). It fails on an unknown tag value, on a declared key that is no
-// field of t, and on a field marked both path and not-path.
+// segment). Some come ready-made: apiVersion and kind are not paths, and
+// the structs of k8s.io/component-base a configuration embeds carry their
+// markers wherever they are (ReadyMade). It fails on an unknown tag value,
+// on a declared key that is no field of t, and on a field marked both path
+// and not-path.
 func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
-	f := &Fields{schema: merge.NewSchema(t, yaml.YAMLToJSONStrict), markers: map[string]Marker{}}
+	f := &Fields{t: typed.For(t), markers: map[string]Marker{}}
 	var errs []string
-	f.schema.Walk(func(key string, sf reflect.StructField) bool {
+	for _, k := range []string{"/apiVersion", "/kind"} {
+		if ft, ok := f.t.At(k); ok && ft.Kind() == reflect.String {
+			f.markers[k] = NotPath
+		}
+	}
+	f.t.Walk(func(key string, sf reflect.StructField) bool {
+		for sub, m := range readyMade[deref(sf.Type)] {
+			f.markers[key+sub] |= m
+		}
 		tag, ok := sf.Tag.Lookup(TagName)
 		if !ok || strings.HasSuffix(key, "/*") {
 			return true
@@ -101,7 +111,7 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 		return true
 	})
 	for key, m := range declared {
-		if _, ok := f.schema.Type(strings.ReplaceAll(key, "*", "x")); !ok {
+		if _, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); !ok {
 			errs = append(errs, fmt.Sprintf("declared key %s is no field of %s", key, t))
 			continue
 		}
@@ -195,8 +205,8 @@ func sortedPatterns(m map[string]Marker) []string {
 	return out
 }
 
-// Schema returns the merge schema of the type, for conversions by type.
-func (f *Fields) Schema() *merge.Schema { return f.schema }
+// Type returns the versioned Go type the markers are of.
+func (f *Fields) Type() reflect.Type { return f.t.Root() }
 
 // UndeclaredStrings returns the keys of string fields (string, *string,
 // []string, and string map values) that are declared neither Path nor
@@ -204,7 +214,7 @@ func (f *Fields) Schema() *merge.Schema { return f.schema }
 // reflection test; this is that test for any type.
 func (f *Fields) UndeclaredStrings() []string {
 	var out []string
-	f.schema.Walk(func(key string, sf reflect.StructField) bool {
+	f.t.Walk(func(key string, sf reflect.StructField) bool {
 		t := sf.Type
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()

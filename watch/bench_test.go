@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // BenchmarkDetectionLatency measures, on the event path, the time from a
@@ -23,7 +23,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	w, err := New(Options[int]{
 		Paths:        []string{dir},
 		PollInterval: time.Hour,
-		Load:         func(_ context.Context, c *Contents) (int, error) { return generationOf(c.Snapshots[0]) },
+		Load:         func(_ context.Context, c *Contents) (int, error) { return generationOf(c.Generations[0]) },
 		OnReload: func(r Reload[int]) {
 			if r.Status == StatusSuccess {
 				published <- r.Value

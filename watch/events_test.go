@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // The tests in this file go through real fsnotify events: the poll interval

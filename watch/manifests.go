@@ -25,13 +25,12 @@ const KindManifest = "manifest"
 
 // ManifestOptions say how a directory of manifests is loaded.
 type ManifestOptions struct {
-	// Codec decodes every kind of its group; objects are defaulted and
-	// converted to its hub version.
-	Codec *scheme.Codec
+	// Kind decodes every kind of its group; objects are defaulted,
+	// converted to its hub version and validated one by one with its
+	// validator.
+	Kind *scheme.Kind
 	// Mode is strict unless set otherwise.
 	Mode scheme.Mode
-	// Validate validates one object; nil means no validation.
-	Validate func(obj runtime.Object) field.ErrorList
 	// References lists the objects obj names, which must be in the set.
 	References func(obj runtime.Object) []validation.Reference
 	// Rules are the rules of the whole set.
@@ -81,7 +80,7 @@ func (s *ManifestSet) Names() []string {
 }
 
 // LoadManifests loads the direct-child .yaml, .yml and .json files of a
-// directory snapshot, in sorted order, as one set:
+// directory generation, in sorted order, as one set:
 //
 //  1. Decode every document of every file (multi-document YAML, v1 List)
 //     strictly, default it and convert it to the hub version.
@@ -92,7 +91,7 @@ func (s *ManifestSet) Names() []string {
 // The set loads whole or not at all, so related objects (a policy and its
 // binding) are never half applied. The error holds every problem found,
 // each naming its file and document.
-func LoadManifests(s *Snapshot, opts ManifestOptions) (*ManifestSet, error) {
+func LoadManifests(s *Generation, opts ManifestOptions) (*ManifestSet, error) {
 	set := &ManifestSet{Hash: s.Hash}
 	var errs []error
 	// (1)
@@ -101,7 +100,7 @@ func LoadManifests(s *Snapshot, opts ManifestOptions) (*ManifestSet, error) {
 			continue
 		}
 		path := filepath.Join(s.Path, f.Name)
-		docs, err := opts.Codec.DecodeAll(f.Data, scheme.DecodeOptions{Source: path, Mode: opts.Mode, AnyKind: true})
+		docs, err := opts.Kind.DecodeAll(f.Data, scheme.DecodeOptions{Source: path, Mode: opts.Mode, AnyKind: true})
 		if err != nil {
 			if errors.Is(err, scheme.ErrEmpty) {
 				continue
@@ -123,10 +122,8 @@ func LoadManifests(s *Snapshot, opts ManifestOptions) (*ManifestSet, error) {
 		if m.Name == "" {
 			errs = append(errs, &validation.Error{Err: field.Required(field.NewPath("metadata", "name"), ""), Source: m.Source()})
 		}
-		if opts.Validate != nil {
-			for _, e := range opts.Validate(m.Object) {
-				errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.Source()})
-			}
+		for _, e := range opts.Kind.Validate(m.Object) {
+			errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.Source()})
 		}
 		member := validation.Member{Kind: m.Kind, Name: m.Name, Source: m.Source()}
 		if opts.References != nil {
@@ -161,7 +158,7 @@ func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
 	return Options[*ManifestSet]{
 		Paths: []string{dir},
 		Load: func(_ context.Context, c *Contents) (*ManifestSet, error) {
-			return LoadManifests(c.Snapshots[0], opts)
+			return LoadManifests(c.Generations[0], opts)
 		},
 	}
 }

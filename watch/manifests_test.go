@@ -13,11 +13,11 @@ import (
 
 func policyOptions(t testing.TB) ManifestOptions {
 	t.Helper()
-	codec, err := policyv1.NewCodec()
+	kind, err := policyv1.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ManifestOptions{Codec: codec, Validate: policyv1.Validate, References: policyv1.References,
+	return ManifestOptions{Kind: kind, References: policyv1.References,
 		Rules: validation.SetRules{NameSuffix: policyv1.NameSuffix}}
 }
 
@@ -27,7 +27,7 @@ func policy(name string) string {
 
 func TestLoadManifestsProvenance(t *testing.T) {
 	t.Parallel()
-	s := &Snapshot{Path: "/m", Dir: true, Files: []File{
+	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
 		{Name: "a.yaml", Data: []byte(policy("a.static.strata.dev") + "---\n" + policy("b.static.strata.dev"))},
 		{Name: "b.json", Data: []byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"policy.example.strata.dev/v1","kind":"PolicyBinding","metadata":{"name":"c.static.strata.dev"},"spec":{"policyName":"a.static.strata.dev"}}]}`)},
 		{Name: "c.yml", Data: []byte("# nothing yet\n")},
@@ -56,7 +56,7 @@ func TestLoadManifestsProvenance(t *testing.T) {
 
 func TestLoadManifestsReportsEveryError(t *testing.T) {
 	t.Parallel()
-	s := &Snapshot{Path: "/m", Dir: true, Files: []File{
+	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
 		{Name: "a.yaml", Data: []byte(policy("a"))},
 		{Name: "b.yaml", Data: []byte("apiVersion: policy.example.strata.dev/v1\nkind: Policy\nmetadata: {name: b.static.strata.dev}\nspec: {}\n")},
 		{Name: "c.yaml", Data: []byte("apiVersion: policy.example.strata.dev/v1\nkind: Nope\n")},
@@ -107,7 +107,7 @@ func FuzzLoadManifests(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"))
 	opts := policyOptions(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		set, err := LoadManifests(&Snapshot{Path: "/m", Dir: true, Files: []File{{Name: "f.yaml", Data: data}}}, opts)
+		set, err := LoadManifests(&Generation{Path: "/m", Dir: true, Files: []Entry{{Name: "f.yaml", Data: data}}}, opts)
 		if err != nil {
 			return
 		}

@@ -45,17 +45,17 @@ func (m missingError) Unwrap() error { return m.err }
 // ErrTooLarge is returned for a file over the size limit.
 var ErrTooLarge = errors.New("file too large")
 
-// File is one file of a snapshot.
-type File struct {
+// Entry is one file of a generation.
+type Entry struct {
 	// Name is the file's name: relative to the directory for a
 	// directory target, the base name for a file target.
 	Name string
 	Data []byte
 }
 
-// Snapshot is the content of one target, read from a single generation:
+// Generation is the content of one target, read from a single generation:
 // never a mix of the files of two updates.
-type Snapshot struct {
+type Generation struct {
 	// Path is the target as it was given.
 	Path string
 	// Dir reports whether the target is a directory.
@@ -68,7 +68,7 @@ type Snapshot struct {
 	// Files holds the regular files of a directory target (direct
 	// children whose names do not start with "."), sorted by name, or
 	// the one file of a file target.
-	Files []File
+	Files []Entry
 	// Hash is "sha256:" and the hex digest of the file names and
 	// contents.
 	Hash string
@@ -106,7 +106,7 @@ type ReadOptions struct {
 // the last cause) and the caller keeps what it had. A directory written in
 // place, not through links, is read as it is; its next change is seen on
 // the next read. Read is safe to call concurrently.
-func Read(path string, opts ReadOptions) (*Snapshot, error) {
+func Read(path string, opts ReadOptions) (*Generation, error) {
 	attempts := opts.Attempts
 	if attempts <= 0 {
 		attempts = DefaultReadAttempts
@@ -134,13 +134,13 @@ func Read(path string, opts ReadOptions) (*Snapshot, error) {
 		}
 		missing = false
 		// (2)
-		var files []File
+		var files []Entry
 		if dir {
 			files, err = readDir(resolved, maxBytes, opts.pause)
 		} else {
 			var data []byte
 			data, err = readFile(resolved, maxBytes)
-			files = []File{{Name: filepath.Base(path), Data: data}}
+			files = []Entry{{Name: filepath.Base(path), Data: data}}
 		}
 		if err != nil {
 			if retryable(err) {
@@ -158,11 +158,11 @@ func Read(path string, opts ReadOptions) (*Snapshot, error) {
 			}
 			continue
 		}
-		return &Snapshot{Path: path, Dir: dir, Resolved: resolved, Files: files, Hash: hashFiles(files)}, nil
+		return &Generation{Path: path, Dir: dir, Resolved: resolved, Files: files, Hash: hashFiles(files)}, nil
 	}
 	if missing {
 		if opts.AllowMissing {
-			return &Snapshot{Path: path, Hash: hashFiles(nil)}, nil
+			return &Generation{Path: path, Hash: hashFiles(nil)}, nil
 		}
 		return nil, last
 	}
@@ -196,12 +196,12 @@ func retryable(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ESTALE)
 }
 
-func readDir(dir string, maxBytes int, pause func()) ([]File, error) {
+func readDir(dir string, maxBytes int, pause func()) ([]Entry, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	var files []File
+	var files []Entry
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -223,7 +223,7 @@ func readDir(dir string, maxBytes int, pause func()) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Name: name, Data: data})
+		files = append(files, Entry{Name: name, Data: data})
 		if pause != nil {
 			pause()
 		}
@@ -266,7 +266,7 @@ func readFile(path string, maxBytes int) ([]byte, error) {
 
 // hashFiles digests names and contents, each length-prefixed, so that a
 // rename or moving bytes from one file to the next changes the hash.
-func hashFiles(files []File) string {
+func hashFiles(files []Entry) string {
 	h := sha256.New()
 	for _, f := range files {
 		writeField(h, f.Name)
@@ -285,14 +285,14 @@ func writeField(h hash.Hash, s string) {
 // Contents is what one check read: a snapshot per watched target, in the
 // order the targets were given. It is immutable.
 type Contents struct {
-	Snapshots []*Snapshot
+	Generations []*Generation
 	// Hash digests every snapshot with its path; equal hashes mean
 	// equal contents.
 	Hash string
 }
 
-func newContents(snaps []*Snapshot) *Contents {
-	c := &Contents{Snapshots: snaps}
+func newContents(snaps []*Generation) *Contents {
+	c := &Contents{Generations: snaps}
 	if len(snaps) == 1 {
 		c.Hash = snaps[0].Hash
 		return c
@@ -308,7 +308,7 @@ func newContents(snaps []*Snapshot) *Contents {
 
 // ReadContents reads every path with Read.
 func ReadContents(paths []string, opts ReadOptions) (*Contents, error) {
-	snaps := make([]*Snapshot, 0, len(paths))
+	snaps := make([]*Generation, 0, len(paths))
 	for _, p := range paths {
 		s, err := Read(p, opts)
 		if err != nil {
@@ -324,13 +324,13 @@ func ReadContents(paths []string, opts ReadOptions) (*Contents, error) {
 // a configuration built from Contents is built from one generation. The
 // error wraps fs.ErrNotExist when path was not part of the snapshot.
 func (c *Contents) ReadFile(path string) ([]byte, error) {
-	for _, s := range c.Snapshots {
+	for _, s := range c.Generations {
 		switch {
 		case !s.Dir && s.Path == path && len(s.Files) == 1:
 			return s.Files[0].Data, nil
 		case s.Dir && filepath.Dir(path) == filepath.Clean(s.Path):
 			name := filepath.Base(path)
-			if i, ok := slices.BinarySearchFunc(s.Files, name, func(f File, n string) int { return strings.Compare(f.Name, n) }); ok {
+			if i, ok := slices.BinarySearchFunc(s.Files, name, func(f Entry, n string) int { return strings.Compare(f.Name, n) }); ok {
 				return s.Files[i].Data, nil
 			}
 		}
@@ -340,7 +340,7 @@ func (c *Contents) ReadFile(path string) ([]byte, error) {
 
 // ReadDir returns the names of the files of a directory target, sorted.
 func (c *Contents) ReadDir(dir string) ([]string, error) {
-	for _, s := range c.Snapshots {
+	for _, s := range c.Generations {
 		if s.Dir && filepath.Clean(s.Path) == filepath.Clean(dir) {
 			names := make([]string, len(s.Files))
 			for i, f := range s.Files {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -29,7 +29,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-func names(s *Snapshot) string {
+func names(s *Generation) string {
 	var out []string
 	for _, f := range s.Files {
 		out = append(out, f.Name+"="+string(f.Data))
@@ -77,7 +77,7 @@ func TestReadPlain(t *testing.T) {
 
 func TestHashCoversNamesAndBoundaries(t *testing.T) {
 	t.Parallel()
-	cases := [][]File{
+	cases := [][]Entry{
 		{{Name: "a", Data: []byte("xy")}},
 		{{Name: "b", Data: []byte("xy")}},
 		{{Name: "a", Data: []byte("x")}, {Name: "b", Data: []byte("y")}},
@@ -209,7 +209,7 @@ func payload(gen int) map[string]string {
 
 // generationOf returns the generation a snapshot holds, or an error if its
 // files disagree.
-func generationOf(s *Snapshot) (int, error) {
+func generationOf(s *Generation) (int, error) {
 	gen := -1
 	for _, f := range s.Files {
 		var g, i int
@@ -240,7 +240,7 @@ func TestNoTornReadsUnderKubeletWriter(t *testing.T) {
 		Paths:        []string{dir},
 		PollInterval: time.Hour, // events alone must reach the final state
 		Load: func(_ context.Context, c *Contents) (int, error) {
-			return generationOf(c.Snapshots[0])
+			return generationOf(c.Generations[0])
 		},
 	})
 	if err != nil {

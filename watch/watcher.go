@@ -331,7 +331,7 @@ func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
 	c, err := ReadContents(w.opts.Paths, w.opts.Read)
 	if err == nil {
 		w.resolved = w.resolved[:0]
-		for _, s := range c.Snapshots {
+		for _, s := range c.Generations {
 			w.resolved = append(w.resolved, s.Resolved)
 		}
 	}

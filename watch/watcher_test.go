@@ -16,7 +16,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 func goroutines() int { return runtime.NumGoroutine() }
@@ -82,7 +82,7 @@ func (r *recorder[T]) quiet(t *testing.T, d time.Duration) {
 // loadText loads the one file of a file target; content starting with
 // "bad" is invalid, "panic" makes it panic, "flaky" is a transient failure.
 func loadText(_ context.Context, c *Contents) (string, error) {
-	s := c.Snapshots[0]
+	s := c.Generations[0]
 	if len(s.Files) == 0 {
 		return "", nil
 	}

@@ -26,14 +26,12 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
 	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
-	configvalidation "github.com/stratacfg/strata/examples/component/apis/config/validation"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/watch"
@@ -59,21 +57,13 @@ type output struct {
 
 // newComponent describes the component's configuration and flags.
 func newComponent(out *output) (*layers.Component[*config.ComponentConfiguration], error) {
-	codec, err := configscheme.NewCodec()
-	if err != nil {
-		return nil, err
-	}
-	fields, err := configscheme.NewFields()
+	kind, err := configscheme.NewKind()
 	if err != nil {
 		return nil, err
 	}
 	return &layers.Component[*config.ComponentConfiguration]{
-		Name:   "component",
-		Codec:  codec,
-		Fields: fields,
-		Validate: func(c *config.ComponentConfiguration) field.ErrorList {
-			return configvalidation.Validate(c)
-		},
+		Name: "component",
+		Kind: kind,
 		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
 			var (
 				port      int32
@@ -134,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(stderr, "component: warning:", w)
 	}
-	gv := schema.GroupVersion{Group: comp.Codec.Group(), Version: out.version}
+	gv := schema.GroupVersion{Group: comp.Kind.Group(), Version: out.version}
 	switch {
 	case out.explain:
 		e, err := comp.Explain(cfg, gv)
@@ -146,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, string(b))
 		return 0
 	case out.printConfig:
-		b, err := comp.Codec.Encode(cfg.Object, gv, scheme.YAML)
+		b, err := comp.Kind.Encode(cfg.Object, gv, scheme.YAML)
 		if err != nil {
 			fmt.Fprintln(stderr, "component:", err)
 			return 1
@@ -224,7 +214,7 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
 	mux.HandleFunc("/configz", func(rw http.ResponseWriter, _ *http.Request) {
-		b, err := comp.Codec.Encode(w.Current().Object, v1beta1.SchemeGroupVersion, scheme.JSON)
+		b, err := comp.Kind.Encode(w.Current().Object, v1beta1.SchemeGroupVersion, scheme.JSON)
 		if err != nil {
 			http.Error(rw, err.Error(), http.StatusInternalServerError)
 			return

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 func freePort(t *testing.T) int {

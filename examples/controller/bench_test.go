@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // countingClient is a client that counts its API requests.
@@ -57,12 +57,12 @@ func BenchmarkAgainstAPIServer(b *testing.B) {
 	}
 	startup := func() int64 {
 		var n atomic.Int64
-		o, err := optionsIn(f.system, layers.Lazy, 0)
+		o, err := optionsIn(f.system, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		o.Client, o.Recorder = countingClient(b, &n), noEvents{}
-		r, err := layers.NewResolver(o)
+		o.Recorder = noEvents{}
+		r, err := namespaced.NewLazy(countingClient(b, &n), o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,12 +86,12 @@ func BenchmarkAgainstAPIServer(b *testing.B) {
 	}
 	after := startup()
 
-	o, err := optionsIn(f.system, layers.Lazy, 0)
+	o, err := optionsIn(f.system, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	o.Client, o.Recorder = f.c, noEvents{}
-	r, err := layers.NewResolver(o)
+	o.Recorder = noEvents{}
+	r, err := namespaced.NewLazy(f.c, o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stratacfg/strata/internal/kubetest"
-	"github.com/stratacfg/strata/layers"
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 var manifests = filepath.Join("testdata", "manifests")
@@ -62,7 +62,7 @@ func TestController(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var logs watchtest.Buffer
-	go func() { done <- runController(ctx, server.Client(t), layers.Lazy, "", &logs) }()
+	go func() { done <- runController(ctx, server.Client(t), ModeLazy, "", &logs) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -108,16 +108,16 @@ func TestController(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := got.Annotations[layers.AnnotationResolvedHash]; ok || time.Now().After(deadline) {
+			if _, ok := got.Annotations[namespaced.AnnotationResolvedHash]; ok || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		if h := got.Annotations[layers.AnnotationResolvedHash]; h != want.Hash {
+		if h := got.Annotations[namespaced.AnnotationResolvedHash]; h != want.Hash {
 			t.Errorf("%s: resolved-hash %q, want %q; controller log:\n%s", tc.ns, h, want.Hash, logs.String())
 			continue
 		}
-		if src := got.Annotations[layers.AnnotationSources]; !strings.HasPrefix(src, "cluster:strata-system/strata-defaults@") {
+		if src := got.Annotations[namespaced.AnnotationSources]; !strings.HasPrefix(src, "cluster:strata-system/strata-defaults@") {
 			t.Errorf("%s: sources %q", tc.ns, src)
 		}
 		if d := got.Spec.ActiveDeadlineSeconds; d == nil || *d != tc.timeout {

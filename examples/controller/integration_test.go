@@ -18,7 +18,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/internal/kubetest"
-	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // server is the etcd and kube-apiserver the tests of this package share;
@@ -53,17 +53,16 @@ func newFixture(t *testing.T, data map[string]string) *fixture {
 }
 
 // start starts a resolver over the fixture's namespaces.
-func (f *fixture) start(mode layers.Mode, cacheSize int) *resolver {
+func (f *fixture) start(mode string, cacheSize int) *resolver {
 	f.t.Helper()
-	o, err := optionsIn(f.system, mode, cacheSize)
+	o, err := optionsIn(f.system, cacheSize)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	o.Client = f.c
 	f.reg = metrics.NewKubeRegistry()
-	o.Metrics = layers.NewResolverMetrics("test")
+	o.Metrics = namespaced.NewMetrics("test")
 	o.Metrics.MustRegister(f.reg)
-	r, err := layers.NewResolver(o)
+	r, err := newResolver(f.c, mode, o)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -123,7 +122,7 @@ func (f *fixture) override(ns string, data map[string]string) *corev1.ConfigMap 
 	return f.put(ns, OverridesName, OverrideLabels, data)
 }
 
-func (f *fixture) resolve(ns string) *layers.Snapshot[*v1alpha1.JobDefaults] {
+func (f *fixture) resolve(ns string) *namespaced.Snapshot[*v1alpha1.JobDefaults] {
 	f.t.Helper()
 	s, err := f.r.ForNamespace(context.Background(), ns)
 	if err != nil {
@@ -188,9 +187,9 @@ func (f *fixture) metric(name string, labels map[string]string) float64 {
 	return 0
 }
 
-func rejected(s *layers.Snapshot[*v1alpha1.JobDefaults]) map[string]string {
+func rejected(s *namespaced.Snapshot[*v1alpha1.JobDefaults]) map[string]string {
 	out := map[string]string{}
-	for _, d := range s.Rejected {
+	for _, d := range s.Rejected() {
 		out[configMapKey(d.Key)] = d.Reason
 	}
 	return out
@@ -219,7 +218,7 @@ func TestOverridesAndPolicy(t *testing.T) {
 	t.Cleanup(func() {
 		_ = f.c.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), OverridesName, metav1.DeleteOptions{})
 	})
-	f.start(layers.Lazy, 0)
+	f.start(ModeLazy, 0)
 
 	s := f.resolve(a)
 	if got := *s.Object.DefaultTimeoutSeconds; got != 600 {
@@ -235,27 +234,27 @@ func TestOverridesAndPolicy(t *testing.T) {
 		t.Errorf("team a: max-timeout-seconds = %d, want the cluster's (cluster-only)", got)
 	}
 	want := map[string]string{
-		"default-service-account": layers.ReasonLocked,
-		"max-timeout-seconds":     layers.ReasonClusterOnly,
-		"enforced-config-level":   layers.ReasonPolicyKey,
-		"non-overridable-fields":  layers.ReasonPolicyKey,
+		"default-service-account": namespaced.ReasonLocked,
+		"max-timeout-seconds":     namespaced.ReasonClusterOnly,
+		"enforced-config-level":   namespaced.ReasonPolicyKey,
+		"non-overridable-fields":  namespaced.ReasonPolicyKey,
 	}
 	if got := rejected(s); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("team a: rejected %v, want %v", got, want)
 	}
-	for _, d := range s.Rejected {
-		if d.Source.Kind != layers.KindNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
+	for _, d := range s.Rejected() {
+		if d.Source.Kind != namespaced.KindNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
 			t.Errorf("rejected key %s names source %+v, want the namespace ConfigMap and its version", d.Key, d.Source)
 		}
 	}
-	p, _ := s.Result.Explain("/default-timeout-seconds")
-	if p.Source.Kind != layers.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Kind != layers.KindCluster {
+	p, _ := s.Provenance().Explain("/default-timeout-seconds")
+	if p.Source.Kind != namespaced.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Kind != namespaced.KindCluster {
 		t.Errorf("provenance of default-timeout-seconds: %+v", p)
 	}
 	if got := fmt.Sprint(s.Overrides()); got != "[/default-timeout-seconds /default-ttl-seconds-after-finished]" {
 		t.Errorf("overrides: %s", got)
 	}
-	if got := f.metric("test_rejected_tenant_keys_total", map[string]string{"reason": layers.ReasonLocked}); got < 1 {
+	if got := f.metric("test_rejected_tenant_keys_total", map[string]string{"reason": namespaced.ReasonLocked}); got < 1 {
 		t.Errorf("rejected_tenant_keys_total{reason=locked} = %v", got)
 	}
 
@@ -271,8 +270,8 @@ func TestOverridesAndPolicy(t *testing.T) {
 	// An update reaches the snapshot through the namespace's watch.
 	f.override(a, map[string]string{"default-timeout-seconds": "900"})
 	f.waitTimeout(a, 900)
-	if len(f.resolve(a).Rejected) != 0 {
-		t.Errorf("rejections outlived the ConfigMap version that caused them: %v", f.resolve(a).Rejected)
+	if len(f.resolve(a).Rejected()) != 0 {
+		t.Errorf("rejections outlived the ConfigMap version that caused them: %v", f.resolve(a).Rejected())
 	}
 	// Removing a required label removes the layer.
 	f.put(a, OverridesName, map[string]string{"app.kubernetes.io/part-of": "strata-example"}, map[string]string{"default-timeout-seconds": "900"})
@@ -283,7 +282,7 @@ func TestGateAndLockChanges(t *testing.T) {
 	f := newFixture(t, openGate)
 	a := f.tenant("a")
 	f.override(a, map[string]string{"default-timeout-seconds": "600", "default-service-account": "builder"})
-	f.start(layers.Lazy, 0)
+	f.start(ModeLazy, 0)
 	if s := f.resolve(a); *s.Object.DefaultTimeoutSeconds != 600 || s.Object.DefaultServiceAccount != "builder" {
 		t.Fatalf("overrides not applied: %+v", s.Object)
 	}
@@ -298,7 +297,7 @@ func TestGateAndLockChanges(t *testing.T) {
 	}
 	f.put(f.system, ClusterConfigMap, nil, lock)
 	eventually(t, 10*time.Second, func() string {
-		if s := f.resolve(a); s.Object.DefaultServiceAccount != "" || rejected(s)["default-service-account"] != layers.ReasonLocked {
+		if s := f.resolve(a); s.Object.DefaultServiceAccount != "" || rejected(s)["default-service-account"] != namespaced.ReasonLocked {
 			return fmt.Sprintf("service account %q, rejected %v", s.Object.DefaultServiceAccount, rejected(s))
 		}
 		return ""
@@ -316,7 +315,7 @@ func TestGateAndLockChanges(t *testing.T) {
 		}
 		return ""
 	})
-	if got := f.resolve(a).Rejected; len(got) != 0 {
+	if got := f.resolve(a).Rejected(); len(got) != 0 {
 		t.Errorf("a closed gate reads no tenant layer, but rejected %v", got)
 	}
 	// Opening it again reads the namespace afresh.
@@ -328,13 +327,13 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 	f := newFixture(t, openGate)
 	a := f.tenant("a")
 	cm := f.override(a, map[string]string{"default-timeout-seconds": "9000", "default-ttl-seconds-after-finished": "60"})
-	f.start(layers.Lazy, 0)
+	f.start(ModeLazy, 0)
 	s := f.resolve(a)
 	if *s.Object.DefaultTimeoutSeconds != 1800 || s.Object.DefaultTTLSecondsAfterFinished != nil {
 		t.Errorf("an invalid ConfigMap must be ignored as a whole; got timeout %d, ttl %v", *s.Object.DefaultTimeoutSeconds, s.Object.DefaultTTLSecondsAfterFinished)
 	}
-	if len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0].Error(), a+"/"+OverridesName) || !strings.Contains(s.Ignored[0].Error(), "default-timeout-seconds") {
-		t.Errorf("ignored: %v", s.Ignored)
+	if len(s.Ignored()) != 1 || !strings.Contains(s.Ignored()[0].Error(), a+"/"+OverridesName) || !strings.Contains(s.Ignored()[0].Error(), "default-timeout-seconds") {
+		t.Errorf("ignored: %v", s.Ignored())
 	}
 	eventually(t, 10*time.Second, func() string {
 		events, err := f.c.CoreV1().Events(a).List(context.Background(), metav1.ListOptions{
@@ -351,14 +350,14 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 		}
 		return fmt.Sprintf("no InvalidConfiguration event on %s/%s: %v", a, OverridesName, events.Items)
 	})
-	if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": layers.KindNamespace}); got != 1 {
+	if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": namespaced.KindNamespace}); got != 1 {
 		t.Errorf("invalid_configmaps_total{kind=namespace} = %v, want 1", got)
 	}
 	// A value that does not even parse is ignored the same way.
 	f.override(a, map[string]string{"default-timeout-seconds": "soon"})
 	eventually(t, 10*time.Second, func() string {
-		if s := f.resolve(a); len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0].Error(), `"soon"`) {
-			return fmt.Sprintf("ignored: %v", s.Ignored)
+		if s := f.resolve(a); len(s.Ignored()) != 1 || !strings.Contains(s.Ignored()[0].Error(), `"soon"`) {
+			return fmt.Sprintf("ignored: %v", s.Ignored())
 		}
 		return ""
 	})
@@ -370,7 +369,7 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 func TestClusterConfigMapLifecycle(t *testing.T) {
 	f := newFixture(t, nil)
 	a := f.tenant("a")
-	f.start(layers.Lazy, 0)
+	f.start(ModeLazy, 0)
 	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != v1alpha1.DefaultTimeoutSeconds {
 		t.Fatalf("with no cluster ConfigMap: %d, want the default", got)
 	}
@@ -379,7 +378,7 @@ func TestClusterConfigMapLifecycle(t *testing.T) {
 	// An invalid update is refused; the last good configuration stays.
 	f.put(f.system, ClusterConfigMap, nil, map[string]string{"default-timeout-seconds": "-5"})
 	eventually(t, 10*time.Second, func() string {
-		if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": layers.KindCluster}); got != 1 {
+		if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": namespaced.KindCluster}); got != 1 {
 			return fmt.Sprintf("invalid_configmaps_total{kind=cluster} = %v", got)
 		}
 		return ""
@@ -392,19 +391,18 @@ func TestClusterConfigMapLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitTimeout(a, v1alpha1.DefaultTimeoutSeconds)
-	if src := f.resolve(a).Sources; len(src) != 0 {
+	if src := f.resolve(a).Sources(); len(src) != 0 {
 		t.Errorf("sources after deletion: %v", src)
 	}
 }
 
 func TestInvalidClusterConfigMapAtStart(t *testing.T) {
 	f := newFixture(t, map[string]string{"enforced-config-level": "tenants"})
-	o, err := optionsIn(f.system, layers.Lazy, 0)
+	o, err := optionsIn(f.system, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Client = f.c
-	r, err := layers.NewResolver(o)
+	r, err := namespaced.NewLazy(f.c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +411,7 @@ func TestInvalidClusterConfigMapAtStart(t *testing.T) {
 		t.Fatalf("Start with an invalid cluster ConfigMap: %v", err)
 	}
 	o.StartOnDefaults = true
-	r, err = layers.NewResolver(o)
+	r, err = namespaced.NewLazy(f.c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +439,7 @@ func TestEvictionStopsTheWatch(t *testing.T) {
 		now := serverWatches(t)
 		settled, before = now == before, now
 	}
-	f.start(layers.Lazy, 2)
+	f.start(ModeLazy, 2)
 	f.resolve(a)
 	f.resolve(b)
 	eventually(t, 10*time.Second, func() string { // a watch opens just after its first resolve
@@ -498,7 +496,7 @@ func TestAPIServerRestart(t *testing.T) {
 	f := newFixture(t, openGate)
 	a := f.tenant("a")
 	f.override(a, map[string]string{"default-timeout-seconds": "600"})
-	f.start(layers.Lazy, 0)
+	f.start(ModeLazy, 0)
 	f.waitTimeout(a, 600)
 
 	own.StopAPIServer()
@@ -540,7 +538,7 @@ func TestInformerModeAndSelectors(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: f.system,
 			Labels:      map[string]string{"config.strata.dev/type": "selector"},
-			Annotations: map[string]string{layers.DefaultSelectorAnnotation: sel},
+			Annotations: map[string]string{namespaced.DefaultSelectorAnnotation: sel},
 		}, Data: data}
 		if _, err := f.c.CoreV1().ConfigMaps(f.system).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -549,13 +547,12 @@ func TestInformerModeAndSelectors(t *testing.T) {
 	selector("gold-pay", "tier=gold,team=pay", map[string]string{"default-timeout-seconds": "300"})
 	selector("gold", "tier=gold", map[string]string{"default-timeout-seconds": "200", "default-ttl-seconds-after-finished": "30"})
 
-	o, err := optionsIn(f.system, layers.Informer, 0)
+	o, err := optionsIn(f.system, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Client = f.c
-	o.Selectors = &layers.Selectors{Labels: map[string]string{"config.strata.dev/type": "selector"}}
-	r, err := layers.NewResolver(o)
+	o.Selectors = &namespaced.Selectors{Labels: map[string]string{"config.strata.dev/type": "selector"}}
+	r, err := namespaced.NewInformer(f.c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +569,7 @@ func TestInformerModeAndSelectors(t *testing.T) {
 	if ttl := s.Object.DefaultTTLSecondsAfterFinished; ttl == nil || *ttl != 30 {
 		t.Errorf("gold: ttl %v, want 30 from the one-term selector", ttl)
 	}
-	p, _ := s.Result.Explain("/default-timeout-seconds")
+	p, _ := s.Provenance().Explain("/default-timeout-seconds")
 	if p.Source.Name != f.system+"/gold-pay" || len(p.Shadowed) != 2 || p.Shadowed[0].Source.Name != f.system+"/gold" {
 		t.Errorf("gold provenance: %+v", p)
 	}

@@ -49,6 +49,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
@@ -66,7 +67,7 @@ var OverrideLabels = map[string]string{
 	"config.strata.dev/type":    "namespace",
 }
 
-type resolver = layers.Resolver[*v1alpha1.JobDefaults]
+type resolver = namespaced.Resolver[*v1alpha1.JobDefaults]
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -95,37 +96,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// options are the resolver options of the example, without a client.
-func options(mode layers.Mode, cacheSize int) (layers.ResolverOptions[*v1alpha1.JobDefaults], error) {
-	return optionsIn(SystemNamespace, mode, cacheSize)
+// options are the resolver options of the example.
+func options(cacheSize int) (namespaced.Options[*v1alpha1.JobDefaults], error) {
+	return optionsIn(SystemNamespace, cacheSize)
 }
 
 // optionsIn are options with the cluster ConfigMap in namespace system.
-func optionsIn(system string, mode layers.Mode, cacheSize int) (layers.ResolverOptions[*v1alpha1.JobDefaults], error) {
-	codec, err := v1alpha1.NewCodec()
+func optionsIn(system string, cacheSize int) (namespaced.Options[*v1alpha1.JobDefaults], error) {
+	kind, err := v1alpha1.NewKind()
 	if err != nil {
-		return layers.ResolverOptions[*v1alpha1.JobDefaults]{}, err
+		return namespaced.Options[*v1alpha1.JobDefaults]{}, err
 	}
-	fields, err := v1alpha1.NewFields()
-	if err != nil {
-		return layers.ResolverOptions[*v1alpha1.JobDefaults]{}, err
-	}
-	return layers.ResolverOptions[*v1alpha1.JobDefaults]{
+	return namespaced.Options[*v1alpha1.JobDefaults]{
 		Name:                "strata-example-controller",
+		Kind:                kind,
 		Namespace:           system,
 		ClusterConfigMap:    ClusterConfigMap,
 		NamespaceConfigMaps: []string{OverridesName},
 		Labels:              OverrideLabels,
-		Mode:                mode,
 		CacheSize:           cacheSize,
-		Tenancy: layers.Tenancy{
+		Tenancy: namespaced.Tenancy{
 			GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
 			LockKey: "non-overridable-fields",
 		},
-		Codec:    codec,
-		Fields:   fields,
-		Validate: v1alpha1.Validate,
 	}, nil
+}
+
+// Modes of run: how namespace ConfigMaps are read.
+const (
+	ModeLazy     = "lazy"
+	ModeInformer = "informer"
+)
+
+// newResolver builds the resolver of mode over client.
+func newResolver(client kubernetes.Interface, mode string, o namespaced.Options[*v1alpha1.JobDefaults]) (*resolver, error) {
+	switch mode {
+	case ModeLazy:
+		return namespaced.NewLazy(client, o)
+	case ModeInformer:
+		return namespaced.NewInformer(client, o)
+	}
+	return nil, fmt.Errorf("unknown mode %q: lazy or informer", mode)
 }
 
 // Output is what resolve prints.
@@ -166,23 +177,19 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprint(stderr, "controller resolve: --namespace and exactly one of --from-dir and --kubeconfig are required\n", usage)
 		return 2
 	}
-	mode := layers.Lazy
-	if *kubeconfig != "" {
-		mode = layers.Stateless
-	}
-	o, err := options(mode, 0)
+	o, err := options(0)
 	if err != nil {
 		fmt.Fprintln(stderr, "controller:", err)
 		return 1
 	}
-	var snap *layers.Snapshot[*v1alpha1.JobDefaults]
+	var snap *namespaced.Snapshot[*v1alpha1.JobDefaults]
 	if *dir != "" {
 		objs, err := readManifests(*dir)
 		if err != nil {
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
 		}
-		r, err := layers.NewResolver(o)
+		r, err := namespaced.NewDirect(nil, o)
 		if err != nil {
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
@@ -198,9 +205,8 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
 		}
-		o.Client = client
 		o.Recorder = noEvents{} // a read-only command records nothing
-		r, err := layers.NewResolver(o)
+		r, err := namespaced.NewDirect(client, o)
 		if err == nil {
 			err = r.Start(ctx)
 		}
@@ -213,7 +219,7 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			return 1
 		}
 	}
-	out, err := explain(o.Codec, *ns, snap)
+	out, err := explain(o.Kind, *ns, snap)
 	if err != nil {
 		fmt.Fprintln(stderr, "controller:", err)
 		return 1
@@ -228,8 +234,8 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // explain builds resolve's output; keys are ConfigMap keys.
-func explain(codec *scheme.Codec, ns string, snap *layers.Snapshot[*v1alpha1.JobDefaults]) (*Output, error) {
-	doc, err := codec.Encode(snap.Object, v1alpha1.SchemeGroupVersion, scheme.JSON)
+func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.JobDefaults]) (*Output, error) {
+	doc, err := kind.Encode(snap.Object, v1alpha1.SchemeGroupVersion, scheme.JSON)
 	if err != nil {
 		return nil, err
 	}
@@ -237,17 +243,17 @@ func explain(codec *scheme.Codec, ns string, snap *layers.Snapshot[*v1alpha1.Job
 		Namespace: ns, Config: json.RawMessage(doc), Provenance: map[string]KeyProvenance{},
 		Rejected: []Rejected{}, Hash: snap.Hash(), Overrides: []string{},
 	}
-	for k, p := range layers.Provenances(snap.Result) {
+	for k, p := range layers.Provenances(snap.Provenance()) {
 		out.Provenance[configMapKey(k)] = p
 	}
-	for _, d := range snap.Rejected {
+	for _, d := range snap.Rejected() {
 		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Reason, Field: d.Field})
 	}
-	for _, err := range snap.Ignored {
+	for _, err := range snap.Ignored() {
 		out.Ignored = append(out.Ignored, err.Error())
 	}
-	for _, s := range snap.Sources {
-		out.Sources = append(out.Sources, layers.SourceRef(s))
+	for _, s := range snap.Sources() {
+		out.Sources = append(out.Sources, namespaced.SourceRef(s))
 	}
 	for _, k := range snap.Overrides() {
 		out.Overrides = append(out.Overrides, configMapKey(k))
@@ -338,12 +344,12 @@ func runCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("controller run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "The kubeconfig of the cluster.")
-	mode := fs.String("mode", string(layers.Lazy), "How namespace ConfigMaps are read: lazy (per-namespace watches, an LRU cache) or informer (one cluster-wide informer).")
+	mode := fs.String("mode", ModeLazy, "How namespace ConfigMaps are read: lazy (per-namespace watches, an LRU cache) or informer (one cluster-wide informer).")
 	metricsAddr := fs.String("metrics-addr", "", "Serve /metrics on this address when set.")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *kubeconfig == "" || fs.NArg() > 0 || (*mode != string(layers.Lazy) && *mode != string(layers.Informer)) {
+	if *kubeconfig == "" || fs.NArg() > 0 || (*mode != ModeLazy && *mode != ModeInformer) {
 		fmt.Fprint(stderr, "controller run: --kubeconfig is required and --mode is lazy or informer\n", usage)
 		return 2
 	}
@@ -352,7 +358,7 @@ func runCommand(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "controller:", err)
 		return 1
 	}
-	if err := runController(ctx, client, layers.Mode(*mode), *metricsAddr, stderr); err != nil {
+	if err := runController(ctx, client, *mode, *metricsAddr, stderr); err != nil {
 		fmt.Fprintln(stderr, "controller:", err)
 		return 1
 	}
@@ -360,21 +366,20 @@ func runCommand(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 // runController runs until ctx ends.
-func runController(ctx context.Context, client kubernetes.Interface, mode layers.Mode, metricsAddr string, stderr io.Writer) error {
+func runController(ctx context.Context, client kubernetes.Interface, mode string, metricsAddr string, stderr io.Writer) error {
 	log := klog.Background().WithName("controller")
 	cacheSize, err := clusterCacheSize(ctx, client)
 	if err != nil {
 		return err
 	}
-	o, err := options(mode, cacheSize)
+	o, err := options(cacheSize)
 	if err != nil {
 		return err
 	}
-	o.Client = client
 	reg := metrics.NewKubeRegistry()
-	o.Metrics = layers.NewResolverMetrics("example_controller")
+	o.Metrics = namespaced.NewMetrics("example_controller")
 	o.Metrics.MustRegister(reg)
-	r, err := layers.NewResolver(o)
+	r, err := newResolver(client, mode, o)
 	if err != nil {
 		return err
 	}
@@ -440,11 +445,11 @@ func clusterCacheSize(ctx context.Context, client kubernetes.Interface) (int, er
 	if err != nil {
 		return 0, err
 	}
-	o, err := options(layers.Lazy, 0)
+	o, err := options(0)
 	if err != nil {
 		return 0, err
 	}
-	r, err := layers.NewResolver(o)
+	r, err := namespaced.NewDirect(nil, o)
 	if err != nil {
 		return 0, err
 	}
@@ -467,7 +472,7 @@ func reconcile(ctx context.Context, client kubernetes.Interface, r *resolver, li
 	if err != nil {
 		return err
 	}
-	if _, done := job.Annotations[layers.AnnotationResolvedHash]; done {
+	if _, done := job.Annotations[namespaced.AnnotationResolvedHash]; done {
 		return nil
 	}
 	snap, err := r.ForNamespace(ctx, job.Namespace)

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	codec, err := policyv1.NewCodec()
+	kind, err := policyv1.NewKind()
 	if err != nil {
 		fmt.Fprintln(stderr, "manifests:", err)
 		return 1
@@ -82,8 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var mu sync.Mutex // one line at a time
 	enc := json.NewEncoder(stdout)
 	opts := watch.Manifests(*dir, watch.ManifestOptions{
-		Codec:      codec,
-		Validate:   policyv1.Validate,
+		Kind:       kind,
 		References: policyv1.References,
 		Rules:      validation.SetRules{NameSuffix: policyv1.NameSuffix},
 	})

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // lines collects what run prints, line by line.

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/stratacfg/strata/watch/watchtest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // startTimeout bounds how long a server may take to become ready.

@@ -1,13 +1,10 @@
 package v1alpha1
 
 import (
-	"reflect"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stratacfg/strata/scheme"
-	"github.com/stratacfg/strata/validation"
 )
 
 // GroupName is the configuration's API group.
@@ -52,18 +49,11 @@ func SetDefaults(d *JobDefaults) {
 	}
 }
 
-// NewCodec returns the codec of JobDefaults; v1alpha1 is its own hub.
-func NewCodec() (*scheme.Codec, error) {
+// NewKind returns the strata kind of JobDefaults; v1alpha1 is its own hub.
+func NewKind() (*scheme.Kind, error) {
 	return scheme.New(scheme.Config{
 		Group: GroupName, Kind: "JobDefaults", Hub: "v1alpha1",
 		Versions: []scheme.Version{{Version: "v1alpha1", AddToScheme: AddToScheme}},
-	})
-}
-
-// NewFields returns the field markers of JobDefaults.
-func NewFields() (*validation.Fields, error) {
-	return validation.FieldsFor(reflect.TypeFor[JobDefaults](), map[string]validation.Marker{
-		"/apiVersion": validation.NotPath,
-		"/kind":       validation.NotPath,
+		Validate: scheme.Validator(Validate),
 	})
 }

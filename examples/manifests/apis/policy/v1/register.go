@@ -21,11 +21,13 @@ func AddToScheme(s *runtime.Scheme) error {
 	return nil
 }
 
-// NewCodec returns the codec that decodes both kinds of the group (decode
-// with scheme.DecodeOptions.AnyKind); v1 is its own hub.
-func NewCodec() (*scheme.Codec, error) {
+// NewKind returns the strata kind that decodes both kinds of the group
+// (decode with scheme.DecodeOptions.AnyKind) and validates them; v1 is its
+// own hub.
+func NewKind() (*scheme.Kind, error) {
 	return scheme.New(scheme.Config{
 		Group: GroupName, Kind: "Policy", Hub: "v1",
 		Versions: []scheme.Version{{Version: "v1", AddToScheme: AddToScheme}},
+		Validate: Validate,
 	})
 }

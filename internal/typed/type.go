@@ -1,4 +1,9 @@
-package merge
+// Package typed knows the Go type of a versioned configuration document:
+// the type at a key, string values (ConfigMap data, flag values) converted
+// to JSON by that type, and a decoded document changed field by field. It
+// serves package validation and strata's loaders; the memo tables it keeps
+// per type are shared by everything that converts values of that type.
+package typed
 
 import (
 	"bytes"
@@ -12,12 +17,18 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/merge"
 )
 
-// Schema knows the Go type of a versioned document and answers, for a key,
+// Type knows the Go type of a versioned document and answers, for a key,
 // what type lives there. It turns string values (ConfigMap data, flag
-// values) into JSON by that type. A Schema is safe for concurrent use.
-type Schema struct {
+// values) into JSON by that type; values for structs, maps and slices may
+// be written as YAML (strict: no duplicate keys). A Type is safe for
+// concurrent use.
+type Type struct {
 	root reflect.Type
 	// yamlToJSON parses YAML for values whose type is a struct, map or
 	// slice; nil means such values must be JSON.
@@ -40,8 +51,8 @@ type member struct {
 	last atomic.Pointer[[2]string]
 }
 
-// members returns the Schema's top-level members by key.
-func (s *Schema) members() map[string]*member {
+// members returns the Type's top-level members by key.
+func (s *Type) members() map[string]*member {
 	s.topOnce.Do(func() {
 		s.top, s.byName = map[string]*member{}, map[string]*member{}
 		if s.root.Kind() != reflect.Struct || hasCustomJSON(s.root) {
@@ -50,7 +61,7 @@ func (s *Schema) members() map[string]*member {
 		paths := map[string][][]int{}
 		jsonFields(s.root, paths)
 		for name, f := range fieldsOf(s.root) {
-			key := Pointer(name)
+			key := merge.Pointer(name)
 			t := deref(f.Type)
 			m := &member{key: key, conv: converter{t: t, kind: convKindOf(t)}, set: s.newPlan(paths[name])}
 			s.top[key], s.byName[name] = m, m
@@ -62,11 +73,11 @@ func (s *Schema) members() map[string]*member {
 // ConvertMember is Convert for the top-level member name, a ConfigMap
 // key: it returns the member's JSON pointer and the value as JSON. It
 // allocates nothing when the value is the one the member converted last.
-func (s *Schema) ConvertMember(name, value string) (key, out string, err error) {
+func (s *Type) ConvertMember(name, value string) (key, out string, err error) {
 	s.members()
 	m, ok := s.byName[name]
 	if !ok {
-		key = Pointer(name)
+		key = merge.Pointer(name)
 		return key, "", fmt.Errorf("key %q: no such field", key)
 	}
 	out, err = m.convert(s, value)
@@ -74,7 +85,7 @@ func (s *Schema) ConvertMember(name, value string) (key, out string, err error) 
 }
 
 // convert converts value for m, through its memo.
-func (m *member) convert(s *Schema, value string) (string, error) {
+func (m *member) convert(s *Type, value string) (string, error) {
 	if last := m.last.Load(); last != nil && last[0] == value {
 		return last[1], nil
 	}
@@ -86,22 +97,27 @@ func (m *member) convert(s *Schema, value string) (string, error) {
 	return out, nil
 }
 
-// NewSchema returns the Schema of the document type t (a struct or a pointer
-// to one). yamlToJSON, when not nil, converts YAML text to JSON and lets
-// string values for structs, maps and slices be written as YAML.
-func NewSchema(t reflect.Type, yamlToJSON func([]byte) ([]byte, error)) *Schema {
+var types sync.Map // reflect.Type → *Type
+
+// For returns the Type of the document type t (a struct or a pointer to
+// one). There is one Type per Go type, shared.
+func For(t reflect.Type) *Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return &Schema{root: t, yamlToJSON: yamlToJSON}
+	if v, ok := types.Load(t); ok {
+		return v.(*Type)
+	}
+	v, _ := types.LoadOrStore(t, &Type{root: t, yamlToJSON: yaml.YAMLToJSONStrict})
+	return v.(*Type)
 }
 
-// Type returns the Go type at key, pointers removed. It reports false when
+// At returns the Go type at key, pointers removed. It reports false when
 // the key names no field: an unknown member, or a segment below a leaf.
 // Keys under an interface or json.RawMessage value are accepted as free-form
 // and reported with that type.
-func (s *Schema) Type(key string) (reflect.Type, bool) {
-	segs, ok := Segments(key)
+func (s *Type) At(key string) (reflect.Type, bool) {
+	segs, ok := merge.Segments(key)
 	if !ok {
 		return nil, false
 	}
@@ -132,7 +148,7 @@ func (s *Schema) Type(key string) (reflect.Type, bool) {
 // json.Unmarshaler (durations, quantities) through those methods; structs,
 // maps and slices parsed as YAML or JSON and checked against the type. The
 // error names the key and says what was expected.
-func (s *Schema) Convert(key, value string) (string, error) {
+func (s *Type) Convert(key, value string) (string, error) {
 	if m, ok := s.members()[key]; ok {
 		return m.convert(s, value)
 	}
@@ -179,11 +195,11 @@ type converter struct {
 // (every ConfigMap key) are worked out once, so a ConfigMap is converted
 // without reflecting on its type again; deeper keys, whose number map
 // fields leave open, are worked out on each call.
-func (s *Schema) converterOf(key string) (converter, bool) {
+func (s *Type) converterOf(key string) (converter, bool) {
 	if m, ok := s.members()[key]; ok {
 		return m.conv, true
 	}
-	t, ok := s.Type(key)
+	t, ok := s.At(key)
 	if !ok {
 		return converter{}, false
 	}
@@ -221,7 +237,7 @@ func basicKind(t reflect.Type) convKind {
 	return convStructured
 }
 
-func (s *Schema) convert(c converter, value string) (string, error) {
+func (s *Type) convert(c converter, value string) (string, error) {
 	t := c.t
 	switch c.kind {
 	case convSetter:
@@ -309,7 +325,7 @@ func jsonString(s string) string {
 }
 
 // structured parses value as YAML (or JSON) and checks it decodes into t.
-func (s *Schema) structured(t reflect.Type, value string) (string, error) {
+func (s *Type) structured(t reflect.Type, value string) (string, error) {
 	data := []byte(value)
 	if s.yamlToJSON != nil {
 		j, err := s.yamlToJSON(data)
@@ -398,7 +414,7 @@ func hasCustomJSON(t reflect.Type) bool {
 // field. Walk does not descend into slices (arrays are leaves), free-form
 // values, or types that decode themselves. Members are visited in sorted
 // order; returning false skips what is under a field.
-func (s *Schema) Walk(fn func(key string, f reflect.StructField) bool) {
+func (s *Type) Walk(fn func(key string, f reflect.StructField) bool) {
 	walk(s.root, "", fn, map[reflect.Type]bool{})
 }
 
@@ -417,7 +433,7 @@ func walk(t reflect.Type, prefix string, fn func(string, reflect.StructField) bo
 	sort.Strings(names)
 	for _, n := range names {
 		f := fields[n]
-		key := Child(prefix, n)
+		key := merge.Child(prefix, n)
 		if !fn(key, f) {
 			continue
 		}
@@ -486,3 +502,6 @@ func eachMember(t reflect.Type, prefix []int, viaPointer bool, fn func(name stri
 		fn(name, index, f, viaPointer)
 	}
 }
+
+// Root returns the document's Go type, pointers removed.
+func (s *Type) Root() reflect.Type { return s.root }

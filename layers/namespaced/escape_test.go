@@ -1,8 +1,7 @@
-package layers
+package namespaced
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -88,27 +87,21 @@ var nestedGV = schema.GroupVersion{Group: "nested.test.strata.dev", Version: "v1
 
 func newNestedResolver(t testing.TB) *Resolver[*nestedConfig] {
 	t.Helper()
-	codec, err := scheme.New(scheme.Config{
+	kind, err := scheme.New(scheme.Config{
 		Group: nestedGV.Group, Kind: "nestedConfig", Hub: "v1",
 		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
 			s.AddKnownTypes(nestedGV, &nestedConfig{})
 			return nil
-		}}},
+		}, Markers: map[string]validation.Marker{"/volumes/*": validation.Path}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fields, err := validation.FieldsFor(reflect.TypeFor[nestedConfig](), map[string]validation.Marker{
-		"/apiVersion": validation.NotPath, "/kind": validation.NotPath, "/volumes/*": validation.Path,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewResolver(ResolverOptions[*nestedConfig]{
+	r, err := NewDirect(nil, Options[*nestedConfig]{
 		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  map[string]string{"config": "tenant"},
 		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
-		Codec:   codec, Fields: fields,
+		Kind:    kind,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,10 +145,11 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(s.Rejected) != 1 || s.Rejected[0].Key != "/"+tc.key || s.Rejected[0].Reason != tc.reason || s.Rejected[0].Field != tc.field {
-				t.Fatalf("rejected %+v, want key /%s refused for %q at %s", s.Rejected, tc.key, tc.reason, tc.field)
+			rejected := s.Rejected()
+			if len(rejected) != 1 || rejected[0].Key != "/"+tc.key || rejected[0].Reason != tc.reason || rejected[0].Field != tc.field {
+				t.Fatalf("rejected %+v, want key /%s refused for %q at %s", rejected, tc.key, tc.reason, tc.field)
 			}
-			if msg := s.Rejected[0].String(); !strings.Contains(msg, "team/overrides") || !strings.Contains(msg, tc.field) {
+			if msg := rejected[0].String(); !strings.Contains(msg, "team/overrides") || !strings.Contains(msg, tc.field) {
 				t.Errorf("the refusal %q names neither the ConfigMap nor the field", msg)
 			}
 			if s.Object.Server == nil || s.Object.Server.CertFile != "/etc/tls/cert.pem" || *s.Object.Limits.Quota != 5 || s.Object.Features != nil {
@@ -171,8 +165,8 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Rejected) != 0 || s.Object.Tuning == nil || s.Object.Tuning.Workers != 4 || s.Object.Tuning.Verbose == nil || *s.Object.Tuning.Verbose {
-			t.Errorf("rejected %v, tuning %+v", s.Rejected, s.Object.Tuning)
+		if len(s.Rejected()) != 0 || s.Object.Tuning == nil || s.Object.Tuning.Workers != 4 || s.Object.Tuning.Verbose == nil || *s.Object.Tuning.Verbose {
+			t.Errorf("rejected %v, tuning %+v", s.Rejected(), s.Object.Tuning)
 		}
 	})
 	t.Run("alpha allowed", func(t *testing.T) {
@@ -182,8 +176,8 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Rejected) != 0 || s.Object.Features == nil || s.Object.Features.Preview == nil || !*s.Object.Features.Preview {
-			t.Errorf("rejected %v, features %+v", s.Rejected, s.Object.Features)
+		if len(s.Rejected()) != 0 || s.Object.Features == nil || s.Object.Features.Preview == nil || !*s.Object.Features.Preview {
+			t.Errorf("rejected %v, features %+v", s.Rejected(), s.Object.Features)
 		}
 	})
 	t.Run("a lock on a nested field refuses its parent", func(t *testing.T) {
@@ -193,8 +187,8 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Rejected) != 1 || s.Rejected[0].Reason != ReasonLocked || s.Rejected[0].Field != "/tuning/workers" {
-			t.Errorf("rejected %+v", s.Rejected)
+		if len(s.Rejected()) != 1 || s.Rejected()[0].Reason != ReasonLocked || s.Rejected()[0].Field != "/tuning/workers" {
+			t.Errorf("rejected %+v", s.Rejected())
 		}
 	})
 }
@@ -225,7 +219,7 @@ func FuzzTenantNestedValues(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
-	fields := r.o.Fields
+	fields := r.c.fields
 	restricted := func(key string) bool {
 		if m := fields.Markers(key); m&(validation.Path|validation.ClusterOnly|validation.Alpha) != 0 {
 			return true
@@ -241,7 +235,7 @@ func FuzzTenantNestedValues(f *testing.F) {
 		for _, m := range []map[string]string{want, got} {
 			for k := range m {
 				if restricted(k) && got[k] != want[k] {
-					t.Fatalf("a tenant changed %s from %q to %q; rejected %v", k, want[k], got[k], s.Rejected)
+					t.Fatalf("a tenant changed %s from %q to %q; rejected %v", k, want[k], got[k], s.Rejected())
 				}
 			}
 		}

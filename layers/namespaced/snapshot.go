@@ -1,4 +1,4 @@
-package layers
+package namespaced
 
 import (
 	"context"
@@ -23,34 +23,55 @@ const (
 )
 
 // Snapshot is one namespace's effective configuration. It is immutable:
-// callers must not modify it or anything it holds. Namespaces whose layers
-// are the same share one snapshot.
+// callers must not modify it, its Object, or the slices its methods
+// return. Namespaces whose layers are the same share one snapshot.
 type Snapshot[T runtime.Object] struct {
 	// Object is the hub (internal) object: merged, defaulted, converted
 	// and validated.
 	Object T
-	// Result holds the effective raw keys and their provenance, defaults
-	// included (Explain, SourceOf). The keys defaulting filled are found
-	// when the Result is first read, not when the snapshot is built.
-	Result *merge.Result
-	// Sources are the layers merged, most generic first, with their
-	// resourceVersions.
-	Sources []merge.Source
-	// Rejected are the keys a tenant policy dropped.
-	Rejected []merge.Dropped
-	// Ignored are the layers left out as a whole because they are
-	// invalid, with the reason; the rest of the configuration applies.
-	Ignored []error
+
+	result   *merge.Result
+	sources  []merge.Source
+	rejected []merge.Dropped
+	ignored  []error
 
 	hashOnce sync.Once
 	hash     string
 }
 
+// newSnapshot is the snapshot of obj, merged in res from lower layers with
+// sources lower and the layers upper above them.
+func newSnapshot[T runtime.Object](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer) *Snapshot[T] {
+	s := &Snapshot[T]{Object: obj, result: res, rejected: res.Dropped()}
+	s.sources = make([]merge.Source, 0, len(lower)+len(upper))
+	s.sources = append(s.sources, lower...)
+	for _, l := range upper {
+		s.sources = append(s.sources, l.Source)
+	}
+	return s
+}
+
+// Provenance returns the effective raw keys and where each came from,
+// defaults included (Explain, SourceOf). The keys defaulting filled are
+// found when it is first read, not when the snapshot is built.
+func (s *Snapshot[T]) Provenance() *merge.Result { return s.result }
+
+// Sources returns the layers merged, most generic first, with their
+// resourceVersions.
+func (s *Snapshot[T]) Sources() []merge.Source { return s.sources }
+
+// Rejected returns the keys a tenant policy dropped, sorted by key.
+func (s *Snapshot[T]) Rejected() []merge.Dropped { return s.rejected }
+
+// Ignored returns the layers left out as a whole because they are
+// invalid, with the reason; the rest of the configuration applies.
+func (s *Snapshot[T]) Ignored() []error { return s.ignored }
+
 // Hash returns the content hash of the effective configuration: "sha256:"
 // and the hex digest of the effective keys and values, defaults included.
 // It is computed on the first call.
 func (s *Snapshot[T]) Hash() string {
-	s.hashOnce.Do(func() { s.hash = contentHash(s.Result.Values()) })
+	s.hashOnce.Do(func() { s.hash = contentHash(s.result.Values()) })
 	return s.hash
 }
 
@@ -58,8 +79,8 @@ func (s *Snapshot[T]) Hash() string {
 // sorted: what this namespace overrides of the cluster configuration.
 func (s *Snapshot[T]) Overrides() []string {
 	var out []string
-	for _, k := range s.Result.Keys() {
-		if src, ok := s.Result.SourceOf(k); ok && (src.Kind == KindNamespace || src.Kind == KindSelector) {
+	for _, k := range s.result.Keys() {
+		if src, ok := s.result.SourceOf(k); ok && (src.Kind == KindNamespace || src.Kind == KindSelector) {
 			out = append(out, k)
 		}
 	}
@@ -69,8 +90,8 @@ func (s *Snapshot[T]) Overrides() []string {
 // SourcesAnnotation is the value of AnnotationSources: the SourceRef of
 // each layer, comma-separated.
 func (s *Snapshot[T]) SourcesAnnotation() string {
-	parts := make([]string, len(s.Sources))
-	for i, src := range s.Sources {
+	parts := make([]string, len(s.sources))
+	for i, src := range s.sources {
 		parts[i] = SourceRef(src)
 	}
 	return strings.Join(parts, ",")

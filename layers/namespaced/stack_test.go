@@ -1,4 +1,4 @@
-package layers
+package namespaced
 
 import (
 	"encoding/json"
@@ -11,27 +11,37 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/stratacfg/strata/internal/pipeline"
+	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
 )
 
 // stacks returns a stack over cluster that sets keys field by field and
 // one that always decodes the whole configuration.
-func stacks(t testing.TB, r *Resolver[*tenantConfig], cluster map[string]string) (fast, whole *stack[*tenantConfig], err error) {
+func stacks(t testing.TB, r *Resolver[*tenantConfig], cluster map[string]string) (fast, whole *pipeline.Stack[*tenantConfig], err error) {
 	t.Helper()
 	var lower []*merge.Layer
 	if cluster != nil {
-		l, err := ConfigMapLayer(configMap("ops", "config", nil, cluster), KindCluster, r.schema)
+		l, err := r.c.configMapLayer(configMap("ops", "config", nil, cluster), KindCluster)
 		if err != nil {
 			return nil, nil, err
 		}
 		lower = append(lower, l)
 	}
-	fast, _, err = newStack(r.decoder, nil, lower...)
+	fast, _, _, err = pipeline.NewStack[*tenantConfig](r.c.kind, nil, lower...)
 	if err != nil {
 		return nil, nil, err
 	}
-	whole = &stack[*tenantConfig]{d: fast.d, res: fast.res, sources: fast.sources}
-	return fast, whole, nil
+	return fast, fast.Whole(), nil
+}
+
+// snapshotOf builds the snapshot of upper over st, as the resolver does.
+func snapshotOf(st *pipeline.Stack[*tenantConfig], upper []*merge.Layer) (*Snapshot[*tenantConfig], error) {
+	obj, res, err := st.Build(upper)
+	if err != nil {
+		return nil, err
+	}
+	return newSnapshot(obj, res, st.Sources(), upper), nil
 }
 
 // describeSnapshot is everything a snapshot says, to compare two.
@@ -42,11 +52,11 @@ func describeSnapshot(s *Snapshot[*tenantConfig], err error) string {
 	var b strings.Builder
 	obj, _ := json.Marshal(s.Object)
 	fmt.Fprintf(&b, "object %s\n", obj)
-	for _, k := range s.Result.Keys() {
-		p, _ := s.Result.Explain(k)
+	for _, k := range s.Provenance().Keys() {
+		p, _ := s.Provenance().Explain(k)
 		fmt.Fprintf(&b, "%s = %s from %v over %v\n", k, p.Value, p.Source, p.Shadowed)
 	}
-	fmt.Fprintf(&b, "hash %s\nsources %v\nrejected %v\n", s.Hash(), s.Sources, s.Rejected)
+	fmt.Fprintf(&b, "hash %s\nsources %v\nrejected %v\n", s.Hash(), s.Sources(), s.Rejected())
 	return b.String()
 }
 
@@ -83,14 +93,14 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		if err != nil {
 			continue // an invalid cluster layer fails both ways alike
 		}
-		if fast.typed != nil {
+		if fast.FieldByField() {
 			fastUsed++
 		}
-		ns, err := ConfigMapLayer(tenantCM("team", pick(rng.IntN(5))), KindNamespace, r.schema)
+		ns, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), KindNamespace)
 		if err != nil {
 			continue
 		}
-		policy, err := r.o.Tenancy.policyFrom(cluster, r.o.Fields)
+		policy, err := r.c.o.Tenancy.policyFrom(cluster, r.c.fields)
 		if err != nil {
 			continue
 		}
@@ -106,9 +116,9 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 
 // compareStacks returns how the snapshots of fast and whole with upper
 // differ, or "".
-func compareStacks(fast, whole *stack[*tenantConfig], upper ...*merge.Layer) string {
-	fs, ferr := fast.snapshot(upper)
-	ws, werr := whole.snapshot(upper)
+func compareStacks(fast, whole *pipeline.Stack[*tenantConfig], upper ...*merge.Layer) string {
+	fs, ferr := snapshotOf(fast, upper)
+	ws, werr := snapshotOf(whole, upper)
 	got, want := describeSnapshot(fs, ferr), describeSnapshot(ws, werr)
 	if got != want || ferr == nil && !reflect.DeepEqual(fs.Object, ws.Object) {
 		return fmt.Sprintf("upper %v:\nfield by field:\n%s\nwhole:\n%s", upper[0].Values, got, want)
@@ -123,10 +133,10 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	r := newTestResolver(f, nil)
 	cluster := map[string]string{"tenancy": "on", "stability": "alpha", "timeout": "30", "verbose": "true", "log-dir": "logs"}
 	fast, whole, err := stacks(f, r, cluster)
-	if err != nil || fast.typed == nil {
+	if err != nil || !fast.FieldByField() {
 		f.Fatalf("stack: %v", err)
 	}
-	policy, err := r.o.Tenancy.policyFrom(cluster, r.o.Fields)
+	policy, err := r.c.o.Tenancy.policyFrom(cluster, r.c.fields)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -135,7 +145,7 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	f.Add("timeout", "-5", "beta-thing", "maybe")
 	f.Add("log-dir", "x\"y", "retries", "2147483648")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
-		ns, err := ConfigMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), KindNamespace, r.schema)
+		ns, err := r.c.configMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), KindNamespace)
 		if err != nil {
 			return // not a layer: ignored before either decode
 		}
@@ -151,21 +161,21 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 func TestStackFallsBack(t *testing.T) {
 	r := newTestResolver(t, nil)
 	fast, _, err := stacks(t, r, map[string]string{"timeout": "30"})
-	if err != nil || fast.typed == nil {
+	if err != nil || !fast.FieldByField() {
 		t.Fatalf("a flat scalar cluster layer is not set field by field: %v", err)
 	}
 	// A nested key (a flag on a map member, say) is decoded whole.
 	upper := &merge.Layer{Source: merge.Source{Kind: "flag"}, Values: map[string]string{"/timeout": "45", "/unknown/x": "1"}}
-	if _, err := fast.snapshot([]*merge.Layer{upper}); err == nil || !strings.Contains(err.Error(), "unknown") {
+	if _, err := snapshotOf(fast, []*merge.Layer{upper}); err == nil || !strings.Contains(err.Error(), "unknown") {
 		t.Errorf("a key that is no field: %v", err)
 	}
 	// A tombstone zeroes the member, and defaulting fills it again.
 	upper = &merge.Layer{Source: merge.Source{Kind: "flag"}, Values: map[string]string{"/timeout": merge.Tombstone}}
-	s, err := fast.snapshot([]*merge.Layer{upper})
+	s, err := snapshotOf(fast, []*merge.Layer{upper})
 	if err != nil || *s.Object.Timeout != 60 {
 		t.Errorf("tombstone: %v, %v", s, err)
 	}
-	if src, _ := s.Result.SourceOf("/timeout"); src.Kind != KindDefault {
+	if src, _ := s.Provenance().SourceOf("/timeout"); src.Kind != layers.KindDefault {
 		t.Errorf("tombstoned key credited to %v, want default", src)
 	}
 	if s.Object.Kind != "tenantConfig" || s.Object.APIVersion != tenantGV.String() {
@@ -177,7 +187,7 @@ func TestStackFallsBack(t *testing.T) {
 // validated with the flags above it, not alone: a flag that fixes what the
 // cluster layer sets makes the configuration valid.
 func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
-	r := newTestResolver(t, func(o *ResolverOptions[*tenantConfig]) {
+	r := newTestResolver(t, func(o *Options[*tenantConfig]) {
 		o.Flags = &merge.Layer{Source: merge.Source{Kind: "flag", Name: "--timeout"}, Values: map[string]string{"/timeout": "45"}}
 	})
 	s, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"timeout": "0", "tenancy": "on"})})
@@ -187,7 +197,7 @@ func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
 	if *s.Object.Timeout != 45 {
 		t.Errorf("timeout %d, want the flag's 45", *s.Object.Timeout)
 	}
-	if src, _ := s.Result.SourceOf("/timeout"); src.Kind != "flag" {
+	if src, _ := s.Provenance().SourceOf("/timeout"); src.Kind != "flag" {
 		t.Errorf("timeout from %v", src)
 	}
 }

@@ -1,4 +1,4 @@
-package merge
+package typed
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/stratacfg/strata/merge"
 )
 
 // ErrNotSettable is returned by Set for a key or value it does not set
@@ -15,7 +17,7 @@ import (
 var ErrNotSettable = errors.New("not settable field by field")
 
 // Set sets the field that key names in dst, a pointer to a value of the
-// Schema's type, as decoding a document whose member key holds value
+// Type's type, as decoding a document whose member key holds value
 // would: the field is replaced, a pointer field gets a new value, and the
 // tombstone zeroes the field, as if the key were absent. It is how a
 // decoded configuration takes a change of a few keys without decoding
@@ -29,7 +31,7 @@ var ErrNotSettable = errors.New("not settable field by field")
 // error matching ErrNotSettable, and dst may have been changed: callers
 // decode the whole document instead. Set is safe for concurrent use on
 // different values.
-func (s *Schema) Set(dst any, key, value string) error {
+func (s *Type) Set(dst any, key, value string) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Type() != s.root {
 		return errNotSettable(key, "the value is not a pointer to the schema's type")
@@ -39,7 +41,7 @@ func (s *Schema) Set(dst any, key, value string) error {
 		return errNotSettable(key, p.why)
 	}
 	f := v.Elem().FieldByIndex(p.index)
-	if value == Tombstone {
+	if value == merge.Tombstone {
 		f.SetZero()
 		return nil
 	}
@@ -107,7 +109,7 @@ type setPlan struct {
 	last  atomic.Pointer[decoded]
 }
 
-func (s *Schema) plan(key string) *setPlan {
+func (s *Type) plan(key string) *setPlan {
 	if m, ok := s.members()[key]; ok {
 		return m.set
 	}
@@ -116,7 +118,7 @@ func (s *Schema) plan(key string) *setPlan {
 
 // newPlan works out the plan of a member carried by the fields at found,
 // the index paths jsonFields recorded for its name.
-func (s *Schema) newPlan(found [][]int) *setPlan {
+func (s *Type) newPlan(found [][]int) *setPlan {
 	switch {
 	case len(found) == 0:
 		return &setPlan{why: "no such field"}

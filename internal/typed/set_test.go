@@ -1,4 +1,4 @@
-package merge
+package typed
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratacfg/strata/merge"
 )
 
 // span decodes itself from a JSON duration string and holds no pointer.
@@ -51,7 +53,7 @@ type setDoc struct {
 // the member gives, and refuses what it cannot do exactly.
 func TestSetMatchesDecode(t *testing.T) {
 	t.Parallel()
-	s := NewSchema(reflect.TypeFor[setDoc](), nil)
+	s := For(reflect.TypeFor[setDoc]())
 	for _, tc := range []struct {
 		key, value string
 		settable   bool
@@ -104,14 +106,14 @@ func TestSetMatchesDecode(t *testing.T) {
 // without writing through its pointer, and that the tombstone zeroes it.
 func TestSetReplacesAndRemoves(t *testing.T) {
 	t.Parallel()
-	s := NewSchema(reflect.TypeFor[setDoc](), nil)
+	s := For(reflect.TypeFor[setDoc]())
 	shared := int64(5)
 	d := setDoc{Count: &shared, Name: "old", setInner: setInner{Depth: 2}}
 	if err := s.Set(&d, "/count", "9"); err != nil || *d.Count != 9 || shared != 5 {
 		t.Errorf("count %v, shared %d, err %v: Set must not write through the old pointer", d.Count, shared, err)
 	}
 	for _, key := range []string{"/count", "/name", "/depth"} {
-		if err := s.Set(&d, key, Tombstone); err != nil {
+		if err := s.Set(&d, key, merge.Tombstone); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +128,7 @@ func TestSetReplacesAndRemoves(t *testing.T) {
 // FuzzSetMatchesDecode sets arbitrary JSON on every kind of member: when
 // Set accepts it, decoding gives the same.
 func FuzzSetMatchesDecode(f *testing.F) {
-	s := NewSchema(reflect.TypeFor[setDoc](), nil)
+	s := For(reflect.TypeFor[setDoc]())
 	for _, seed := range [][2]string{{"/on", "true"}, {"/count", "-0"}, {"/name", `"\u00e9"`}, {"/ratio", "1e400"}, {"/span", `"1h"`}, {"/size", "007"}} {
 		f.Add(seed[0], seed[1])
 	}

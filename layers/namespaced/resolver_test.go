@@ -1,9 +1,8 @@
-package layers
+package namespaced
 
 import (
 	"context"
 	"fmt"
-	"reflect"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stratacfg/strata/scheme"
-	"github.com/stratacfg/strata/validation"
 )
 
 // tenantConfig is a flat ConfigMap configuration with a key of every kind
@@ -56,9 +54,9 @@ func (in *tenantConfig) DeepCopyObject() runtime.Object {
 
 var tenantGV = schema.GroupVersion{Group: "tenant.test.strata.dev", Version: "v1"}
 
-func newTestResolver(t testing.TB, mutate func(*ResolverOptions[*tenantConfig])) *Resolver[*tenantConfig] {
+func tenantKind(t testing.TB) *scheme.Kind {
 	t.Helper()
-	codec, err := scheme.New(scheme.Config{
+	kind, err := scheme.New(scheme.Config{
 		Group: tenantGV.Group, Kind: "tenantConfig", Hub: "v1",
 		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
 			s.AddKnownTypes(tenantGV, &tenantConfig{})
@@ -69,30 +67,37 @@ func newTestResolver(t testing.TB, mutate func(*ResolverOptions[*tenantConfig]))
 			})
 			return nil
 		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields, err := validation.FieldsFor(reflect.TypeFor[tenantConfig](), map[string]validation.Marker{"/apiVersion": validation.NotPath, "/kind": validation.NotPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := ResolverOptions[*tenantConfig]{
-		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
-		Labels:  map[string]string{"config": "tenant"},
-		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
-		Codec:   codec, Fields: fields,
-		Validate: func(c *tenantConfig) field.ErrorList {
+		Validate: scheme.Validator(func(c *tenantConfig) field.ErrorList {
 			if *c.Timeout <= 0 {
 				return field.ErrorList{field.Invalid(field.NewPath("timeout"), *c.Timeout, "must be positive")}
 			}
 			return nil
-		},
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return kind
+}
+
+// testOptions are the options of the tests' resolvers.
+func testOptions(t testing.TB) Options[*tenantConfig] {
+	return Options[*tenantConfig]{
+		Kind:      tenantKind(t),
+		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  map[string]string{"config": "tenant"},
+		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
+	}
+}
+
+// newTestResolver is a resolver for ResolveObjects: no cluster.
+func newTestResolver(t testing.TB, mutate func(*Options[*tenantConfig])) *Resolver[*tenantConfig] {
+	t.Helper()
+	o := testOptions(t)
 	if mutate != nil {
 		mutate(&o)
 	}
-	r, err := NewResolver(o)
+	r, err := NewDirect(nil, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +114,7 @@ func tenantCM(ns string, data map[string]string) *corev1.ConfigMap {
 
 func dropped(s *Snapshot[*tenantConfig]) map[string]string {
 	out := map[string]string{}
-	for _, d := range s.Rejected {
+	for _, d := range s.Rejected() {
 		out[d.Key] = d.Reason
 	}
 	return out
@@ -206,7 +211,7 @@ func TestClusterPolicyErrors(t *testing.T) {
 }
 
 func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
-	r := newTestResolver(t, func(o *ResolverOptions[*tenantConfig]) { o.NamespaceConfigMaps = []string{"base", "overrides"} })
+	r := newTestResolver(t, func(o *Options[*tenantConfig]) { o.NamespaceConfigMaps = []string{"base", "overrides"} })
 	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
 	good := configMap("team", "base", map[string]string{"config": "tenant"}, map[string]string{"retries": "4"})
 	bad := tenantCM("team", map[string]string{"timeout": "-1", "verbose": "true"})
@@ -217,8 +222,8 @@ func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
 	if *s.Object.Timeout != 60 || s.Object.Verbose != nil || *s.Object.Retries != 4 {
 		t.Errorf("got timeout %d verbose %v retries %v: the invalid layer must go as a whole, the valid one stay", *s.Object.Timeout, s.Object.Verbose, s.Object.Retries)
 	}
-	if len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0].Error(), "namespace team/overrides") {
-		t.Errorf("ignored %v", s.Ignored)
+	if len(s.Ignored()) != 1 || !strings.Contains(s.Ignored()[0].Error(), "namespace team/overrides") {
+		t.Errorf("ignored %v", s.Ignored())
 	}
 	// Unlabelled: not a layer.
 	s, _ = r.ResolveObjects("team", []runtime.Object{cluster, configMap("team", "overrides", nil, map[string]string{"retries": "9"})})
@@ -228,32 +233,34 @@ func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
 }
 
 // cachedResolver is a resolver with n namespaces cached, every tenth with
-// an override of its own, built without a cluster.
+// an override of its own, read through a Reader over literal objects.
 func cachedResolver(tb testing.TB, n int) (*Resolver[*tenantConfig], []string, map[string]string, map[string]map[string]string) {
-	r := newTestResolver(tb, func(o *ResolverOptions[*tenantConfig]) { o.CacheSize = n })
+	o := testOptions(tb)
+	o.CacheSize = n
 	clusterData := map[string]string{"tenancy": "on", "timeout": "120", "retries": "3", "verbose": "true"}
-	cluster := configMap("ops", "config", nil, clusterData)
+	objs := newObjectReader(configMap("ops", "config", nil, clusterData))
 	names := make([]string, n)
 	overrides := map[string]map[string]string{}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for i := range names {
 		names[i] = "namespace-" + strconv.Itoa(i)
-		objs := []runtime.Object{cluster}
 		if i%10 == 0 {
 			overrides[names[i]] = map[string]string{"timeout": strconv.Itoa(i + 1), "verbose": "false"}
-			objs = append(objs, tenantCM(names[i], overrides[names[i]]))
+			objs.set(tenantCM(names[i], overrides[names[i]]))
 		}
-		r.mu.Unlock()
-		s, err := r.ResolveObjects(names[i], objs)
-		r.mu.Lock()
-		if err != nil {
+	}
+	r, err := NewFromReader(objs, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(r.Stop)
+	for _, ns := range names {
+		if _, err := r.ForNamespace(ctx, ns); err != nil {
 			tb.Fatal(err)
 		}
-		e := &entry[*tenantConfig]{}
-		e.snap.Store(s)
-		e.used.Store(r.tick.Add(1))
-		r.cache.put(names[i], e)
 	}
 	return r, names, clusterData, overrides
 }

@@ -1,4 +1,4 @@
-package layers
+package namespaced
 
 import (
 	"fmt"
@@ -21,14 +21,15 @@ const (
 	KindNamespace = "namespace"
 )
 
-// ConfigMapLayer turns the data of cm into a raw layer of the given kind.
+// configMapLayer turns the data of cm into a raw layer of the given kind.
 // Every data key is one leaf: the key k is the pointer /k, and its string
-// value is converted to JSON by the type of that field in s, so "false"
-// stays an explicit false. Keys that begin with "_" (an "_example" block)
-// are documentation and are skipped. binaryData is refused.
+// value is converted to JSON by the type of that member of the merge
+// version, so "false" stays an explicit false. Keys that begin with "_"
+// (an "_example" block) are documentation and are skipped. binaryData is
+// refused.
 //
 // The error names the ConfigMap and the key.
-func ConfigMapLayer(cm *corev1.ConfigMap, kind string, s *merge.Schema) (*merge.Layer, error) {
+func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, error) {
 	src := ConfigMapSource(cm, kind)
 	if len(cm.BinaryData) > 0 {
 		return nil, fmt.Errorf("%s: binaryData is not configuration (keys %s)", src, strings.Join(sortedKeys(cm.BinaryData), ", "))
@@ -39,7 +40,7 @@ func ConfigMapLayer(cm *corev1.ConfigMap, kind string, s *merge.Schema) (*merge.
 		if strings.HasPrefix(k, "_") {
 			continue
 		}
-		key, j, err := s.ConvertMember(k, v)
+		key, j, err := c.typ.ConvertMember(k, v)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue

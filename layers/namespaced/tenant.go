@@ -1,4 +1,4 @@
-package layers
+package namespaced
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
 )
@@ -84,7 +85,7 @@ type tenantPolicy struct {
 // members worked out: every ConfigMap key is one of them.
 func (p tenantPolicy) withMembers() *tenantPolicy {
 	p.members = map[string]merge.Refusal{}
-	p.fields.Schema().Walk(func(key string, _ reflect.StructField) bool {
+	typed.For(p.fields.Type()).Walk(func(key string, _ reflect.StructField) bool {
 		p.members[key] = p.admit(key)
 		return false
 	})
@@ -195,7 +196,7 @@ func (t *Tenancy) policyFrom(data map[string]string, fields *validation.Fields) 
 				continue
 			}
 			p := keyPointer(k)
-			if _, ok := fields.Schema().Type(strings.ReplaceAll(p, "*", "x")); !ok {
+			if _, ok := typed.For(fields.Type()).At(strings.ReplaceAll(p, "*", "x")); !ok {
 				return nil, fmt.Errorf("key %q: %q is no configuration key", t.LockKey, k)
 			}
 			base.locked = append(base.locked, p)

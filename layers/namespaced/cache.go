@@ -1,4 +1,4 @@
-package layers
+package namespaced
 
 import (
 	"hash/maphash"

@@ -1,10 +1,10 @@
-package layers
+package namespaced
 
 import (
 	"k8s.io/component-base/metrics"
 )
 
-// ResolverMetrics are a Resolver's metrics:
+// Metrics are a Resolver's metrics:
 //
 //	<subsystem>_namespace_cache_size              namespaces with a cached snapshot
 //	<subsystem>_namespace_cache_misses_total      ForNamespace calls that built a snapshot
@@ -19,7 +19,7 @@ import (
 // be contended. Misses count the snapshots built; against the controller's
 // own count of reconciles they give the hit ratio. Unregistered metrics
 // count nothing.
-type ResolverMetrics struct {
+type Metrics struct {
 	cacheSize *metrics.Gauge
 	misses    *metrics.Counter
 	evictions *metrics.Counter
@@ -29,17 +29,17 @@ type ResolverMetrics struct {
 	invalid   *metrics.CounterVec
 }
 
-// NewResolverMetrics returns a resolver's metrics; subsystem is the metric
+// NewMetrics returns a resolver's metrics; subsystem is the metric
 // name prefix, for example "example_controller". Register them with
 // MustRegister.
-func NewResolverMetrics(subsystem string) *ResolverMetrics {
+func NewMetrics(subsystem string) *Metrics {
 	gauge := func(name, help string) *metrics.Gauge {
 		return metrics.NewGauge(&metrics.GaugeOpts{Subsystem: subsystem, Name: name, Help: help, StabilityLevel: metrics.ALPHA})
 	}
 	counter := func(name, help string) *metrics.Counter {
 		return metrics.NewCounter(&metrics.CounterOpts{Subsystem: subsystem, Name: name, Help: help, StabilityLevel: metrics.ALPHA})
 	}
-	return &ResolverMetrics{
+	return &Metrics{
 		cacheSize: gauge("namespace_cache_size", "Number of namespaces with a cached configuration snapshot."),
 		misses:    counter("namespace_cache_misses_total", "Number of namespace resolves that built a snapshot."),
 		evictions: counter("namespace_cache_evictions_total", "Number of namespaces evicted from the snapshot cache."),
@@ -64,6 +64,6 @@ func NewResolverMetrics(subsystem string) *ResolverMetrics {
 }
 
 // MustRegister registers the metrics with r.
-func (m *ResolverMetrics) MustRegister(r metrics.KubeRegistry) {
+func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
 	r.MustRegister(m.cacheSize, m.misses, m.evictions, m.watches, m.latency, m.rejected, m.invalid)
 }

@@ -1,0 +1,150 @@
+// Package pipeline turns merged raw keys into a typed configuration, the
+// steps a component and a namespaced resolver share: decode in the merge
+// version, which defaults; attribute what defaulting filled; convert to the
+// hub; validate, naming the layer that set each offending key. A Stack
+// does the same for layers above a base decoded once, setting only the
+// keys they change.
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/internal/mergeengine"
+	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+)
+
+// KindDefault is the source kind of the values defaulting filled.
+const KindDefault = "default"
+
+// Engine is the merge engine's hooks.
+var Engine = mergeengine.Get[*merge.Result, *merge.Layer, merge.Source]()
+
+// Decode turns the merged values of r (paths resolved, as values holds
+// them) into the typed configuration: it decodes them as a document of the
+// merge version, which defaults it; records in r the keys defaulting
+// filled or changed, as KindDefault; converts to the hub; and validates,
+// naming the layer that set each offending key. It returns the defaulted
+// versioned object and the hub object. r must not be shared yet.
+func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge.Result) (runtime.Object, T, error) {
+	var zero T
+	versioned, err := decodeMerged(k, values)
+	if err != nil {
+		return nil, zero, err
+	}
+	flat, err := flatten(versioned)
+	if err != nil {
+		return nil, zero, err
+	}
+	Engine.Fill(r, merge.Source{Kind: KindDefault}, Defaulted(values, flat, typeOf(k)))
+	hub, err := k.Scheme().ConvertToVersion(versioned.DeepCopyObject(), k.Hub())
+	if err != nil {
+		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
+	}
+	obj, err := Validate[T](k, hub, r)
+	return versioned, obj, err
+}
+
+// Validate checks that hub is a T and validates it with the kind's
+// validator, attributing each error to the layer of r that set its field.
+func Validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result) (T, error) {
+	var zero T
+	obj, ok := hub.(T)
+	if !ok {
+		return zero, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
+	}
+	if errs := validation.Attribute(k.Validate(hub), r.SourceOf); len(errs) > 0 {
+		return zero, fmt.Errorf("invalid configuration:\n%w", errs)
+	}
+	return obj, nil
+}
+
+// typeOf returns the typed view of the kind's merge version.
+func typeOf(k *scheme.Kind) *typed.Type { return typed.For(k.MergeFields().Type()) }
+
+// decodeMerged decodes the merged values as a document of the merge
+// version, defaulted. Every key was type-checked in its own layer, so an
+// error here is a conflict between layers.
+func decodeMerged(k *scheme.Kind, values map[string]string) (runtime.Object, error) {
+	doc, err := merge.Unflatten(values)
+	if err != nil {
+		return nil, fmt.Errorf("merging configuration: %w", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, err
+	}
+	m["apiVersion"], _ = json.Marshal(k.MergeVersion().String())
+	m["kind"], _ = json.Marshal(k.GroupKind().Kind)
+	doc, _ = json.Marshal(m)
+	d, err := k.Decode(doc, scheme.DecodeOptions{Source: "merged configuration", Into: k.MergeVersion(), AllowExperimental: true})
+	if err != nil {
+		return nil, err
+	}
+	return d.Object, nil
+}
+
+func flatten(obj runtime.Object) (map[string]string, error) {
+	effective, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return merge.Flatten(effective)
+}
+
+// Defaulted returns the keys of the effective document that no layer set
+// (set holds the merged values, paths resolved), or whose value defaulting
+// changed (a component-base struct defaults an explicit 0 burst to 100):
+// provenance must name defaulting for those. Values are compared by their
+// Go type, so "1m" and "1m0s" are the same.
+func Defaulted(set, effective map[string]string, t *typed.Type) map[string]string {
+	out := map[string]string{}
+	for k, v := range effective {
+		if k == "/apiVersion" || k == "/kind" {
+			continue
+		}
+		if old, ok := set[k]; ok && SameValue(t, k, old, v) {
+			continue
+		}
+		if setAbove(set, k) {
+			continue // a layer set the whole object (a map in one ConfigMap key)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// setAbove reports whether set holds an ancestor of key.
+func setAbove(set map[string]string, key string) bool {
+	for i := len(key) - 1; i > 0; i-- {
+		if key[i] == '/' {
+			if _, ok := set[key[:i]]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SameValue reports whether the JSON values a and b of key decode to the
+// same Go value of the type at key.
+func SameValue(t *typed.Type, key, a, b string) bool {
+	if a == b {
+		return true
+	}
+	rt, ok := t.At(key)
+	if !ok {
+		return false
+	}
+	x, y := reflect.New(rt), reflect.New(rt)
+	if json.Unmarshal([]byte(a), x.Interface()) != nil || json.Unmarshal([]byte(b), y.Interface()) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x.Interface(), y.Interface())
+}

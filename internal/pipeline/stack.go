@@ -1,0 +1,141 @@
+package pipeline
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// Stack is lower layers (a cluster ConfigMap) merged and decoded once, so
+// that a change of the layers above them (a namespace's, the flags) costs
+// a merge of those layers and a decode of the keys they set, not a decode
+// of the whole configuration. It is immutable.
+//
+// The lower layers are decoded field by field (typed.Type.Set) into a zero
+// object that is not defaulted. Build then:
+//
+//  1. merges the upper layers above the lower ones (Engine.Extend);
+//  2. copies the decoded object and sets on the copy every key an upper
+//     layer changed, a removed key zeroed;
+//  3. defaults, converts to the hub and validates the copy;
+//  4. defers the attribution of defaulted keys until it is asked for.
+//
+// That is exact when every key is flat and every value is a scalar
+// (typed.Type.Set says which); otherwise, and when the first result built
+// both ways differs (see NewStack), the whole configuration is decoded.
+type Stack[T runtime.Object] struct {
+	kind    *scheme.Kind
+	t       *typed.Type
+	res     *merge.Result  // the lower layers merged; never filled
+	sources []merge.Source // of the lower layers
+	typed   runtime.Object // res set field by field; nil: decode whole
+}
+
+// NewStack merges lower and decodes it field by field, and returns the
+// configuration of lower with upper above it, built both ways: if the two
+// differ, or the whole decode fails where the field-by-field one does not,
+// the stack decodes whole from then on. The error is the whole decode's:
+// the layers do not decode, default, convert or validate.
+func NewStack[T runtime.Object](k *scheme.Kind, upper []*merge.Layer, lower ...*merge.Layer) (*Stack[T], T, *merge.Result, error) {
+	var zero T
+	st := &Stack[T]{kind: k, t: typeOf(k), res: merge.Merge(lower...)}
+	for _, l := range lower {
+		st.sources = append(st.sources, l.Source)
+	}
+	obj, res, err := st.decodeWhole(Engine.Extend(st.res, upper...))
+	if err != nil {
+		return nil, zero, nil, err
+	}
+	typedObj, err := k.New(k.MergeVersion())
+	if err != nil {
+		return nil, zero, nil, err
+	}
+	typedObj.GetObjectKind().SetGroupVersionKind(k.MergeVersion().WithKind(k.GroupKind().Kind))
+	if Engine.Flat(st.res) && st.setAll(typedObj, st.res, 0) == nil {
+		st.typed = typedObj
+		if fast, _, err := st.Build(upper); err != nil || !reflect.DeepEqual(fast, obj) {
+			st.typed = nil
+		}
+	}
+	return st, obj, res, nil
+}
+
+// Whole returns a stack over the same layers that always decodes the whole
+// configuration, to check the fast path against.
+func (st *Stack[T]) Whole() *Stack[T] {
+	out := *st
+	out.typed = nil
+	return &out
+}
+
+// Sources returns the sources of the lower layers.
+func (st *Stack[T]) Sources() []merge.Source { return st.sources }
+
+// setAll sets on obj every key that layers from the n-th on set in res,
+// skipping apiVersion and kind (the decoder sets them from the version).
+func (st *Stack[T]) setAll(obj runtime.Object, res *merge.Result, n int) error {
+	var err error
+	Engine.EachFrom(res, n, func(k, v string) bool {
+		if k == "/apiVersion" || k == "/kind" {
+			return true
+		}
+		err = st.t.Set(obj, k, v)
+		return err == nil
+	})
+	return err
+}
+
+// Build merges upper above the stack's layers and returns the typed,
+// validated configuration of everything and its merge result.
+func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
+	var zero T
+	res := Engine.Extend(st.res, upper...) // (1)
+	if st.typed == nil || !Engine.Flat(res) {
+		return st.decodeWhole(res)
+	}
+	obj := st.typed.DeepCopyObject() // (2)
+	if st.setAll(obj, res, len(st.sources)) != nil {
+		return st.decodeWhole(res)
+	}
+	k := st.kind
+	k.Default(obj) // (3)
+	hub := obj     // its type meta was set on st.typed
+	if k.MergeVersion() != k.Hub() {
+		var err error
+		if hub, err = k.Scheme().UnsafeConvertToVersion(obj, k.Hub()); err != nil {
+			return zero, nil, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
+		}
+	}
+	versioned := obj
+	Engine.FillFunc(res, merge.Source{Kind: KindDefault}, func(values map[string]string) map[string]string { // (4)
+		flat, err := flatten(versioned)
+		if err != nil {
+			return nil
+		}
+		return Defaulted(values, flat, st.t)
+	})
+	typedHub, err := Validate[T](k, hub, res)
+	if err != nil {
+		return zero, nil, err
+	}
+	return typedHub, res, nil
+}
+
+// decodeWhole decodes the effective values of res as one document.
+func (st *Stack[T]) decodeWhole(res *merge.Result) (T, *merge.Result, error) {
+	_, obj, err := Decode[T](st.kind, res.Values(), res)
+	if err != nil {
+		var zero T
+		return zero, nil, err
+	}
+	return obj, res, nil
+}
+
+// FieldByField reports whether the stack sets the keys of upper layers
+// field by field, rather than decoding the whole configuration.
+func (st *Stack[T]) FieldByField() bool { return st.typed != nil }

@@ -1,0 +1,103 @@
+package namespaced
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// inputs are everything one namespace's snapshot is built from.
+type inputs[T runtime.Object] struct {
+	cluster   *clusterState[T]
+	selectors []*selectorLayer
+	labels    map[string]string   // the namespace's, for selectors
+	cms       []*corev1.ConfigMap // the namespace's own, in NamespaceConfigMaps order
+	system    bool
+}
+
+// ignoredLayer is a layer left out as a whole, with why.
+type ignoredLayer struct {
+	cm   *corev1.ConfigMap
+	kind string
+	err  error
+}
+
+// build merges in into a snapshot: the cluster layer, the selector layers
+// that match, the namespace's own ConfigMaps (when the gate is open and the
+// namespace is not a system namespace), then the flags. A selector or
+// namespace layer that does not convert, or with which the configuration
+// does not decode or validate, is left out as a whole and returned among
+// the ignored. A namespace with no layer of its own gets the cluster's
+// base snapshot. build reads nothing but in and c, and changes nothing.
+func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
+	var optional []*merge.Layer
+	var ignored []ignoredLayer
+	var owner []ignoredLayer // of each optional layer
+	set := labels.Set(in.labels)
+	for _, sl := range in.selectors {
+		if !sl.selector.Matches(set) {
+			continue
+		}
+		if sl.err != nil {
+			ignored = append(ignored, ignoredLayer{cm: sl.cm, kind: KindSelector, err: sl.err})
+			continue
+		}
+		l := *sl.layer
+		l.Policy = in.cluster.policy.selector
+		optional = append(optional, &l)
+		owner = append(owner, ignoredLayer{cm: sl.cm, kind: KindSelector})
+	}
+	if in.cluster.policy.open && !in.system {
+		for _, cm := range in.cms {
+			l, err := c.configMapLayer(cm, KindNamespace)
+			if err != nil {
+				ignored = append(ignored, ignoredLayer{cm: cm, kind: KindNamespace, err: err})
+				continue
+			}
+			l.Policy = in.cluster.policy.tenant
+			optional = append(optional, l)
+			owner = append(owner, ignoredLayer{cm: cm, kind: KindNamespace})
+		}
+	}
+	if len(optional) == 0 && len(ignored) == 0 {
+		return in.cluster.base, nil, nil
+	}
+	s, err := c.decode(in.cluster, optional)
+	if err != nil && len(optional) > 0 {
+		// Find the offending layers: add them one at a time.
+		var kept []*merge.Layer
+		for i, l := range optional {
+			if _, err := c.decode(in.cluster, append(slices.Clip(kept), l)); err != nil {
+				o := owner[i]
+				o.err = fmt.Errorf("%s: ignored: %w", l.Source, err)
+				ignored = append(ignored, o)
+				continue
+			}
+			kept = append(kept, l)
+		}
+		s, err = c.decode(in.cluster, kept)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ig := range ignored {
+		s.ignored = append(s.ignored, ig.err)
+	}
+	return s, ignored, nil
+}
+
+// decode merges optional layers and the flags above the cluster layer and
+// decodes the result.
+func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Snapshot[T], error) {
+	upper := c.upper(optional)
+	obj, res, err := cluster.stack.Build(upper)
+	if err != nil {
+		return nil, err
+	}
+	return newSnapshot(obj, res, cluster.stack.Sources(), upper), nil
+}

@@ -1,0 +1,105 @@
+package namespaced
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+)
+
+// directMode reads every layer with direct GETs on each call and caches
+// no snapshot. What calls share is the cluster ConfigMap parsed last and
+// a lossy table of the ConfigMaps already reported, both read and written
+// without a lock.
+type directMode[T runtime.Object] struct {
+	c        *core[T]
+	client   kubernetes.Interface
+	parse    *memo[T]
+	reported *reportTable
+	events   eventSink
+	stopRec  func()
+}
+
+func (d *directMode[T]) start(ctx context.Context) error {
+	if d.client == nil {
+		return fmt.Errorf("namespaced: a Direct resolver needs a client")
+	}
+	d.events, d.stopRec = newEventSink(&d.c.o), func() {}
+	if d.events == nil {
+		var err error
+		if d.events, d.stopRec, err = startEvents(ctx, d.client, d.c.eventController()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *directMode[T]) stop() {
+	if d.stopRec != nil {
+		d.stopRec()
+	}
+}
+
+func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error) {
+	c := d.c
+	cms := d.client.CoreV1()
+	get := func(namespace, name string) (*corev1.ConfigMap, error) {
+		cm, err := cms.ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", namespace, name, err)
+		}
+		return cm, nil
+	}
+	var objs []runtime.Object
+	cluster, err := get(c.o.Namespace, c.o.ClusterConfigMap)
+	if err != nil {
+		return nil, err
+	}
+	if cluster != nil {
+		objs = append(objs, cluster)
+	}
+	if c.o.Selectors != nil {
+		list, err := cms.ConfigMaps(c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: c.selectorCMs.String()})
+		if err != nil {
+			return nil, fmt.Errorf("listing selector ConfigMaps in %s: %w", c.o.Namespace, err)
+		}
+		for i := range list.Items {
+			objs = append(objs, &list.Items[i])
+		}
+		n, err := cms.Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading namespace %s: %w", ns, err)
+		}
+		if err == nil {
+			objs = append(objs, n)
+		}
+	}
+	if !c.system(ns) {
+		for _, name := range c.o.NamespaceConfigMaps {
+			cm, err := get(ns, name)
+			if err != nil {
+				return nil, err
+			}
+			if cm != nil {
+				objs = append(objs, cm)
+			}
+		}
+	}
+	s, ignored, err := c.resolveObjects(d.parse, ns, objs)
+	if err != nil {
+		return nil, err
+	}
+	for _, ig := range ignored {
+		if d.reported.first(ig.kind+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm.ResourceVersion) {
+			c.ignored(d.events, ig)
+		}
+	}
+	return s, nil
+}

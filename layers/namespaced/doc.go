@@ -1,0 +1,38 @@
+// Package namespaced resolves per-namespace configuration for controllers
+// and admission webhooks. Three kinds of ConfigMap are merged at raw-key
+// granularity, most generic first:
+//
+//   - the cluster ConfigMap, in the component's own namespace, which also
+//     holds the tenant policy: a gate that opens namespace overrides, a
+//     list of keys locked by the operator, and the stability level tenants
+//     may use;
+//   - selector ConfigMaps, in the component's namespace, each applying to
+//     the namespaces its label selector matches (opt-in);
+//   - the namespace's own ConfigMaps, owned by tenants, of which only the
+//     keys the policy admits apply; every key refused is reported with its
+//     ConfigMap and the reason.
+//
+// The result is one immutable Snapshot per namespace: the typed hub
+// object, defaulted, converted and validated, with the provenance of every
+// key. An invalid tenant ConfigMap is ignored as a whole and reported; it
+// never fails a resolve.
+//
+// A Resolver reads ConfigMaps in one of four ways, chosen when it is
+// built:
+//
+//   - NewLazy: a namespace's ConfigMaps are read on its first resolve and
+//     then watched, for as long as it stays in the LRU cache; start-up cost
+//     does not grow with the number of namespaces.
+//   - NewInformer: one label-filtered, cluster-wide informer keeps every
+//     namespace's ConfigMaps; for operators who can list and watch them
+//     cluster-wide.
+//   - NewDirect: direct GETs on every call and no cache, for admission
+//     webhooks.
+//   - NewFromReader: through a cache the caller already has (a
+//     controller-runtime manager's, a client-go lister), told of changes
+//     through Invalidate or EventHandler.
+//
+// ForNamespace is what a reconcile calls: on a cached namespace it takes no
+// lock and allocates nothing. Subscribe tells a controller which
+// namespaces' configuration changed, after the new snapshot is readable.
+package namespaced

@@ -1,0 +1,104 @@
+package namespaced
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"sync/atomic"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+)
+
+// Event reasons.
+const (
+	// ReasonInvalidConfiguration is the reason of the Warning Event on a
+	// ConfigMap that was refused (cluster) or ignored (selector,
+	// namespace) because it is invalid.
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+)
+
+// maxNote bounds the text of an Event: events.k8s.io/v1 refuses a note of
+// more than 1 kB, and an invalid tenant value must not be echoed whole
+// into every Event.
+const maxNote = 1024
+
+// eventSink records a Warning Event about a ConfigMap.
+type eventSink interface {
+	warn(cm *corev1.ConfigMap, action, note string)
+}
+
+// newEventSink returns the sink of o's recorder, or nil when it has none.
+func newEventSink[T runtime.Object](o *Options[T]) eventSink {
+	switch {
+	case o.EventRecorder != nil:
+		return eventsV1{o.EventRecorder}
+	case o.Recorder != nil:
+		return legacySink{o.Recorder}
+	}
+	return nil
+}
+
+// startEvents starts a recorder that writes events.k8s.io/v1 Events
+// through client, and returns its sink and how to stop it.
+func startEvents(ctx context.Context, client kubernetes.Interface, controller string) (eventSink, func(), error) {
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		return nil, nil, fmt.Errorf("namespaced: recording events: %w", err)
+	}
+	return eventsV1{b.NewRecorder(clientgoscheme.Scheme, controller)}, b.Shutdown, nil
+}
+
+type eventsV1 struct{ r events.EventRecorder }
+
+func (s eventsV1) warn(cm *corev1.ConfigMap, action, note string) {
+	s.r.Eventf(cm, nil, corev1.EventTypeWarning, ReasonInvalidConfiguration, action, "%s", bounded(note))
+}
+
+type legacySink struct{ r record.EventRecorder }
+
+func (s legacySink) warn(cm *corev1.ConfigMap, _, note string) {
+	s.r.Eventf(cm, corev1.EventTypeWarning, ReasonInvalidConfiguration, "%s", bounded(note))
+}
+
+// bounded cuts s to at most maxNote bytes, on a rune boundary, saying how
+// much was cut.
+func bounded(s string) string {
+	if len(s) <= maxNote {
+		return s
+	}
+	const room = 64
+	cut := maxNote - room
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+}
+
+// reportTable remembers, lossily and without locking, the ConfigMap
+// versions already reported, so that a resolver with no cache (Direct)
+// does not record the same Event on every request. A slot holds one
+// ConfigMap's last reported version; a collision only reports again.
+type reportTable struct {
+	seed  maphash.Seed
+	slots [256]atomic.Pointer[string]
+}
+
+func newReportTable() *reportTable { return &reportTable{seed: maphash.MakeSeed()} }
+
+// first reports whether the ConfigMap id (kind, namespace and name) is
+// seen in version for the first time, and remembers it.
+func (t *reportTable) first(id, version string) bool {
+	slot := &t.slots[maphash.String(t.seed, id)%uint64(len(t.slots))]
+	v := id + "@" + version
+	if p := slot.Load(); p != nil && *p == v {
+		return false
+	}
+	slot.Store(&v)
+	return true
+}

@@ -1,0 +1,91 @@
+package namespaced
+
+import (
+	"maps"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// ResolveObjects resolves namespace ns from objects instead of a cluster:
+// ConfigMaps (the cluster ConfigMap, selector ConfigMaps and namespace
+// ConfigMaps, told apart by namespace, name and labels as the resolver
+// would) and Namespaces (their labels, for selectors). It applies the same
+// merge and policy as ForNamespace, needs no Start and no client, records
+// no Event and caches nothing: for dry runs, tools and tests. An invalid
+// cluster ConfigMap is an error. As with objects from client-go's caches,
+// the objects must not be changed afterwards: the cluster ConfigMap parsed
+// last is kept, and the same object seen again is not parsed again.
+func (r *Resolver[T]) ResolveObjects(ns string, objs []runtime.Object) (*Snapshot[T], error) {
+	s, _, err := r.c.resolveObjects(&r.objs, ns, objs)
+	return s, err
+}
+
+// resolveObjects is ResolveObjects, returning the layers it ignored.
+func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (*Snapshot[T], []ignoredLayer, error) {
+	var cluster *corev1.ConfigMap
+	var selectorCMs []*corev1.ConfigMap
+	own := map[string]*corev1.ConfigMap{}
+	in := inputs[T]{system: c.system(ns)}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *corev1.Namespace:
+			if o.Name == ns {
+				in.labels = o.Labels
+			}
+		case *corev1.ConfigMap:
+			switch {
+			case c.isCluster(o):
+				cluster = o
+			case c.isSelector(o):
+				selectorCMs = append(selectorCMs, o)
+			case o.Namespace == ns && c.isNamespaceLayer(o):
+				own[o.Name] = o
+			}
+		}
+	}
+	st, err := m.parse(c, cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	in.cluster, in.cms = st, c.ordered(own)
+	in.selectors = c.readSelectors(selectorCMs)
+	return c.build(in)
+}
+
+// memo keeps the cluster ConfigMap parsed last, for resolves that read it
+// on every call (Direct, ResolveObjects): it seldom changes. It takes no
+// lock; two calls that parse a new version at once both parse it.
+type memo[T runtime.Object] struct {
+	last atomic.Pointer[clusterState[T]]
+}
+
+// parse returns the state of cm, parsing it unless it is the one parsed
+// last.
+func (m *memo[T]) parse(c *core[T], cm *corev1.ConfigMap) (*clusterState[T], error) {
+	if last := m.last.Load(); last != nil && sameConfigMap(last.cm, cm) {
+		return last, nil
+	}
+	st, err := c.parseCluster(cm)
+	if err != nil {
+		return nil, err
+	}
+	m.last.Store(st)
+	return st, nil
+}
+
+// sameConfigMap reports whether a and b are the same version of the same
+// ConfigMap with the same data (nil: absent). Unless they are the same
+// object, the data is compared even when the resourceVersions agree:
+// objects handed to ResolveObjects need not come from a server.
+func sameConfigMap(a, b *corev1.ConfigMap) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	return a.Namespace == b.Namespace && a.Name == b.Name && a.UID == b.UID && a.ResourceVersion == b.ResourceVersion &&
+		len(a.BinaryData) == 0 && len(b.BinaryData) == 0 && maps.Equal(a.Data, b.Data)
+}

@@ -1,0 +1,158 @@
+package namespaced
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+)
+
+// DefaultCacheSize is the default number of namespaces a Resolver caches.
+const DefaultCacheSize = 1000
+
+// DefaultSelectorAnnotation holds the namespace label selector of a
+// selector ConfigMap.
+const DefaultSelectorAnnotation = "config.strata.dev/namespace-selector"
+
+// Options configure a Resolver. T is the hub type of the configuration, a
+// pointer such as *config.JobDefaults.
+type Options[T runtime.Object] struct {
+	// Name names the component in Events and logs.
+	Name string
+	// Kind is the configuration kind; ConfigMap keys are the top-level
+	// members of its merge version. Its hub type is T.
+	Kind *scheme.Kind
+	// Namespace is the component's own namespace: it holds the cluster
+	// and selector ConfigMaps, and gets no namespace layer.
+	Namespace string
+	// ClusterConfigMap is the name of the cluster ConfigMap.
+	ClusterConfigMap string
+	// NamespaceConfigMaps are the names of the ConfigMaps a namespace may
+	// own, applied in this order.
+	NamespaceConfigMaps []string
+	// Labels must all be present on a namespace ConfigMap; one that
+	// lacks any is ignored.
+	Labels map[string]string
+	// CacheSize bounds the namespaces cached; DefaultCacheSize when 0.
+	CacheSize int
+	Tenancy   Tenancy
+	// Selectors, when set, enables selector layers.
+	Selectors *Selectors
+	// Flags, when set, is the top layer: command-line values above every
+	// ConfigMap.
+	Flags *merge.Layer
+	// StartOnDefaults starts on defaults when the cluster ConfigMap is
+	// invalid at start-up, instead of failing Start.
+	StartOnDefaults bool
+
+	// EventRecorder (events.k8s.io/v1) or Recorder (core/v1, the legacy
+	// recorder) records Warning Events on invalid ConfigMaps, whichever
+	// the caller has. With neither, a resolver that has a client records
+	// through the events.k8s.io/v1 API itself; one built on a Reader
+	// records none.
+	EventRecorder events.EventRecorder
+	Recorder      record.EventRecorder
+	Metrics       *Metrics
+	Logger        *klog.Logger
+}
+
+// Selectors configures selector layers: ConfigMaps in the component's
+// namespace carrying Labels, whose Annotation holds a namespace label
+// selector ("team=payments,tier in (gold)"). They apply to every namespace
+// the selector matches, above the cluster layer and below the namespace's
+// own ConfigMaps, fewest selector terms first, then oldest, then by name.
+type Selectors struct {
+	Labels map[string]string
+	// Annotation is DefaultSelectorAnnotation when empty.
+	Annotation string
+}
+
+// core is what every part of a resolver reads and none changes: the
+// options, checked and defaulted, and what is derived from them once.
+type core[T runtime.Object] struct {
+	o           Options[T]
+	kind        *scheme.Kind
+	fields      *validation.Fields
+	typ         *typed.Type
+	nsLabels    labels.Selector // the required labels of namespace ConfigMaps
+	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
+	m           *Metrics
+	log         klog.Logger
+}
+
+// newCore checks o and derives what a resolver needs from it.
+func newCore[T runtime.Object](o Options[T]) (*core[T], error) {
+	var errs []string
+	if o.Kind == nil {
+		errs = append(errs, "Kind is required")
+	} else if err := scheme.HubAs[T](o.Kind); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if o.Namespace == "" || o.ClusterConfigMap == "" {
+		errs = append(errs, "Namespace and ClusterConfigMap are required")
+	}
+	if len(o.NamespaceConfigMaps) == 0 {
+		errs = append(errs, "NamespaceConfigMaps must name at least one ConfigMap")
+	}
+	if len(o.Labels) == 0 {
+		errs = append(errs, "Labels must name at least one label: namespace ConfigMaps are found by them")
+	}
+	if o.Selectors != nil && len(o.Selectors.Labels) == 0 {
+		errs = append(errs, "Selectors.Labels must name at least one label")
+	}
+	if o.EventRecorder != nil && o.Recorder != nil {
+		errs = append(errs, "set EventRecorder or Recorder, not both")
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("namespaced: resolver options: %s", strings.Join(errs, "; "))
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.Selectors != nil && o.Selectors.Annotation == "" {
+		s := *o.Selectors
+		s.Annotation = DefaultSelectorAnnotation
+		o.Selectors = &s
+	}
+	c := &core[T]{
+		o:        o,
+		kind:     o.Kind,
+		fields:   o.Kind.MergeFields(),
+		nsLabels: labels.SelectorFromSet(o.Labels),
+		m:        o.Metrics,
+	}
+	c.typ = typed.For(c.fields.Type())
+	if o.Selectors != nil {
+		c.selectorCMs = labels.SelectorFromSet(o.Selectors.Labels)
+	}
+	if c.m == nil {
+		c.m = NewMetrics("strata_unregistered")
+	}
+	if o.Logger != nil {
+		c.log = *o.Logger
+	} else {
+		c.log = klog.Background().WithName("strata-resolver")
+	}
+	return c, nil
+}
+
+// system reports whether namespace ns never gets namespace layers.
+func (c *core[T]) system(ns string) bool { return c.o.Tenancy.system(ns, c.o.Namespace) }
+
+// eventController is the reporting controller of the Events a resolver
+// records itself.
+func (c *core[T]) eventController() string {
+	if c.o.Name != "" {
+		return c.o.Name
+	}
+	return "strata-resolver"
+}

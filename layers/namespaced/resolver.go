@@ -1,0 +1,172 @@
+package namespaced
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Resolver turns the cluster ConfigMap, selector ConfigMaps and namespace
+// ConfigMaps into one typed Snapshot per namespace. Build one with
+// NewLazy, NewInformer, NewDirect or NewFromReader, then Start it. Its
+// methods are safe for concurrent use; ForNamespace on a cached namespace
+// takes no lock and allocates nothing.
+type Resolver[T runtime.Object] struct {
+	c    *core[T]
+	st   *state[T] // nil in Direct mode, which caches nothing
+	mode mode[T]
+	objs memo[T] // the cluster ConfigMap ResolveObjects parsed last
+}
+
+// mode is one way of reading ConfigMaps.
+type mode[T runtime.Object] interface {
+	// start reads the cluster ConfigMap and starts what the mode runs;
+	// it returns once its caches are in sync.
+	start(ctx context.Context) error
+	// stop releases what start began and waits for it.
+	stop()
+	// miss returns the snapshot of a namespace that is not cached,
+	// caching it when the mode caches.
+	miss(ctx context.Context, ns string) (*Snapshot[T], error)
+}
+
+// NewLazy returns a resolver that reads a namespace's ConfigMaps on its
+// first resolve, with one LIST scoped to the namespace and the required
+// labels, and then watches that namespace alone while it stays in the LRU
+// cache (CacheSize namespaces); eviction stops the watch. The cluster
+// ConfigMap is watched by name; start-up lists nothing cluster-wide.
+func NewLazy[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
+	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newLazy(c, st, client) })
+}
+
+// NewInformer returns a resolver that keeps one label-filtered,
+// cluster-wide ConfigMap informer: a warm cache of every namespace's
+// ConfigMaps, for operators who can grant cluster-wide list and watch.
+func NewInformer[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
+	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newReaderMode(c, st, client, nil) })
+}
+
+// NewFromReader returns a resolver that reads ConfigMaps (and, with
+// selector layers, Namespaces) through a cache the caller already has,
+// instead of starting watches of its own. It caches snapshots and rebuilds
+// one only when the resourceVersions it was built from change; the caller
+// tells it of changes with Invalidate, or by adding EventHandler to its
+// ConfigMap (and Namespace) informers.
+func NewFromReader[T runtime.Object](reader Reader, o Options[T]) (*Resolver[T], error) {
+	return newResolver(o, nil, func(c *core[T], st *state[T]) mode[T] { return newReaderMode(c, st, nil, reader) })
+}
+
+// NewDirect returns a resolver that reads every layer with direct GETs on
+// each call and caches no snapshot, for admission webhooks. Concurrent
+// calls share nothing mutable but the cluster ConfigMap parsed last, and
+// none waits for another.
+func NewDirect[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
+	c, err := newCore(o)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resolver[T]{c: c}
+	r.mode = &directMode[T]{c: c, client: client, parse: &r.objs, reported: newReportTable()}
+	return r, nil
+}
+
+func newResolver[T runtime.Object](o Options[T], client kubernetes.Interface, m func(*core[T], *state[T]) mode[T]) (*Resolver[T], error) {
+	c, err := newCore(o)
+	if err != nil {
+		return nil, err
+	}
+	st := newState(c)
+	return &Resolver[T]{c: c, st: st, mode: m(c, st)}, nil
+}
+
+// Start reads the cluster ConfigMap (and, as the mode needs, starts its
+// informers and waits until they are in sync). An invalid cluster
+// ConfigMap fails Start unless StartOnDefaults is set. Stop releases
+// everything Start began.
+func (r *Resolver[T]) Start(ctx context.Context) error { return r.mode.start(ctx) }
+
+// Stop stops every watch and informer the resolver started and waits for
+// them.
+func (r *Resolver[T]) Stop() { r.mode.stop() }
+
+// ForNamespace returns the snapshot of namespace ns. A cached namespace is
+// served with no lock and no allocation; otherwise the snapshot is built
+// and, unless the resolver is Direct, cached, evicting the least recently
+// used namespace when the cache is full. The error is about reading the
+// cluster; invalid tenant input never fails a resolve.
+func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
+	if r.st != nil {
+		if s := r.st.get(ns); s != nil {
+			return s, nil
+		}
+	}
+	start := time.Now()
+	defer func() { r.c.m.latency.Observe(time.Since(start).Seconds()) }()
+	r.c.m.misses.Inc()
+	return r.mode.miss(ctx, ns)
+}
+
+// Subscribe registers fn to be called with a cached namespace's previous
+// and new snapshot each time it changes: once for each cached namespace
+// a cluster or selector ConfigMap change affects, once for a change of a
+// namespace's own ConfigMaps or of its labels. fn is called after the new
+// snapshot is what ForNamespace returns, in the order of the changes, from
+// the goroutine that applied the change; it must not block. A Direct
+// resolver caches nothing and never calls fn. cancel stops the calls; one
+// already under way may finish after it returns.
+func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
+	if r.st == nil {
+		return func() {}
+	}
+	return r.st.subs.add(fn)
+}
+
+// AffectedNamespaces returns, sorted, the namespaces whose configuration
+// cm feeds: for the cluster ConfigMap, every cached namespace; for a
+// selector ConfigMap, the cached namespaces its selector matches now or
+// matched when it was last read; for a ConfigMap named as a namespace
+// layer, its namespace (unless it is a system namespace), cached or not;
+// for any other ConfigMap, none.
+func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
+	c := r.c
+	var out []string
+	switch {
+	case c.isCluster(cm):
+		if r.st != nil {
+			r.st.do(func(g *guarded[T]) {
+				g.st.cache.each(func(ns string, _ *entry[T]) { out = append(out, ns) })
+			})
+		}
+	case cm.Namespace == c.o.Namespace && c.o.Selectors != nil:
+		if r.st == nil {
+			return nil
+		}
+		next := c.readSelectors([]*corev1.ConfigMap{cm})[0]
+		r.st.do(func(g *guarded[T]) {
+			var prev *selectorLayer
+			for _, sl := range g.selectors {
+				if sl.cm.Name == cm.Name {
+					prev = sl
+				}
+			}
+			if prev == nil && !c.isSelector(cm) {
+				return
+			}
+			g.st.cache.each(func(ns string, e *entry[T]) {
+				set := labels.Set(e.labels)
+				if (c.isSelector(cm) && next.selector.Matches(set)) || (prev != nil && prev.selector.Matches(set)) {
+					out = append(out, ns)
+				}
+			})
+		})
+	case slices.Contains(c.o.NamespaceConfigMaps, cm.Name) && !c.system(cm.Namespace):
+		out = append(out, cm.Namespace)
+	}
+	slices.Sort(out)
+	return out
+}

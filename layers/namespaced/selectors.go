@@ -1,0 +1,108 @@
+package namespaced
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// selectorLayer is one parsed selector ConfigMap. It is immutable.
+type selectorLayer struct {
+	cm       *corev1.ConfigMap
+	layer    *merge.Layer
+	selector labels.Selector
+	terms    int
+	err      error // invalid: ignored wherever it matches
+}
+
+// readSelectors parses the selector ConfigMaps and orders them most generic
+// first: fewest selector terms, then oldest, then by name. One that does
+// not parse is kept, marked invalid, so that the namespaces it names report
+// it; one with no valid selector matches nothing.
+func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
+	if c.o.Selectors == nil {
+		return nil
+	}
+	annotation := c.o.Selectors.Annotation
+	var out []*selectorLayer
+	for _, cm := range cms {
+		sl := &selectorLayer{cm: cm, selector: labels.Nothing()}
+		text, ok := cm.Annotations[annotation]
+		sel, err := labels.Parse(text)
+		switch {
+		case !ok:
+			sl.err = fmt.Errorf("%s: no %s annotation", ConfigMapSource(cm, KindSelector), annotation)
+		case err != nil:
+			sl.err = fmt.Errorf("%s: annotation %s: %w", ConfigMapSource(cm, KindSelector), annotation, err)
+		default:
+			sl.selector = sel
+			reqs, _ := sel.Requirements()
+			sl.terms = len(reqs)
+			sl.layer, sl.err = c.configMapLayer(cm, KindSelector)
+		}
+		out = append(out, sl)
+	}
+	slices.SortFunc(out, func(a, b *selectorLayer) int {
+		if a.terms != b.terms {
+			return a.terms - b.terms
+		}
+		if c := a.cm.CreationTimestamp.Compare(b.cm.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.cm.Name, b.cm.Name)
+	})
+	return out
+}
+
+// isSelector reports whether cm is a selector ConfigMap.
+func (c *core[T]) isSelector(cm *corev1.ConfigMap) bool {
+	return c.selectorCMs != nil && cm.Namespace == c.o.Namespace && c.selectorCMs.Matches(labels.Set(cm.Labels))
+}
+
+// isCluster reports whether cm is the cluster ConfigMap.
+func (c *core[T]) isCluster(cm *corev1.ConfigMap) bool {
+	return cm.Namespace == c.o.Namespace && cm.Name == c.o.ClusterConfigMap
+}
+
+// isNamespaceLayer reports whether cm is a namespace layer: one of
+// NamespaceConfigMaps, carrying every required label, outside the system
+// namespaces.
+func (c *core[T]) isNamespaceLayer(cm *corev1.ConfigMap) bool {
+	return slices.Contains(c.o.NamespaceConfigMaps, cm.Name) && c.nsLabels.Matches(labels.Set(cm.Labels)) && !c.system(cm.Namespace)
+}
+
+// ownConfigMaps keeps, by name, the ConfigMaps of items that are namespace
+// layers.
+func (c *core[T]) ownConfigMaps(items []*corev1.ConfigMap) map[string]*corev1.ConfigMap {
+	out := map[string]*corev1.ConfigMap{}
+	for _, cm := range items {
+		if c.isNamespaceLayer(cm) {
+			out[cm.Name] = cm
+		}
+	}
+	return out
+}
+
+// ordered lists cms in NamespaceConfigMaps order.
+func (c *core[T]) ordered(cms map[string]*corev1.ConfigMap) []*corev1.ConfigMap {
+	var out []*corev1.ConfigMap
+	for _, n := range c.o.NamespaceConfigMaps {
+		if cm, ok := cms[n]; ok {
+			out = append(out, cm)
+		}
+	}
+	return out
+}
+
+func pointers(items []corev1.ConfigMap) []*corev1.ConfigMap {
+	out := make([]*corev1.ConfigMap, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}

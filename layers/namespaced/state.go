@@ -1,0 +1,481 @@
+package namespaced
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// errNotStarted is returned by a resolve before Start.
+var errNotStarted = errors.New("namespaced: resolver not started")
+
+// entry is one cached namespace. snap and used are read without a lock;
+// the rest belongs to guarded.
+type entry[T runtime.Object] struct {
+	snap atomic.Pointer[Snapshot[T]]
+	used atomic.Uint64
+	// ns and hash are the namespace and its hash in the cache, set when
+	// the entry is put there.
+	ns   string
+	hash uint64
+
+	cms     map[string]*corev1.ConfigMap // the namespace's own, by name
+	labels  map[string]string            // the namespace's, with selector layers
+	cancel  context.CancelFunc           // stops the namespace's watch (Lazy)
+	pending bool                         // a first list is under way (Lazy): keep the snapshot until it ends
+}
+
+// change is a cached namespace whose snapshot a change replaced.
+type change[T runtime.Object] struct {
+	ns       string
+	old, new *Snapshot[T]
+}
+
+// state is what a caching resolver changes as ConfigMaps change. Its lock
+// guards guarded, which only do hands out: no code reaches the cluster
+// state, the selectors or an entry's inputs without holding it. The cache
+// is read without the lock (nsCache says how); it is written only from
+// guarded.
+type state[T runtime.Object] struct {
+	c     *core[T]
+	cache *nsCache[T]
+	tick  atomic.Uint64 // advanced on every insertion; entries keep the tick of their last use
+
+	mu sync.Mutex
+	g  guarded[T]
+
+	// clusterMu keeps cluster ConfigMaps applied in the order they were
+	// read: each is parsed outside mu.
+	clusterMu sync.Mutex
+
+	// notify is taken before mu is released and held while the changes
+	// of one do are delivered, so that subscribers see changes in the
+	// order they were made, each after its snapshot is readable.
+	notify sync.Mutex
+	subs   subscribers[T]
+}
+
+func newState[T runtime.Object](c *core[T]) *state[T] {
+	s := &state[T]{c: c, cache: newNSCache[T]()}
+	s.g = guarded[T]{c: c, st: s, reported: map[string]map[string]string{}}
+	return s
+}
+
+// do runs fn with the lock held, then delivers the changes fn made.
+func (s *state[T]) do(fn func(g *guarded[T])) {
+	s.mu.Lock()
+	fn(&s.g)
+	changes := s.g.changes
+	s.g.changes = nil
+	if len(changes) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.notify.Lock()
+	s.mu.Unlock()
+	defer s.notify.Unlock()
+	s.subs.deliver(changes)
+}
+
+// begin puts the cluster and selector ConfigMaps read from src in effect,
+// with events as the sink of Events. An invalid cluster ConfigMap is an
+// error unless StartOnDefaults is set, in which case it is reported and
+// the defaults apply.
+func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error {
+	c := s.c
+	cm, err := src.cluster(ctx)
+	if err != nil {
+		return fmt.Errorf("namespaced: reading the cluster ConfigMap: %w", err)
+	}
+	cl, err := c.parseCluster(cm)
+	if err != nil {
+		if !c.o.StartOnDefaults {
+			return err
+		}
+		c.refused(events, cm, err)
+		if cl, err = c.parseCluster(nil); err != nil {
+			return err
+		}
+	}
+	sels, err := src.selectors(ctx)
+	if err != nil {
+		return fmt.Errorf("namespaced: reading the selector ConfigMaps: %w", err)
+	}
+	s.do(func(g *guarded[T]) {
+		g.events = events
+		g.selectors = c.readSelectors(sels)
+		g.setCluster(cl)
+	})
+	return nil
+}
+
+// applyCluster puts cm (nil: deleted) in effect, unless it holds what is
+// in effect already. An invalid one is refused, reported, and the last
+// good configuration stays.
+func (s *state[T]) applyCluster(cm *corev1.ConfigMap) {
+	s.clusterMu.Lock()
+	defer s.clusterMu.Unlock()
+	c := s.c
+	if sameCluster(s.cluster(), cm) {
+		return
+	}
+	cl, err := c.parseCluster(cm)
+	if err != nil {
+		s.do(func(g *guarded[T]) { c.refused(g.events, cm, err) })
+		return
+	}
+	s.do(func(g *guarded[T]) { g.setCluster(cl) })
+	if cm == nil {
+		c.log.Info("Cluster ConfigMap deleted; defaults apply", "configMap", c.o.Namespace+"/"+c.o.ClusterConfigMap)
+	} else {
+		c.log.Info("Cluster ConfigMap applied", "configMap", cm.Namespace+"/"+cm.Name, "resourceVersion", cm.ResourceVersion)
+	}
+}
+
+// applySelectors puts the selector ConfigMaps cms in effect.
+func (s *state[T]) applySelectors(cms []*corev1.ConfigMap) {
+	sels := s.c.readSelectors(cms)
+	s.do(func(g *guarded[T]) { g.setSelectors(sels) })
+}
+
+// cluster returns the cluster state in effect, nil before Start.
+func (s *state[T]) cluster() *clusterState[T] {
+	var cl *clusterState[T]
+	s.do(func(g *guarded[T]) { cl = g.cluster })
+	return cl
+}
+
+// get returns the cached snapshot of ns without a lock, or nil.
+func (s *state[T]) get(ns string) *Snapshot[T] {
+	if e := s.cache.get(ns); e != nil {
+		if snap := e.snap.Load(); snap != nil {
+			if t := s.tick.Load(); e.used.Load() != t {
+				e.used.Store(t)
+			}
+			return snap
+		}
+	}
+	return nil
+}
+
+// nsInput is what a namespace's snapshot is built from besides the
+// cluster and selector state: what a mode read for it.
+type nsInput struct {
+	cms    map[string]*corev1.ConfigMap
+	labels map[string]string
+	// watch, in Lazy mode, starts a watch of the namespace from rv: the
+	// gate was open when the namespace's ConfigMaps were read.
+	watch bool
+	rv    string
+}
+
+// miss builds and caches the snapshot of ns, reading its inputs with read
+// outside the lock.
+func (s *state[T]) miss(ctx context.Context, ns string, read func(context.Context, string, *clusterState[T]) (nsInput, error)) (*Snapshot[T], error) {
+	for {
+		cl := s.cluster()
+		if cl == nil {
+			return nil, errNotStarted
+		}
+		in, err := read(ctx, ns, cl)
+		if err != nil {
+			return nil, err
+		}
+		var snap *Snapshot[T]
+		var again bool
+		s.do(func(g *guarded[T]) { snap, again = g.insert(ns, in) })
+		if !again {
+			return snap, nil
+		}
+	}
+}
+
+// guarded is the part of a state its lock guards.
+type guarded[T runtime.Object] struct {
+	c         *core[T]
+	st        *state[T]
+	events    eventSink
+	cluster   *clusterState[T]
+	selectors []*selectorLayer
+	// reported holds, by namespace, the version of each ignored
+	// ConfigMap ("kind/name") already reported; pruned with the
+	// namespace.
+	reported map[string]map[string]string
+	// watch, in Lazy mode, starts the watch of a cached namespace from
+	// rv ("": list first) and returns how to stop it.
+	watch   func(ns string, e *entry[T], rv string) context.CancelFunc
+	changes []change[T]
+}
+
+// wantsWatch reports whether, in Lazy mode, namespace ns reads its own
+// ConfigMaps under the cluster state in effect.
+func (g *guarded[T]) wantsWatch(ns string) bool {
+	return g.watch != nil && g.cluster.policy.open && !g.c.system(ns)
+}
+
+// insert caches the snapshot of ns built from in, and returns it; again
+// is true when the gate moved since in was read (Lazy), so that it must
+// be read again. A namespace cached meanwhile is returned as it is.
+func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again bool) {
+	c := g.c
+	if e := g.st.cache.get(ns); e != nil && e.snap.Load() != nil {
+		return e.snap.Load(), false
+	}
+	if g.watch != nil && in.watch != g.wantsWatch(ns) {
+		return nil, true
+	}
+	e := &entry[T]{cms: in.cms, labels: in.labels}
+	if e.cms == nil {
+		e.cms = map[string]*corev1.ConfigMap{}
+	}
+	snap = g.build(ns, e)
+	if snap == nil {
+		snap = g.cluster.base // a defect, logged: the cluster configuration applies
+	}
+	e.snap.Store(snap)
+	e.used.Store(g.st.tick.Add(1))
+	g.st.cache.put(ns, e)
+	if in.watch {
+		e.cancel = g.watch(ns, e, in.rv)
+	}
+	g.evict(ns)
+	c.m.cacheSize.Set(float64(g.st.cache.n))
+	return snap, false
+}
+
+// build builds the snapshot of a cached namespace from its inputs and
+// reports the layers it ignored. It returns nil on a defect (the cluster
+// layer decoded when it was applied, and every other layer is optional),
+// which it logs.
+func (g *guarded[T]) build(ns string, e *entry[T]) *Snapshot[T] {
+	c := g.c
+	in := inputs[T]{cluster: g.cluster, selectors: g.selectors, labels: e.labels, cms: c.ordered(e.cms), system: c.system(ns)}
+	s, ignored, err := c.build(in)
+	if err != nil {
+		c.log.Error(err, "Resolving a namespace failed; keeping its previous snapshot", "namespace", ns)
+		return nil
+	}
+	g.report(ns, ignored)
+	if s != in.cluster.base {
+		for _, d := range s.rejected {
+			c.m.rejected.WithLabelValues(d.Reason).Inc()
+		}
+	}
+	return s
+}
+
+// rebuild builds a cached namespace again and publishes its snapshot,
+// recording the change. A namespace whose first list is under way keeps
+// its snapshot until the list ends.
+func (g *guarded[T]) rebuild(ns string, e *entry[T]) {
+	if e.pending {
+		return
+	}
+	s := g.build(ns, e)
+	if old := e.snap.Load(); s != nil && s != old {
+		e.snap.Store(s)
+		g.changes = append(g.changes, change[T]{ns: ns, old: old, new: s})
+	}
+}
+
+// setCluster puts a new cluster state in effect and rebuilds every cached
+// namespace. In Lazy mode, closing the gate stops every namespace watch
+// and drops the namespaces' own ConfigMaps; opening it starts them, and
+// each namespace is rebuilt when its first list ends.
+func (g *guarded[T]) setCluster(st *clusterState[T]) {
+	old := g.cluster
+	g.cluster = st
+	if old == nil {
+		return
+	}
+	if g.watch != nil && old.policy.open != st.policy.open {
+		g.c.log.Info("Namespace overrides turned", "open", st.policy.open, "namespaces", g.st.cache.n)
+		g.st.cache.each(func(ns string, e *entry[T]) {
+			if e.cancel != nil {
+				e.cancel()
+				e.cancel = nil
+			}
+			e.cms, e.pending = map[string]*corev1.ConfigMap{}, false
+			if g.wantsWatch(ns) {
+				e.pending = true
+				e.cancel = g.watch(ns, e, "")
+			}
+		})
+	}
+	g.st.cache.each(g.rebuild)
+}
+
+// setSelectors puts new selector layers in effect and rebuilds the cached
+// namespaces whose matching layers changed.
+func (g *guarded[T]) setSelectors(next []*selectorLayer) {
+	prev := g.selectors
+	g.selectors = next
+	g.st.cache.each(func(ns string, e *entry[T]) {
+		if !sameSelection(prev, next, e.labels) {
+			g.rebuild(ns, e)
+		}
+	})
+}
+
+// sameSelection reports whether the same selector layers, in the same
+// versions and order, apply to a namespace with labels ls under a and b.
+func sameSelection(a, b []*selectorLayer, ls map[string]string) bool {
+	set := labels.Set(ls)
+	match := func(sls []*selectorLayer) []*selectorLayer {
+		var out []*selectorLayer
+		for _, sl := range sls {
+			if sl.selector.Matches(set) {
+				out = append(out, sl)
+			}
+		}
+		return out
+	}
+	ma, mb := match(a), match(b)
+	if len(ma) != len(mb) {
+		return false
+	}
+	for i := range ma {
+		if ma[i].cm.UID != mb[i].cm.UID || ma[i].cm.Name != mb[i].cm.Name || ma[i].cm.ResourceVersion != mb[i].cm.ResourceVersion {
+			return false
+		}
+	}
+	return true
+}
+
+// setInputs puts a cached namespace's own ConfigMaps and labels in effect
+// and rebuilds it, if it is still cached as e and they changed.
+func (g *guarded[T]) setInputs(ns string, e *entry[T], cms map[string]*corev1.ConfigMap, ls map[string]string) {
+	if g.st.cache.get(ns) != e || (!e.pending && sameVersions(e.cms, cms) && maps.Equal(e.labels, ls)) {
+		return
+	}
+	e.cms, e.labels, e.pending = cms, ls, false
+	g.rebuild(ns, e)
+}
+
+func sameVersions(a, b map[string]*corev1.ConfigMap) bool {
+	return maps.EqualFunc(a, b, func(x, y *corev1.ConfigMap) bool { return x.UID == y.UID && x.ResourceVersion == y.ResourceVersion })
+}
+
+// evict removes least recently used namespaces, other than keep, until the
+// cache fits.
+func (g *guarded[T]) evict(keep string) {
+	for g.st.cache.n > g.c.o.CacheSize {
+		victim, oldest := "", uint64(0)
+		g.st.cache.each(func(ns string, e *entry[T]) {
+			if u := e.used.Load(); ns != keep && (victim == "" || u < oldest) {
+				victim, oldest = ns, u
+			}
+		})
+		if victim == "" {
+			return
+		}
+		g.remove(victim)
+		g.c.m.evictions.Inc()
+	}
+}
+
+// remove drops ns from the cache and stops its watch.
+func (g *guarded[T]) remove(ns string) {
+	if e := g.st.cache.get(ns); e != nil && e.cancel != nil {
+		e.cancel()
+	}
+	g.st.cache.del(ns)
+	delete(g.reported, ns)
+}
+
+// report surfaces each layer namespace ns ignored once per
+// resourceVersion: a log line, a metric and a Warning Event on the
+// ConfigMap.
+func (g *guarded[T]) report(ns string, ignored []ignoredLayer) {
+	for _, ig := range ignored {
+		seen := g.reported[ns]
+		if seen == nil {
+			seen = map[string]string{}
+			g.reported[ns] = seen
+		}
+		id := ig.kind + ":" + ig.cm.Namespace + "/" + ig.cm.Name
+		if seen[id] == ig.cm.ResourceVersion {
+			continue
+		}
+		seen[id] = ig.cm.ResourceVersion
+		g.c.ignored(g.events, ig)
+	}
+}
+
+// ignored reports one ignored layer: a log line, a metric and, through
+// events when set, a Warning Event on its ConfigMap.
+func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
+	c.log.Error(ig.err, "Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind)
+	c.m.invalid.WithLabelValues(ig.kind).Inc()
+	if events != nil {
+		events.warn(ig.cm, "Merge", "Ignored as a whole: "+ig.err.Error())
+	}
+}
+
+// refused reports a cluster ConfigMap that was not applied.
+func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
+	c.log.Error(err, "Refused an invalid ConfigMap; the last good configuration stays")
+	c.m.invalid.WithLabelValues(KindCluster).Inc()
+	if cm != nil && events != nil {
+		events.warn(cm, "Apply", "Not applied, the last good configuration stays: "+err.Error())
+	}
+}
+
+// subscribers are the functions Subscribe registered.
+type subscribers[T runtime.Object] struct {
+	mu   sync.Mutex
+	list atomic.Pointer[[]*subscription[T]]
+}
+
+type subscription[T runtime.Object] struct {
+	fn  func(ns string, old, new *Snapshot[T])
+	off atomic.Bool
+}
+
+// add registers fn and returns how to remove it.
+func (s *subscribers[T]) add(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
+	sub := &subscription[T]{fn: fn}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next []*subscription[T]
+	if cur := s.list.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, sub)
+	s.list.Store(&next)
+	return func() {
+		sub.off.Store(true)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cur := *s.list.Load()
+		next := make([]*subscription[T], 0, len(cur))
+		for _, x := range cur {
+			if x != sub {
+				next = append(next, x)
+			}
+		}
+		s.list.Store(&next)
+	}
+}
+
+// deliver calls every subscriber for every change, in order.
+func (s *subscribers[T]) deliver(changes []change[T]) {
+	list := s.list.Load()
+	if list == nil {
+		return
+	}
+	for _, ch := range changes {
+		for _, sub := range *list {
+			if !sub.off.Load() {
+				sub.fn(ch.ns, ch.old, ch.new)
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package validation
+
+import (
+	"reflect"
+
+	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
+	logsapi "k8s.io/component-base/logs/api/v1"
+)
+
+// readyMade holds the markers of the configuration structs of
+// k8s.io/component-base, by type, keyed below wherever a configuration
+// embeds them: a component that embeds ClientConnectionConfiguration gets
+// its kubeconfig declared a path without declaring it.
+var readyMade = map[reflect.Type]map[string]Marker{
+	reflect.TypeFor[componentbaseconfigv1alpha1.ClientConnectionConfiguration](): {
+		"/kubeconfig":         Path,
+		"/acceptContentTypes": NotPath,
+		"/contentType":        NotPath,
+	},
+	reflect.TypeFor[componentbaseconfigv1alpha1.LeaderElectionConfiguration](): {
+		"/resourceLock":      NotPath,
+		"/resourceName":      NotPath,
+		"/resourceNamespace": NotPath,
+	},
+	reflect.TypeFor[logsapi.LoggingConfiguration](): {
+		"/format": NotPath,
+	},
+}
+
+// ReadyMade returns the markers FieldsFor gives the struct type t wherever
+// a configuration holds it, keyed by JSON pointers below it, or nil: the
+// component-base structs' paths and not-paths.
+func ReadyMade(t reflect.Type) map[string]Marker {
+	m := readyMade[deref(t)]
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]Marker, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
