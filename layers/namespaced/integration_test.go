@@ -1,0 +1,344 @@
+package namespaced_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/internal/kubetest"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// server is the etcd and kube-apiserver this package's tests share; each
+// test works in namespaces of its own.
+var server *kubetest.Server
+
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &server)) }
+
+var seq atomic.Int64
+
+type jobDefaults = v1alpha1.JobDefaults
+
+var tenantLabels = map[string]string{"strata.test/layer": "namespace"}
+
+// world is one test's namespaces on the real server: a system namespace
+// with the cluster ConfigMap, and tenants.
+type world struct {
+	t      *testing.T
+	c      kubernetes.Interface
+	system string
+	prefix string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	n := seq.Add(1)
+	w := &world{t: t, c: server.Client(t), system: fmt.Sprintf("ns-sys-%d", n), prefix: fmt.Sprintf("ns%d-", n)}
+	w.namespace(w.system)
+	w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100"})
+	return w
+}
+
+func (w *world) namespace(name string) string {
+	w.t.Helper()
+	_, err := w.c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		w.t.Fatal(err)
+	}
+	return name
+}
+
+func (w *world) tenant(name string) string { return w.namespace(w.prefix + name) }
+
+// put creates or updates a ConfigMap.
+func (w *world) put(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
+	w.t.Helper()
+	ctx := context.Background()
+	cms := w.c.CoreV1().ConfigMaps(ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Data: data}
+	got, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, gerr := cms.Get(ctx, name, metav1.GetOptions{})
+		if gerr != nil {
+			w.t.Fatal(gerr)
+		}
+		cm.ResourceVersion = cur.ResourceVersion
+		got, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return got
+}
+
+func (w *world) options() namespaced.Options[*jobDefaults] {
+	w.t.Helper()
+	kind, err := v1alpha1.NewKind()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return namespaced.Options[*jobDefaults]{
+		Name: "strata-test", Kind: kind,
+		Namespace: w.system, ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  tenantLabels,
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
+	}
+}
+
+// informerReader is what a caller that already runs informers hands a
+// resolver built with NewFromReader: listers over its own informers, and
+// the resolver's EventHandler on them.
+func (w *world) informerReader(ctx context.Context) (namespaced.Reader, func(*namespaced.Resolver[*jobDefaults])) {
+	w.t.Helper()
+	factory := informers.NewSharedInformerFactory(w.c, 0)
+	cms, nss := factory.Core().V1().ConfigMaps(), factory.Core().V1().Namespaces()
+	cms.Informer()
+	nss.Informer()
+	factory.Start(ctx.Done())
+	w.t.Cleanup(factory.Shutdown)
+	factory.WaitForCacheSync(ctx.Done())
+	hook := func(r *namespaced.Resolver[*jobDefaults]) {
+		for _, inf := range []cache.SharedIndexInformer{cms.Informer(), nss.Informer()} {
+			if _, err := inf.AddEventHandler(r.EventHandler()); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+	}
+	return namespaced.ListerReader(cms.Lister(), nss.Lister()), hook
+}
+
+// start builds and starts a resolver of mode.
+func (w *world) start(ctx context.Context, mode string) *namespaced.Resolver[*jobDefaults] {
+	w.t.Helper()
+	o := w.options()
+	var r *namespaced.Resolver[*jobDefaults]
+	var err error
+	var hook func(*namespaced.Resolver[*jobDefaults])
+	switch mode {
+	case "lazy":
+		r, err = namespaced.NewLazy(w.c, o)
+	case "informer":
+		r, err = namespaced.NewInformer(w.c, o)
+	case "direct":
+		r, err = namespaced.NewDirect(w.c, o)
+	case "reader":
+		var reader namespaced.Reader
+		reader, hook = w.informerReader(ctx)
+		r, err = namespaced.NewFromReader(reader, o)
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(r.Stop)
+	if hook != nil {
+		hook(r)
+	}
+	return r
+}
+
+// notifications records what Subscribe delivers.
+type notifications struct {
+	mu     sync.Mutex
+	counts map[string]int
+	errs   []string
+}
+
+func subscribe(r *namespaced.Resolver[*jobDefaults]) *notifications {
+	n := &notifications{counts: map[string]int{}}
+	r.Subscribe(func(ns string, old, new *namespaced.Snapshot[*jobDefaults]) {
+		got, err := r.ForNamespace(context.Background(), ns)
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if err != nil || got != new {
+			n.errs = append(n.errs, ns+": the new snapshot was not readable when the notification came")
+		}
+		n.counts[ns]++
+	})
+	return n
+}
+
+// settle waits until every namespace of want has been notified as often as
+// it says, then a quiet moment more, and returns the counts.
+func (n *notifications) settle(t *testing.T, want map[string]int) map[string]int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n.mu.Lock()
+		done := true
+		for ns, c := range want {
+			if n.counts[ns] < c {
+				done = false
+			}
+		}
+		n.mu.Unlock()
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a duplicate would come now
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, e := range n.errs {
+		t.Error(e)
+	}
+	out := n.counts
+	n.counts, n.errs = map[string]int{}, nil
+	return out
+}
+
+func timeoutOf(t *testing.T, r *namespaced.Resolver[*jobDefaults], ns string) int64 {
+	t.Helper()
+	s, err := r.ForNamespace(context.Background(), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *s.Object.DefaultTimeoutSeconds
+}
+
+// TestModesAgainstAPIServer runs each way of reading ConfigMaps against the
+// real kube-apiserver: a namespace edit and a cluster edit are seen, each
+// notifies once per cached namespace it affects, after the new snapshot
+// is readable.
+func TestModesAgainstAPIServer(t *testing.T) {
+	for _, mode := range []string{"lazy", "informer", "reader", "direct"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := newWorld(t)
+			a, b := w.tenant("a"), w.tenant("b")
+			w.put(a, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": "5"})
+			r := w.start(ctx, mode)
+			n := subscribe(r)
+			if got := timeoutOf(t, r, a); got != 5 {
+				t.Fatalf("a: timeout %d, want the override's 5", got)
+			}
+			if got := timeoutOf(t, r, b); got != 100 {
+				t.Fatalf("b: timeout %d, want the cluster's 100", got)
+			}
+			cached := mode != "direct"
+			wait := func(want int64, ns string) {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for timeoutOf(t, r, ns) != want {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: timeout %d, want %d", ns, timeoutOf(t, r, ns), want)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+
+			w.put(a, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": "7"})
+			wait(7, a)
+			if got := n.settle(t, map[string]int{a: b2i(cached)}); cached && (got[a] != 1 || len(got) != 1) || !cached && len(got) != 0 {
+				t.Errorf("a namespace edit notified %v", got)
+			}
+
+			w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "200"})
+			wait(200, b)
+			if got := n.settle(t, map[string]int{a: b2i(cached), b: b2i(cached)}); cached && (got[a] != 1 || got[b] != 1 || len(got) != 2) || !cached && len(got) != 0 {
+				t.Errorf("a cluster edit notified %v", got)
+			}
+			if got := timeoutOf(t, r, a); got != 7 {
+				t.Errorf("a after the cluster edit: %d, want its override 7", got)
+			}
+
+			cm, err := w.c.CoreV1().ConfigMaps(a).Get(ctx, "overrides", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.AffectedNamespaces(cm); fmt.Sprint(got) != fmt.Sprint([]string{a}) {
+				t.Errorf("AffectedNamespaces(%s/overrides) = %v", a, got)
+			}
+			cluster, err := w.c.CoreV1().ConfigMaps(w.system).Get(ctx, "defaults", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{a, b}
+			if !cached {
+				want = nil
+			}
+			if got := r.AffectedNamespaces(cluster); !slices.Equal(got, want) {
+				t.Errorf("AffectedNamespaces(cluster) = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestReaderModeStartsNoWatch checks that a resolver built on a caller's
+// cache opens no watch of its own: every ConfigMap and Namespace it reads
+// comes through the Reader.
+func TestReaderModeStartsNoWatch(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newWorld(t)
+	a := w.tenant("a")
+	w.put(a, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": "11"})
+	reader, hook := w.informerReader(ctx)
+	counting := &countingReader{Reader: reader}
+	r, err := namespaced.NewFromReader(counting, w.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	hook(r)
+	if got := timeoutOf(t, r, a); got != 11 {
+		t.Fatalf("timeout %d", got)
+	}
+	reads := counting.n.Load()
+	for range 100 {
+		timeoutOf(t, r, a)
+	}
+	if counting.n.Load() != reads {
+		t.Errorf("cached resolves read through the Reader: %d reads, then %d", reads, counting.n.Load())
+	}
+	// Many edits of one version apart: the last one wins.
+	for i := range 20 {
+		w.put(a, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": strconv.Itoa(20 + i)})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for timeoutOf(t, r, a) != 39 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := timeoutOf(t, r, a); got != 39 {
+		t.Errorf("after 20 edits: timeout %d, want 39", got)
+	}
+}
+
+type countingReader struct {
+	namespaced.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) ConfigMaps(ctx context.Context, ns string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	c.n.Add(1)
+	return c.Reader.ConfigMaps(ctx, ns, sel)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
