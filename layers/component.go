@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,11 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/stratacfg/strata/internal/pipeline"
@@ -40,88 +36,15 @@ type Component[T runtime.Object] struct {
 	AllowExperimental bool
 }
 
-// Options are the command line's configuration-file options.
-type Options struct {
-	ConfigFile     string
-	ConfigDir      string
-	InstanceConfig string
-	DecodeMode     string
-}
-
-// CommandLine is a parsed command line: an isolated flag set that holds only
-// the component's own flags (nothing a third-party package registered on a
-// global flag set appears or parses).
-type CommandLine struct {
-	Sections cliflag.NamedFlagSets
-	FlagSet  *pflag.FlagSet
-	Options  Options
-	flags    Flags
-}
-
-// NewCommandLine builds the component's flag sets: a "config" section with
-// --config, --config-dir, --instance-config and --decode-mode, then the
-// sections Component.Flags adds.
-func (c *Component[T]) NewCommandLine() *CommandLine {
-	cl := &CommandLine{}
-	fs := cl.Sections.FlagSet("config")
-	fs.StringVar(&cl.Options.ConfigFile, "config", "", "The configuration file. Relative paths in it resolve against its directory.")
-	fs.StringVar(&cl.Options.ConfigDir, "config-dir", "", "A directory of drop-in configuration files ("+strings.Join(DropInExtensions, ", ")+"), applied in lexical order over --config as JSON merge patches.")
-	fs.StringVar(&cl.Options.InstanceConfig, "instance-config", "", "A per-instance configuration file, applied over --config and --config-dir and below flags.")
-	fs.StringVar(&cl.Options.DecodeMode, "decode-mode", "strict", "How unknown and duplicate fields in configuration files are treated: strict (error), warn, or ignore.")
-	if c.Flags != nil {
-		c.Flags(&cl.Sections, &cl.flags)
-	}
-	cl.FlagSet = pflag.NewFlagSet(c.Name, pflag.ContinueOnError)
-	cl.FlagSet.SetOutput(discard{})
-	cl.FlagSet.Usage = func() {}
-	for _, name := range cl.Sections.Order {
-		cl.FlagSet.AddFlagSet(cl.Sections.FlagSets[name])
-	}
-	return cl
-}
-
-// UsageError is a command line that does not parse. It wraps
-// pflag.ErrHelp for --help.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the parse error.
-func (e *UsageError) Unwrap() error { return e.Err }
-
-// Parse parses args (without the command name). Its errors are
-// *UsageError; errors.Is(err, pflag.ErrHelp) for --help.
-func (cl *CommandLine) Parse(args []string) error {
-	if err := cl.FlagSet.Parse(args); err != nil {
-		return &UsageError{Err: err}
-	}
-	if cl.FlagSet.NArg() > 0 {
-		return &UsageError{Err: fmt.Errorf("unexpected argument %q: this command takes only flags", cl.FlagSet.Arg(0))}
-	}
-	return nil
-}
-
-// Usage returns the usage text: every flag, grouped by section.
-func (cl *CommandLine) Usage(name string) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "Usage: %s --config=FILE [--config-dir=DIR] [flags]\n", name)
-	cliflag.PrintSections(&b, cl.Sections, 100)
-	return b.String()
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-// Config is a loaded configuration.
-type Config[T runtime.Object] struct {
+// Loaded is a loaded configuration.
+type Loaded[T runtime.Object] struct {
 	// Object is the hub object: merged, defaulted, converted, validated.
 	Object T
 	// Versioned is the same configuration in the merge version, defaulted.
 	Versioned runtime.Object
-	// Result holds the effective raw keys and their provenance, defaults
-	// included.
-	Result *merge.Result
+	// Provenance holds the effective raw keys (in the merge version) and
+	// where each came from, defaults included.
+	Provenance *merge.Result
 	// Warnings are the decoding warnings of every file.
 	Warnings []string
 	// RestartRequired lists the restart-only keys whose new values a
@@ -130,10 +53,14 @@ type Config[T runtime.Object] struct {
 	RestartRequired []string
 }
 
-// Load parses args and loads the configuration: it is ParseAndLoad for
-// callers that do not need the command line.
-func (c *Component[T]) Load(ctx context.Context, args []string) (*Config[T], *CommandLine, error) {
-	cl := c.NewCommandLine()
+// Load builds the command line, parses args (without the command name)
+// and loads the configuration. Its errors are those of NewCommandLine,
+// Parse (a *UsageError) and LoadFrom.
+func (c *Component[T]) Load(ctx context.Context, args []string) (*Loaded[T], *CommandLine, error) {
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := cl.Parse(args); err != nil {
 		return nil, cl, err
 	}
@@ -159,13 +86,13 @@ func (c *Component[T]) Load(ctx context.Context, args []string) (*Config[T], *Co
 //
 // Nothing is applied on error: the error says which file or flag, which
 // field and what is wrong.
-func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Config[T], error) {
+func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Loaded[T], error) {
 	return c.load(ctx, cl, nil, nil)
 }
 
 // LoadFiles is LoadFrom reading the configuration files from files, for
 // example a watcher's consistent snapshot, instead of the operating system.
-func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files Files) (*Config[T], error) {
+func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files Files) (*Loaded[T], error) {
 	return c.load(ctx, cl, files, nil)
 }
 
@@ -174,12 +101,12 @@ func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files Fil
 // effective values changed keep their running values: they are listed in
 // RestartRequired, and provenance credits them to KindRunning, shadowing
 // the layer that set the new value. Nothing is applied on error.
-func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files Files, running *Config[T]) (*Config[T], error) {
+func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files Files, running *Loaded[T]) (*Loaded[T], error) {
 	next, err := c.load(ctx, cl, files, nil)
 	if err != nil || running == nil {
 		return next, err
 	}
-	pin := restartPins(c.Kind.MergeFields(), running.Result.Values(), next.Result.Values())
+	pin := restartPins(c.Kind.MergeFields(), running.Provenance.Values(), next.Provenance.Values())
 	if len(pin) == 0 {
 		return next, nil
 	}
@@ -216,30 +143,30 @@ func restartPins(fields *validation.Fields, running, next map[string]string) map
 	return pin
 }
 
-func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, pin map[string]string) (*Config[T], error) {
+func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, pin map[string]string) (*Loaded[T], error) {
 	if c.Kind == nil {
 		return nil, errors.New("layers: component " + c.Name + " has no Kind")
 	}
 	if err := scheme.HubAs[T](c.Kind); err != nil {
 		return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)
 	}
-	mode, err := scheme.ParseMode(cl.Options.DecodeMode)
+	mode, err := scheme.ParseMode(cl.Config.DecodeMode)
 	if err != nil {
 		return nil, fmt.Errorf("--decode-mode: %w", err)
 	}
 	t := typed.For(c.Kind.MergeFields().Type())
-	out := &Config[T]{}
+	out := &Loaded[T]{}
 
 	// (1)
 	var files []*File
 	newFile := func(path, kind string) *File {
 		return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: reader}
 	}
-	if cl.Options.ConfigFile != "" {
-		files = append(files, newFile(cl.Options.ConfigFile, KindFile))
+	if cl.Config.ConfigFile != "" {
+		files = append(files, newFile(cl.Config.ConfigFile, KindFile))
 	}
-	if cl.Options.ConfigDir != "" {
-		paths, err := DropInFiles(cl.Options.ConfigDir, reader)
+	if cl.Config.ConfigDir != "" {
+		paths, err := DropInFiles(cl.Config.ConfigDir, reader)
 		if err != nil {
 			return nil, err
 		}
@@ -249,8 +176,8 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 			files = append(files, f)
 		}
 	}
-	if cl.Options.InstanceConfig != "" {
-		files = append(files, newFile(cl.Options.InstanceConfig, KindInstanceConfig))
+	if cl.Config.InstanceConfig != "" {
+		files = append(files, newFile(cl.Config.InstanceConfig, KindInstanceConfig))
 	}
 	var fileLayers []*merge.Layer
 	for _, f := range files {
@@ -262,19 +189,19 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 		fileLayers = append(fileLayers, l)
 	}
 	// (2)
-	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, t, cl.Options.ConfigFile == "")
+	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, t, cl.Config.ConfigFile == "")
 	if err != nil {
 		return nil, err
 	}
 	// (3)
 	all := append(append(legacy, fileLayers...), flagLayers...)
-	out.Result = merge.Merge(all...)
+	out.Provenance = merge.Merge(all...)
 	// (4)
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("resolving relative paths: %w", err)
 	}
-	values, err := ResolvePaths(out.Result, c.Kind.MergeFields(), wd)
+	values, err := ResolvePaths(out.Provenance, c.Kind.MergeFields(), wd)
 	if err != nil {
 		return nil, err
 	}
@@ -286,10 +213,10 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 				values[k], running[k] = v, v
 			}
 		}
-		pipeline.Engine.Fill(out.Result, merge.Source{Kind: KindRunning, Name: "restart required"}, running)
+		pipeline.Engine.Fill(out.Provenance, merge.Source{Kind: KindRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
-	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Result)
+	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance)
 	if err != nil {
 		return nil, err
 	}
@@ -333,41 +260,4 @@ func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[st
 		values[key] = string(abs)
 	}
 	return values, nil
-}
-
-// Explanation is the JSON form of a configuration and its provenance, as
-// --explain prints it.
-type Explanation struct {
-	Config     json.RawMessage          `json:"config"`
-	Provenance map[string]KeyProvenance `json:"provenance"`
-}
-
-// KeyProvenance says where one key's value came from.
-type KeyProvenance struct {
-	Source   string   `json:"source"`
-	Shadowed []string `json:"shadowed"`
-}
-
-// Explain returns the effective configuration in version gv and the
-// provenance of every effective key.
-func (c *Component[T]) Explain(cfg *Config[T], gv schema.GroupVersion) (*Explanation, error) {
-	doc, err := c.Kind.Encode(cfg.Object, gv, scheme.JSON)
-	if err != nil {
-		return nil, err
-	}
-	return &Explanation{Config: json.RawMessage(doc), Provenance: Provenances(cfg.Result)}, nil
-}
-
-// Provenances returns the provenance of every effective key of r.
-func Provenances(r *merge.Result) map[string]KeyProvenance {
-	out := map[string]KeyProvenance{}
-	for _, k := range r.Keys() {
-		p, _ := r.Explain(k)
-		kp := KeyProvenance{Source: p.Source.String(), Shadowed: []string{}}
-		for _, s := range p.Shadowed {
-			kp.Shadowed = append(kp.Shadowed, s.Source.String())
-		}
-		out[k] = kp
-	}
-	return out
 }

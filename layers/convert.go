@@ -3,6 +3,7 @@ package layers
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,11 +14,37 @@ import (
 )
 
 // convertLeaves expresses a document written in another version as keys of
-// version into. Converting the whole partial document through the hub would
-// lie: a field the file leaves unset (a nil *bool) can come back as an
-// explicit false when the hub type has no pointer, and would then override
-// lower layers. So each leaf is converted on its own, and the keys it
-// produces are found by comparing with the conversion of an empty document:
+// version into, the merge version: convertEach of its leaves, every leaf
+// mapping to at least one key.
+func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (map[string]string, error) {
+	from := doc.GVK.GroupVersion()
+	leaves, err := merge.Flatten(doc.JSON)
+	if err != nil {
+		return nil, err
+	}
+	delete(leaves, "/apiVersion")
+	delete(leaves, "/kind")
+	each, err := convertEach(c, from, into, leaves, dst)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for key, keys := range each {
+		if len(keys) == 0 {
+			return nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
+		}
+		maps.Copy(out, keys)
+	}
+	return out, nil
+}
+
+// convertEach converts each leaf of version from on its own into keys of
+// version into, and returns, for each leaf key, the keys it maps to with
+// their values. Converting the whole partial document through the hub
+// would lie: a field the document leaves unset (a nil *bool) can come back
+// as an explicit false when the hub type has no pointer, and would then
+// override lower layers. So the keys a leaf produces are found by
+// comparing with the conversion of an empty document:
 //
 //  1. Convert the empty document once: the baseline.
 //  2. For each leaf, convert a document holding only that leaf; every key
@@ -27,21 +54,13 @@ import (
 //     maps to even though it equals the baseline or vanishes under
 //     omitempty (kubernetes#131355); those keys get the zero value.
 //  4. A leaf that maps to nothing keeps its key when version into has the
-//     same field, and is an error otherwise.
-func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (map[string]string, error) {
-	from := doc.GVK.GroupVersion()
+//     same field, and maps to nothing otherwise.
+func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[string]string, dst *typed.Type) (map[string]map[string]string, error) {
 	srcObj, err := c.New(from)
 	if err != nil {
 		return nil, err
 	}
 	src := typed.For(reflect.TypeOf(srcObj))
-	leaves, err := merge.Flatten(doc.JSON)
-	if err != nil {
-		return nil, err
-	}
-	delete(leaves, "/apiVersion")
-	delete(leaves, "/kind")
-
 	convert := func(vals map[string]string) (map[string]string, error) {
 		d, err := merge.Unflatten(vals)
 		if err != nil {
@@ -57,17 +76,17 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
+	out := make(map[string]map[string]string, len(leaves))
 	for key, v := range leaves {
+		keys := map[string]string{}
+		out[key] = keys
 		conv, err := convert(map[string]string{key: v}) // (2)
 		if err != nil {
 			return nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, err)
 		}
-		found := false
 		for k, cv := range conv {
 			if bv, ok := base[k]; (!ok || bv != cv) && k != "/apiVersion" && k != "/kind" {
-				out[k] = cv
-				found = true
+				keys[k] = cv
 			}
 		}
 		if probe, ok := probeFor(src, key, v); ok { // (3)
@@ -76,23 +95,21 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 					if bv, ok := base[k]; ok && bv == pv {
 						continue
 					}
-					if _, done := out[k]; done {
+					if _, done := keys[k]; done {
 						continue
 					}
 					if cv, ok := conv[k]; ok {
-						out[k] = cv
+						keys[k] = cv
 					} else if z, ok := zeroJSON(dst, k); ok {
-						out[k] = z
+						keys[k] = z
 					}
-					found = true
 				}
 			}
 		}
-		if !found { // (4)
-			if _, ok := dst.At(key); !ok {
-				return nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
+		if len(keys) == 0 { // (4)
+			if _, ok := dst.At(key); ok {
+				keys[key] = v
 			}
-			out[key] = v
 		}
 	}
 	return out, nil

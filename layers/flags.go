@@ -1,8 +1,12 @@
 package layers
 
 import (
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"time"
 
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -17,6 +21,7 @@ import (
 // file (kube-proxy did, kubernetes#98302). A flag whose value is an object,
 // such as --feature-gates, merges per key.
 type Flags struct {
+	t        *typed.Type // the merge version's
 	bindings []binding
 }
 
@@ -40,13 +45,99 @@ func LegacyDefault() BindOption { return func(b *binding) { b.legacy = true } }
 // Bind binds flag name to key. value is the pointer the flag writes into
 // (as given to pflag's XxxVar or to a pflag.Value such as
 // cliflag.NewMapStringBool); its JSON is the key's value. When value is nil
-// the flag's String() is converted by the type at key.
+// the flag's String() is converted by the type at key. The binding is
+// checked when the command line is built (see NewCommandLine).
 func (f *Flags) Bind(name, key string, value any, opts ...BindOption) {
 	b := binding{name: name, key: key, value: value}
 	for _, o := range opts {
 		o(&b)
 	}
 	f.bindings = append(f.bindings, b)
+}
+
+// check checks every binding against the flags of fs and the merge
+// version's type: the flag is registered, the key is a field, and the
+// flag's value can be the key's.
+func (f *Flags) check(fs *pflag.FlagSet) error {
+	var errs []error
+	for _, b := range f.bindings {
+		fl := fs.Lookup(b.name)
+		if fl == nil {
+			errs = append(errs, fmt.Errorf("flag --%s is bound to %s but not registered", b.name, b.key))
+			continue
+		}
+		kt, ok := f.t.At(b.key)
+		if !ok {
+			errs = append(errs, fmt.Errorf("flag --%s is bound to %s, which is no field of %s", b.name, b.key, f.t.Root()))
+			continue
+		}
+		switch {
+		case b.value != nil:
+			vt := reflect.TypeOf(b.value)
+			if vt.Kind() != reflect.Pointer {
+				errs = append(errs, fmt.Errorf("flag --%s: bind the pointer the flag writes into, not a %s", b.name, vt))
+			} else if !assignable(vt.Elem(), kt) {
+				errs = append(errs, fmt.Errorf("flag --%s holds a %s, which cannot set %s (a %s)", b.name, vt.Elem(), b.key, kt))
+			}
+		case isSlice(fl.Value):
+			if k := kt.Kind(); k != reflect.Slice && k != reflect.Array {
+				errs = append(errs, fmt.Errorf("flag --%s holds a list, which cannot set %s (a %s)", b.name, b.key, kt))
+			}
+		default:
+			if _, err := f.t.Convert(b.key, fl.DefValue); err != nil {
+				errs = append(errs, fmt.Errorf("flag --%s (a %s flag) cannot set %s: its default %w", b.name, fl.Value.Type(), b.key, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isSlice(v pflag.Value) bool {
+	_, ok := v.(pflag.SliceValue)
+	return ok
+}
+
+// assignable reports whether the JSON of a value of Go type v can be the
+// JSON of a field of type k: the same type, or the same kind of value
+// (booleans, numbers, strings, or maps and lists of such), strings for
+// types that decode themselves from a string (durations, quantities), and
+// a pointer wherever its element would do.
+func assignable(v, k reflect.Type) bool {
+	for v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	for k.Kind() == reflect.Pointer {
+		k = k.Elem()
+	}
+	if v == k {
+		return true
+	}
+	if v == reflect.TypeFor[time.Duration]() {
+		return false // its JSON is nanoseconds, not what a field of another type takes
+	}
+	custom := func(t reflect.Type) bool {
+		pt := reflect.PointerTo(t)
+		return pt.Implements(reflect.TypeFor[json.Unmarshaler]()) || pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
+	}
+	if custom(k) || custom(v) {
+		return v.Kind() == reflect.String || k.Kind() == reflect.Interface
+	}
+	switch k.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Bool, reflect.String:
+		return v.Kind() == k.Kind()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Kind() >= reflect.Int && v.Kind() <= reflect.Uint64
+	case reflect.Float32, reflect.Float64:
+		return v.Kind() >= reflect.Int && v.Kind() <= reflect.Float64
+	case reflect.Map:
+		return v.Kind() == reflect.Map && assignable(v.Key(), k.Key()) && assignable(v.Elem(), k.Elem())
+	case reflect.Slice, reflect.Array:
+		return (v.Kind() == reflect.Slice || v.Kind() == reflect.Array) && assignable(v.Elem(), k.Elem())
+	}
+	return false
 }
 
 // layers returns one layer per bound flag set on the command line, in the

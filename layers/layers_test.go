@@ -110,7 +110,10 @@ func TestGlobalFlagsDoNotLeak(t *testing.T) {
 		flag.CommandLine.String("leaky-goflag", "", "")
 	}
 	c := component(t)
-	cl := c.NewCommandLine()
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if u := cl.Usage("mycomp"); strings.Contains(u, "leaky") || !strings.Contains(u, "--port") {
 		t.Errorf("usage:\n%s", u)
 	}
@@ -158,7 +161,7 @@ featureGates: {AlphaThing: true}
 	}
 	fmt.Println(loaded.Object.Port, loaded.Object.FeatureGates)
 	for _, key := range []string{"/port", "/featureGates/BetaThing", "/syncFrequency"} {
-		src, _ := loaded.Result.SourceOf(key)
+		src, _ := loaded.Provenance.SourceOf(key)
 		fmt.Println(key, "from", strings.Replace(src.String(), dir, "DIR", 1))
 	}
 	e, _ := c.Explain(loaded, c.Kind.Preferred())
@@ -186,7 +189,10 @@ func (m mapFiles) ReadDir(string) ([]string, error) { return nil, nil }
 
 func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 	c := component(t)
-	cl := c.NewCommandLine()
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cl.Parse([]string{"--config", "/etc/c.yaml"}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +212,7 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 	if got := strings.Join(next.RestartRequired, ","); got != "/port,/syncFrequency" {
 		t.Fatalf("RestartRequired = %q", got)
 	}
-	p, _ := next.Result.Explain("/syncFrequency")
+	p, _ := next.Provenance.Explain("/syncFrequency")
 	if p.Source.Kind != layers.KindRunning || len(p.Shadowed) == 0 || p.Shadowed[0].Source.Name != "/etc/c.yaml" {
 		t.Fatalf("provenance of /syncFrequency: %+v", p)
 	}

@@ -6,12 +6,15 @@
 //	component --config FILE [--config-dir DIR] [--instance-config FILE] [flags]
 //	component --config FILE --explain        # effective config and provenance
 //	component --config FILE --print-config   # effective config as YAML
+//	component --config FILE --write-config-to OUT --output-version v1alpha1
 //	component --config FILE --watch          # keep running, reload on change, serve /configz
+//
+// The command line is layers.Component.Execute's, the live reload
+// layers.Component.Watch's.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +27,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
 
@@ -43,20 +44,15 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// output holds the flags that say what to print instead of running, and
-// how to run.
-type output struct {
-	printConfig bool
-	explain     bool
-	version     string
-
+// runFlags are the component's own flags that say how to run.
+type runFlags struct {
 	watch        bool
 	bindAddress  string
 	pollInterval time.Duration
 }
 
 // newComponent describes the component's configuration and flags.
-func newComponent(out *output) (*layers.Component[*config.ComponentConfiguration], error) {
+func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguration], error) {
 	kind, err := configscheme.NewKind()
 	if err != nil {
 		return nil, err
@@ -89,100 +85,47 @@ func newComponent(out *output) (*layers.Component[*config.ComponentConfiguration
 
 			b.BindLogging(fss.FlagSet("logging"), "/logging")
 
-			o := fss.FlagSet("output")
-			o.BoolVar(&out.printConfig, "print-config", false, "Print the effective configuration as YAML in --output-version and exit.")
-			o.BoolVar(&out.explain, "explain", false, "Print the effective configuration and where every value came from as JSON, and exit.")
-			o.StringVar(&out.version, "output-version", v1beta1.SchemeGroupVersion.Version, "The version --print-config and --explain print.")
-
 			w := fss.FlagSet("live reload")
-			w.BoolVar(&out.watch, "watch", false, "Keep running: serve /configz and /metrics on --bind-address and the configured port, and reload when --config, --config-dir or --instance-config change (ConfigMap mounts included).")
-			w.StringVar(&out.bindAddress, "bind-address", "127.0.0.1", "The address --watch serves on.")
-			w.DurationVar(&out.pollInterval, "poll-interval", watch.DefaultPollInterval, "With --watch, how often the configuration files are read whatever file events say.")
+			w.BoolVar(&rf.watch, "watch", false, "Keep running: serve /configz and /metrics on --bind-address and the configured port, and reload when --config, --config-dir or --instance-config change (ConfigMap mounts included).")
+			w.StringVar(&rf.bindAddress, "bind-address", "127.0.0.1", "The address --watch serves on.")
+			w.DurationVar(&rf.pollInterval, "poll-interval", watch.DefaultPollInterval, "With --watch, how often the configuration files are read whatever file events say.")
 		},
 	}, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var out output
-	comp, err := newComponent(&out)
+	var rf runFlags
+	comp, err := newComponent(&rf)
 	if err != nil {
 		fmt.Fprintln(stderr, "component:", err)
 		return 1
 	}
-	cfg, cl, err := comp.Load(ctx, args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprint(stdout, cl.Usage("component"))
-		return 0
-	case errors.As(err, new(*layers.UsageError)):
-		fmt.Fprintf(stderr, "component: %v\n\n%s", err, cl.Usage("component"))
-		return 2
-	case err != nil:
-		fmt.Fprintln(stderr, "component:", err)
-		return 1
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintln(stderr, "component: warning:", w)
-	}
-	gv := schema.GroupVersion{Group: comp.Kind.Group(), Version: out.version}
-	switch {
-	case out.explain:
-		e, err := comp.Explain(cfg, gv)
-		if err != nil {
-			fmt.Fprintln(stderr, "component:", err)
-			return 1
+	return comp.Execute(ctx, args, stdout, stderr, func(ctx context.Context, cl *layers.CommandLine, cfg *componentConfig) error {
+		c := cfg.Object
+		fmt.Fprintf(stderr, "component: configuration loaded: port %d, profiling %t, sync every %s\n", c.Port, c.EnableProfiling, c.SyncFrequency.Duration)
+		if !rf.watch {
+			return nil
 		}
-		b, _ := json.MarshalIndent(e, "", "  ")
-		fmt.Fprintln(stdout, string(b))
-		return 0
-	case out.printConfig:
-		b, err := comp.Kind.Encode(cfg.Object, gv, scheme.YAML)
-		if err != nil {
-			fmt.Fprintln(stderr, "component:", err)
-			return 1
+		if cl.Config.ConfigFile == "" && cl.Config.ConfigDir == "" && cl.Config.InstanceConfig == "" {
+			return &layers.UsageError{Err: errors.New("--watch needs --config, --config-dir or --instance-config")}
 		}
-		stdout.Write(b)
-		return 0
-	}
-	c := cfg.Object
-	fmt.Fprintf(stderr, "component: configuration loaded: port %d, profiling %t, sync every %s\n", c.Port, c.EnableProfiling, c.SyncFrequency.Duration)
-	if !out.watch {
-		return 0
-	}
-	return serve(ctx, comp, cl, &out, stderr)
+		return serve(ctx, comp, cl, &rf, stderr)
+	})
 }
 
-type componentConfig = layers.Config[*config.ComponentConfiguration]
+type componentConfig = layers.Loaded[*config.ComponentConfiguration]
 
 // serve runs the component until ctx is done: it watches its configuration
 // files, applies what can change live, says when a restart is needed, and
 // serves the effective configuration on /configz and the reload metrics on
 // /metrics.
-func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfiguration], cl *layers.CommandLine, out *output, stderr io.Writer) int {
-	var paths []string
-	for _, p := range []string{cl.Options.ConfigFile, cl.Options.ConfigDir, cl.Options.InstanceConfig} {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
-	if len(paths) == 0 {
-		fmt.Fprintln(stderr, "component: --watch needs --config, --config-dir or --instance-config")
-		return 2
-	}
+func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfiguration], cl *layers.CommandLine, rf *runFlags, stderr io.Writer) error {
 	reg := metrics.NewKubeRegistry()
 	m := watch.NewMetrics("example_component")
 	m.MustRegister(reg)
-
-	var w *watch.Watcher[*componentConfig]
-	w, err := watch.New(watch.Options[*componentConfig]{
-		Paths:        paths,
-		PollInterval: out.pollInterval,
+	w, err := comp.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
+		PollInterval: rf.pollInterval,
 		Metrics:      m,
-		// Built from the snapshot the watcher read, never from files
-		// of two updates; restart-only keys keep their running values.
-		Load: func(ctx context.Context, c *watch.Contents) (*componentConfig, error) {
-			return comp.Reload(ctx, cl, c, w.Current())
-		},
 		OnReload: func(r watch.Reload[*componentConfig]) {
 			switch {
 			case r.Status == watch.StatusFailure:
@@ -198,18 +141,12 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 		},
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "component:", err)
-		return 1
+		return fmt.Errorf("refusing to start: %w", err)
 	}
-	if err := w.Start(ctx); err != nil {
-		fmt.Fprintln(stderr, "component: refusing to start:", err)
-		return 1
-	}
-	addr := net.JoinHostPort(out.bindAddress, strconv.Itoa(int(w.Current().Object.Port)))
+	addr := net.JoinHostPort(rf.bindAddress, strconv.Itoa(int(w.Current().Object.Port)))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "component:", err)
-		return 1
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
@@ -228,5 +165,5 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	<-ctx.Done()
 	srv.Close()
 	<-w.Done()
-	return 0
+	return nil
 }

@@ -132,3 +132,10 @@ func TestWatchRefusesInvalidStart(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+func TestWatchNeedsAFile(t *testing.T) {
+	code, _, errOut := runComponent(t, "--watch")
+	if code != 2 || !strings.Contains(errOut, "--watch needs --config") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,313 @@
+package layers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/examples/component/apis/config"
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/watch"
+)
+
+const head = "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"
+
+func TestBindIsCheckedWhenBound(t *testing.T) {
+	c := component(t)
+	for _, tc := range []struct {
+		name string
+		bind func(fss *cliflag.NamedFlagSets, b *layers.Flags)
+		want string
+	}{{
+		name: "no such key",
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			fss.FlagSet("x").Int32("prot", 1, "")
+			b.Bind("prot", "/prot", nil)
+		},
+		want: "flag --prot is bound to /prot, which is no field",
+	}, {
+		name: "a duration flag on an integer",
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			var d time.Duration
+			fss.FlagSet("x").DurationVar(&d, "port-after", time.Second, "")
+			b.Bind("port-after", "/port", &d)
+		},
+		want: "flag --port-after holds a time.Duration, which cannot set /port",
+	}, {
+		name: "a duration flag's text on an integer",
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			fss.FlagSet("x").Duration("port-after", time.Second, "")
+			b.Bind("port-after", "/port", nil)
+		},
+		want: "flag --port-after (a duration flag) cannot set /port",
+	}, {
+		name: "a boolean on a list",
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			var on bool
+			fss.FlagSet("x").BoolVar(&on, "origins", false, "")
+			b.Bind("origins", "/allowedOrigins", &on)
+		},
+		want: "flag --origins holds a bool, which cannot set /allowedOrigins",
+	}, {
+		name: "bound but not registered",
+		bind: func(_ *cliflag.NamedFlagSets, b *layers.Flags) {
+			b.Bind("ghost", "/port", nil)
+		},
+		want: "flag --ghost is bound to /port but not registered",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *c
+			c.Flags = tc.bind
+			if _, err := c.NewCommandLine(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewCommandLine: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	// What binds well: a pointer of the field's type or kind, a map flag
+	// on a map, a list flag on a list, a duration on a metav1.Duration, a
+	// flag's text converted by the field's type.
+	ok := *c
+	ok.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		fs := fss.FlagSet("x")
+		var port int
+		fs.IntVar(&port, "port", 1, "")
+		b.Bind("port", "/port", &port)
+		gates := map[string]bool{}
+		fs.Var(cliflag.NewMapStringBool(&gates), "feature-gates", "")
+		b.Bind("feature-gates", "/featureGates", &gates)
+		fs.StringSlice("allowed-origins", nil, "")
+		b.Bind("allowed-origins", "/allowedOrigins", nil)
+		fs.Duration("sync-frequency", time.Minute, "")
+		b.Bind("sync-frequency", "/syncFrequency", nil)
+		var sync string
+		fs.StringVar(&sync, "sync-text", "", "")
+		b.Bind("sync-text", "/syncFrequency", &sync)
+		fs.Float32("qps", 5, "")
+		b.Bind("qps", "/clientConnection/qps", nil)
+	}
+	if _, err := ok.NewCommandLine(); err != nil {
+		t.Errorf("good bindings refused: %v", err)
+	}
+}
+
+// TestExplainInAnOlderVersion explains the configuration in v1alpha1,
+// which calls enableProfiling profiling: provenance is keyed by v1alpha1's
+// field paths.
+func TestExplainInAnOlderVersion(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(head+"enableProfiling: false\nport: 9000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := component(t)
+	loaded, _, err := c.Load(context.Background(), []string{"--config", cfg, "--feature-gates", "AlphaThing=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := schema.GroupVersion{Group: config.GroupName, Version: "v1alpha1"}
+	e, err := c.Explain(loaded, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(e.Config, &doc); err != nil || doc["profiling"] != false || doc["apiVersion"] != old.String() {
+		t.Fatalf("config in v1alpha1: %s (%v)", e.Config, err)
+	}
+	for key, want := range map[string]string{
+		"/profiling":               "file " + cfg,
+		"/port":                    "file " + cfg,
+		"/featureGates/AlphaThing": "flag --feature-gates",
+		"/syncFrequency":           "default",
+		"/clientConnection/qps":    "default",
+	} {
+		if got := e.Provenance[key].Source; got != want {
+			t.Errorf("provenance of %s: %q, want %q", key, got, want)
+		}
+	}
+	if _, ok := e.Provenance["/enableProfiling"]; ok {
+		t.Error("v1beta1's key /enableProfiling in a v1alpha1 explanation")
+	}
+	// In the merge version, the merge version's keys.
+	e, err = c.Explain(loaded, c.Kind.MergeVersion())
+	if err != nil || e.Provenance["/enableProfiling"].Source != "file "+cfg {
+		t.Errorf("v1beta1 explanation: %v, %v", e.Provenance["/enableProfiling"], err)
+	}
+}
+
+// execute runs the test component's Execute with args.
+func execute(t *testing.T, args ...string) (code int, stdout, stderr string, ran *config.ComponentConfiguration) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = component(t).Execute(context.Background(), args, &out, &errOut, func(_ context.Context, _ *layers.CommandLine, cfg *layers.Loaded[*config.ComponentConfiguration]) error {
+		ran = cfg.Object
+		if cfg.Object.Port == 1 {
+			return errors.New("port 1 refused by the component")
+		}
+		return nil
+	})
+	return code, out.String(), errOut.String(), ran
+}
+
+func TestExecute(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(head+"port: 9000\nenableProfiling: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("runs", func(t *testing.T) {
+		code, _, stderr, ran := execute(t, "--config", cfg)
+		if code != 0 || ran == nil || ran.Port != 9000 || stderr != "" {
+			t.Errorf("code %d, ran %v, stderr %q", code, ran, stderr)
+		}
+	})
+	t.Run("run fails", func(t *testing.T) {
+		code, _, stderr, _ := execute(t, "--config", cfg, "--port", "1")
+		if code != 1 || stderr != "mycomp: port 1 refused by the component\n" {
+			t.Errorf("code %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("help", func(t *testing.T) {
+		code, stdout, _, ran := execute(t, "--help")
+		for _, f := range []string{"--explain", "--print-config", "--output-version", "--write-config-to", "--config", "--port"} {
+			if !strings.Contains(stdout, f) {
+				t.Errorf("usage lacks %s", f)
+			}
+		}
+		if code != 0 || ran != nil {
+			t.Errorf("code %d, ran %v", code, ran)
+		}
+	})
+	t.Run("usage error", func(t *testing.T) {
+		code, _, stderr, ran := execute(t, "--nope")
+		if code != 2 || ran != nil || !strings.HasPrefix(stderr, "mycomp: unknown flag: --nope\n\nUsage: mycomp") {
+			t.Errorf("code %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("invalid configuration", func(t *testing.T) {
+		code, _, stderr, ran := execute(t, "--config", cfg, "--port", "0")
+		if code != 1 || ran != nil || !strings.Contains(stderr, "flag --port: port: Invalid value: 0") {
+			t.Errorf("code %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("explain", func(t *testing.T) {
+		code, stdout, _, ran := execute(t, "--config", cfg, "--explain", "--output-version", "v1alpha1")
+		var e layers.Explanation
+		if err := json.Unmarshal([]byte(stdout), &e); err != nil || code != 0 || ran != nil || e.Provenance["/profiling"].Source != "file "+cfg {
+			t.Errorf("code %d, %v, stdout %s", code, err, stdout)
+		}
+	})
+	t.Run("print-config", func(t *testing.T) {
+		code, stdout, _, ran := execute(t, "--config", cfg, "--print-config")
+		if code != 0 || ran != nil || !strings.Contains(stdout, "apiVersion: component.example.strata.dev/v1beta1") || !strings.Contains(stdout, "port: 9000") {
+			t.Errorf("code %d, stdout %s", code, stdout)
+		}
+	})
+	t.Run("write-config-to", func(t *testing.T) {
+		to := filepath.Join(dir, "effective.yaml")
+		if err := os.WriteFile(to, []byte("old content that is longer than the new one will be, surely, yes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, _, ran := execute(t, "--config", cfg, "--write-config-to", to, "--output-version", "v1alpha1")
+		got, err := os.ReadFile(to)
+		if code != 0 || ran != nil || stdout != "" || err != nil || !strings.Contains(string(got), "profiling: false") || !strings.Contains(string(got), "v1alpha1") {
+			t.Fatalf("code %d, stdout %q, file %s (%v)", code, stdout, got, err)
+		}
+		// What it wrote loads back to the same configuration.
+		_, _, _, again := execute(t, "--config", to)
+		if again == nil || again.Port != 9000 || again.EnableProfiling {
+			t.Errorf("the written configuration loads as %+v", again)
+		}
+		code, _, stderr, _ := execute(t, "--config", cfg, "--write-config-to", filepath.Join(dir, "missing", "x.yaml"))
+		if code != 1 || !strings.Contains(stderr, "--write-config-to") {
+			t.Errorf("unwritable: code %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("unknown output version", func(t *testing.T) {
+		code, _, stderr, _ := execute(t, "--config", cfg, "--print-config", "--output-version", "v9")
+		if code != 1 || !strings.Contains(stderr, "--output-version") || !strings.Contains(stderr, "v1beta1") {
+			t.Errorf("code %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+// TestWatch reloads through Component.Watch: a valid change is applied, a
+// restart-only change is reported and kept at its running value, an
+// invalid one is refused.
+func TestWatch(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	write := func(body string) {
+		t.Helper()
+		tmp := cfg + ".tmp"
+		if err := os.WriteFile(tmp, []byte(head+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("enableProfiling: true\n")
+	c := component(t)
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Parse([]string{"--config", cfg, "--port", "7000"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reloads := make(chan watch.Reload[*layers.Loaded[*config.ComponentConfiguration]], 10)
+	w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
+		PollInterval: 50 * time.Millisecond,
+		OnReload:     func(r watch.Reload[*layers.Loaded[*config.ComponentConfiguration]]) { reloads <- r },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := <-reloads; !r.Initial || r.Status != watch.StatusSuccess {
+		t.Fatalf("first reload: %+v", r)
+	}
+	next := func() watch.Reload[*layers.Loaded[*config.ComponentConfiguration]] {
+		t.Helper()
+		select {
+		case r := <-reloads:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reload")
+		}
+		panic("unreachable")
+	}
+	write("enableProfiling: false\nsyncFrequency: 5m\n")
+	r := next()
+	got := w.Current().Object
+	if r.Status != watch.StatusSuccess || got.EnableProfiling || got.Port != 7000 || got.SyncFrequency.Duration != time.Minute {
+		t.Errorf("after a change: %+v (%v)", got, r.Err)
+	}
+	if strings.Join(w.Current().RestartRequired, ",") != "/syncFrequency" {
+		t.Errorf("RestartRequired %v", w.Current().RestartRequired)
+	}
+	write("allowedOrigins: [not-an-origin]\n")
+	if r := next(); r.Status != watch.StatusFailure || !strings.Contains(r.Err.Error(), cfg) {
+		t.Errorf("an invalid change: %+v", r)
+	}
+	if got := w.Current().Object; got.EnableProfiling || got.Port != 7000 {
+		t.Errorf("after a refused change: %+v", got)
+	}
+	cancel()
+	<-w.Done()
+
+	cl2, _ := c.NewCommandLine()
+	if _, err := c.Watch(context.Background(), cl2, layers.WatchOptions[*config.ComponentConfiguration]{}); err == nil {
+		t.Error("Watch with no file to watch started")
+	}
+}

@@ -1,0 +1,93 @@
+package layers
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// Explanation is the JSON form of a configuration and its provenance, as
+// --explain prints it.
+type Explanation struct {
+	Config     json.RawMessage          `json:"config"`
+	Provenance map[string]KeyProvenance `json:"provenance"`
+}
+
+// KeyProvenance says where one key's value came from.
+type KeyProvenance struct {
+	Source   string   `json:"source"`
+	Shadowed []string `json:"shadowed"`
+}
+
+// Explain returns the effective configuration in version gv and the
+// provenance of every effective key, keyed by gv's field paths: explained
+// in an older version, a key the merge version renamed is found under its
+// old name. A key of the merge version that gv does not have is left out,
+// as it is of the configuration.
+func (c *Component[T]) Explain(cfg *Loaded[T], gv schema.GroupVersion) (*Explanation, error) {
+	doc, err := c.Kind.Encode(cfg.Object, gv, scheme.JSON)
+	if err != nil {
+		return nil, err
+	}
+	prov := Provenances(cfg.Provenance)
+	if gv != c.Kind.MergeVersion() {
+		if prov, err = c.provenanceIn(gv, cfg.Provenance, prov); err != nil {
+			return nil, fmt.Errorf("explaining in %s: %w", gv, err)
+		}
+	}
+	return &Explanation{Config: json.RawMessage(doc), Provenance: prov}, nil
+}
+
+// provenanceIn keys prov, the provenance of the merge version's keys of r,
+// by the keys of version gv each maps to (convertEach). When several keys
+// map to one, it takes the provenance of the one a layer set last, not
+// defaulting.
+func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, prov map[string]KeyProvenance) (map[string]KeyProvenance, error) {
+	obj, err := c.Kind.New(gv)
+	if err != nil {
+		return nil, err
+	}
+	each, err := convertEach(c.Kind, c.Kind.MergeVersion(), gv, r.Values(), typed.For(reflect.TypeOf(obj)))
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(each))
+	for k := range each {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make(map[string]KeyProvenance, len(keys))
+	for _, from := range keys {
+		p := prov[from]
+		for to := range each[from] {
+			if cur, ok := out[to]; ok && cur.Source != KindDefault {
+				continue
+			}
+			out[to] = p
+		}
+	}
+	return out, nil
+}
+
+
+
+// Provenances returns the provenance of every effective key of r.
+func Provenances(r *merge.Result) map[string]KeyProvenance {
+	out := map[string]KeyProvenance{}
+	for _, k := range r.Keys() {
+		p, _ := r.Explain(k)
+		kp := KeyProvenance{Source: p.Source.String(), Shadowed: []string{}}
+		for _, s := range p.Shadowed {
+			kp.Shadowed = append(kp.Shadowed, s.Source.String())
+		}
+		out[k] = kp
+	}
+	return out
+}

@@ -1,0 +1,76 @@
+package layers
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+
+	"github.com/stratacfg/strata/watch"
+)
+
+// WatchOptions tune Component.Watch.
+type WatchOptions[T runtime.Object] struct {
+	// PollInterval is how often the files are read whatever file events
+	// say; watch.DefaultPollInterval when zero.
+	PollInterval time.Duration
+	// Metrics, when set, count reloads.
+	Metrics *watch.Metrics
+	// OnReload, when set, is called after every reload attempt that is
+	// not a no-op, the initial load included, in order.
+	OnReload func(watch.Reload[*Loaded[T]])
+}
+
+// Watch loads the configuration the command line names and keeps it live:
+// the watcher reads --config, --config-dir and --instance-config as one
+// consistent generation each (ConfigMap mounts and git-sync checkouts
+// included), loads them with the same command line, and publishes the
+// result when it is valid. A reload that changes a restart-only key keeps
+// its running value and lists the key in RestartRequired (see Reload); an
+// invalid one is refused and the running configuration stays. Flags keep
+// the values they were given.
+//
+// Watch returns once the first load has succeeded, with the watcher
+// running until ctx is done; read the configuration with Current. An
+// invalid first load is an error: refuse to start.
+func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOptions[T]) (*watch.Watcher[*Loaded[T]], error) {
+	var paths []string
+	for _, p := range []string{cl.Config.ConfigFile, cl.Config.ConfigDir, cl.Config.InstanceConfig} {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, errors.New("nothing to watch: no --config, --config-dir or --instance-config")
+	}
+	log := klog.FromContext(ctx).WithName(c.Name)
+	var w *watch.Watcher[*Loaded[T]]
+	w, err := watch.New(watch.Options[*Loaded[T]]{
+		Paths:        paths,
+		PollInterval: o.PollInterval,
+		Metrics:      o.Metrics,
+		// Built from the generation the watcher read, never from the
+		// files of two updates.
+		Load: func(ctx context.Context, files *watch.Contents) (*Loaded[T], error) {
+			return c.Reload(ctx, cl, files, w.Current())
+		},
+		OnReload: func(r watch.Reload[*Loaded[T]]) {
+			if r.Status == watch.StatusSuccess && !r.Initial && len(r.Value.RestartRequired) > 0 {
+				log.Info("Configuration reloaded; a restart is required to apply some keys", "keys", strings.Join(r.Value.RestartRequired, ","))
+			}
+			if o.OnReload != nil {
+				o.OnReload(r)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Start(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
