@@ -6,7 +6,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: test vet lint unit bench bench-lib fuzz demo tools
+.PHONY: test vet lint unit bench bench-lib fuzz demo tools generate
 
 ## test: everything CI runs: vet, staticcheck, the race-enabled test suite
 ## (which needs the real servers and writers that `make tools` builds).
@@ -15,12 +15,26 @@ test: vet lint tools unit
 # The programs integration tests run, built from hack/tools (its own modules,
 # so k8s.io/kubernetes and etcd never enter the library's go.mod). A binary is
 # rebuilt only when its module's go.mod or go.sum, or its own source, changes.
-TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/atomicwriter
+GENERATORS := $(BIN)/deepcopy-gen $(BIN)/defaulter-gen $(BIN)/conversion-gen
+TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/atomicwriter $(GENERATORS)
 K8S_MOD := hack/tools/go.mod hack/tools/go.sum
 ETCD_MOD := hack/tools/etcd/go.mod hack/tools/etcd/go.sum
+CODEGEN_MOD := hack/tools/codegen/go.mod hack/tools/codegen/go.sum
 
-## tools: build kube-apiserver, etcd and the AtomicWriter driver into bin/.
+## tools: build kube-apiserver, etcd, the AtomicWriter driver and the code
+## generators into bin/.
 tools: $(TOOLS)
+
+# k8s.io/code-generator, in a module of its own (hack/tools/codegen).
+$(BIN)/%-gen: $(CODEGEN_MOD)
+	@mkdir -p $(BIN)
+	cd hack/tools/codegen && $(GO) build -o $@ k8s.io/code-generator/cmd/$*-gen
+
+## generate: the example component's deep copies, defaults registration and
+## conversions, by deepcopy-gen, defaulter-gen and conversion-gen
+## (hack/codegen.sh); a test fails when the committed files are stale.
+generate: $(GENERATORS)
+	BIN=$(BIN) hack/codegen.sh
 
 $(BIN)/kube-apiserver: $(K8S_MOD)
 	@mkdir -p $(BIN)
@@ -37,6 +51,7 @@ $(BIN)/etcd: $(ETCD_MOD)
 vet:
 	$(GO) vet ./...
 	cd hack/tools && $(GO) vet ./...
+	cd hack/tools/codegen && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
 $(STATICCHECK):

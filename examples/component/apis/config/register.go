@@ -22,6 +22,3 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion, &ComponentConfiguration{})
 	return nil
 }
-
-// DeepCopyObject implements runtime.Object.
-func (in *ComponentConfiguration) DeepCopyObject() runtime.Object { return in.DeepCopy() }

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"maps"
-	"slices"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	componentbaseconfig "k8s.io/component-base/config"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -11,6 +8,8 @@ import (
 
 // ComponentConfiguration is the example component's configuration, as the
 // component uses it: every field defaulted and converted.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type ComponentConfiguration struct {
 	metav1.TypeMeta
 
@@ -32,22 +31,4 @@ type ComponentConfiguration struct {
 	AllowedOrigins []string
 	// Logging configures logging.
 	Logging logsapi.LoggingConfiguration
-}
-
-// DeepCopyInto copies in into out.
-func (in *ComponentConfiguration) DeepCopyInto(out *ComponentConfiguration) {
-	*out = *in
-	out.FeatureGates = maps.Clone(in.FeatureGates)
-	out.AllowedOrigins = slices.Clone(in.AllowedOrigins)
-	in.Logging.DeepCopyInto(&out.Logging)
-}
-
-// DeepCopy returns a copy of in.
-func (in *ComponentConfiguration) DeepCopy() *ComponentConfiguration {
-	if in == nil {
-		return nil
-	}
-	out := new(ComponentConfiguration)
-	in.DeepCopyInto(out)
-	return out
 }

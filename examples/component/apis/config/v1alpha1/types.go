@@ -7,6 +7,8 @@ import (
 )
 
 // ComponentConfiguration configures the example component.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 type ComponentConfiguration struct {
 	metav1.TypeMeta `json:",inline"`
 

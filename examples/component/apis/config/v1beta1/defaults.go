@@ -3,19 +3,14 @@ package v1beta1
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
-func addDefaultingFuncs(s *runtime.Scheme) error {
-	s.AddTypeDefaultingFunc(&ComponentConfiguration{}, func(obj any) { SetDefaults(obj.(*ComponentConfiguration)) })
-	return nil
-}
-
-// SetDefaults fills every field the user left unset. An explicit false or
-// zero is kept: only nil pointers are defaulted.
-func SetDefaults(obj *ComponentConfiguration) {
+// SetDefaults_ComponentConfiguration fills every field the user left
+// unset. An explicit false or zero is kept: only nil pointers are
+// defaulted. defaulter-gen registers it.
+func SetDefaults_ComponentConfiguration(obj *ComponentConfiguration) {
 	if obj.Port == nil {
 		obj.Port = new(int32(8443))
 	}

@@ -1,9 +1,6 @@
 package v1beta1
 
 import (
-	"maps"
-	"slices"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -15,32 +12,19 @@ const GroupName = "component.example.strata.dev"
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1beta1"}
 
 var (
-	// SchemeBuilder registers the types, defaults and conversions.
-	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes, addDefaultingFuncs, addConversionFuncs)
+	// SchemeBuilder registers the types, defaults and conversions; the
+	// generated conversions add themselves to it.
+	SchemeBuilder      runtime.SchemeBuilder
+	localSchemeBuilder = &SchemeBuilder
 	// AddToScheme adds this version to a scheme.
-	AddToScheme = SchemeBuilder.AddToScheme
+	AddToScheme = localSchemeBuilder.AddToScheme
 )
+
+func init() {
+	localSchemeBuilder.Register(addKnownTypes, RegisterDefaults)
+}
 
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion, &ComponentConfiguration{})
 	return nil
-}
-
-// DeepCopyObject implements runtime.Object.
-func (in *ComponentConfiguration) DeepCopyObject() runtime.Object {
-	if in == nil {
-		return nil
-	}
-	out := new(ComponentConfiguration)
-	*out = *in
-	if in.Port != nil {
-		out.Port = new(*in.Port)
-	}
-	if in.EnableProfiling != nil {
-		out.EnableProfiling = new(*in.EnableProfiling)
-	}
-	out.FeatureGates = maps.Clone(in.FeatureGates)
-	out.AllowedOrigins = slices.Clone(in.AllowedOrigins)
-	in.Logging.DeepCopyInto(&out.Logging)
-	return out
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Generates the example component's deep copies, the registration of its
+# defaults and its conversions with Kubernetes' code generators
+# (k8s.io/code-generator, pinned in hack/tools/codegen). Run it from the
+# module's root with the generators in $BIN (default ./bin): `make
+# generate` builds them and runs it, and a test in examples/component runs
+# it on a copy to check that the committed files are current.
+set -euo pipefail
+
+BIN=${BIN:-$PWD/bin}
+HEADER=hack/boilerplate.go.txt
+API=github.com/stratacfg/strata/examples/component/apis/config
+
+# Deep copies of the internal and versioned types (+k8s:deepcopy-gen).
+"$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go \
+  "$API" "$API/v1alpha1" "$API/v1beta1"
+# RegisterDefaults, calling each version's SetDefaults_ functions
+# (+k8s:defaulter-gen).
+"$BIN/defaulter-gen" --go-header-file "$HEADER" --output-file zz_generated.defaults.go \
+  "$API/v1alpha1" "$API/v1beta1"
+# Conversions between each version and the internal types
+# (+k8s:conversion-gen); component-base's own conversions are reused.
+"$BIN/conversion-gen" --go-header-file "$HEADER" --output-file zz_generated.conversion.go \
+  --extra-peer-dirs k8s.io/component-base/config/v1alpha1,k8s.io/apimachinery/pkg/apis/meta/v1,k8s.io/apimachinery/pkg/conversion,k8s.io/apimachinery/pkg/runtime \
+  "$API/v1alpha1" "$API/v1beta1"
