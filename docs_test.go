@@ -1,0 +1,70 @@
+package strata_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sourceMarker names the file a code block of the documentation is an
+// excerpt of.
+var sourceMarker = regexp.MustCompile(`^<!-- source: (\S+) -->$`)
+
+// TestDocSnippets checks every code block of the README and docs/: a Go
+// block must name, in a "<!-- source: PATH -->" line right above it, the
+// file it is an excerpt of, and every block that names one must appear in
+// that file as it is. Those files compile and their tests run, so every
+// Go snippet a user copies compiles and runs.
+func TestDocSnippets(t *testing.T) {
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, doc := range append([]string{"README.md"}, docs...) {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(data), "\n")
+		for i := 0; i < len(lines); i++ {
+			lang, ok := strings.CutPrefix(lines[i], "```")
+			if !ok || lang == "" {
+				continue
+			}
+			start := i
+			var body []string
+			for i++; i < len(lines) && lines[i] != "```"; i++ {
+				body = append(body, lines[i])
+			}
+			var source string
+			if start > 0 {
+				if m := sourceMarker.FindStringSubmatch(lines[start-1]); m != nil {
+					source = m[1]
+				}
+			}
+			where := doc + ":" + strconv.Itoa(start+1)
+			switch {
+			case source == "" && lang == "go":
+				t.Errorf("%s: a Go block with no <!-- source: PATH --> line above it", where)
+			case source == "":
+			default:
+				src, err := os.ReadFile(source)
+				if err != nil {
+					t.Errorf("%s: %v", where, err)
+					continue
+				}
+				if !strings.Contains(string(src), strings.Join(body, "\n")) {
+					t.Errorf("%s: the block is not in %s as it is; copy it again from there", where, source)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no block checked")
+	}
+}
