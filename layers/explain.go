@@ -76,8 +76,6 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 	return out, nil
 }
 
-
-
 // Provenances returns the provenance of every effective key of r.
 func Provenances(r *merge.Result) map[string]KeyProvenance {
 	out := map[string]KeyProvenance{}

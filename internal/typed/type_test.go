@@ -105,4 +105,3 @@ func TestConvert(t *testing.T) {
 		}
 	}
 }
-
