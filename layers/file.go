@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -49,8 +48,6 @@ type File struct {
 	Files Files
 }
 
-var _ Source = (*File)(nil)
-
 // Files reads configuration files. A watcher passes the snapshot it took
 // (watch.Contents), so that a configuration is built from one generation of
 // a mounted ConfigMap, never from files of two updates.
@@ -60,13 +57,6 @@ type Files interface {
 	// ReadDir returns the names of the regular files directly inside
 	// dir, sorted.
 	ReadDir(dir string) ([]string, error)
-}
-
-// Layer reads, decodes and flattens the file; see Decode. It is safe to
-// call concurrently.
-func (f *File) Layer(_ context.Context) (*merge.Layer, error) {
-	l, _, err := f.Decode()
-	return l, err
 }
 
 // Decode reads, decodes and flattens the file, and returns its decoding

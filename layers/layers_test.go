@@ -222,3 +222,15 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 		t.Fatalf("reload to the running values: %v, %v", same.RestartRequired, err)
 	}
 }
+
+// TestKindDefaultIsThePipelines checks that the source kind layers names
+// defaulting is the one its decode credits defaults to.
+func TestKindDefaultIsThePipelines(t *testing.T) {
+	loaded, _, err := component(t).Load(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, _ := loaded.Provenance.SourceOf("/syncFrequency"); src.Kind != layers.KindDefault {
+		t.Errorf("a defaulted key is credited to %q, not layers.KindDefault %q", src.Kind, layers.KindDefault)
+	}
+}
