@@ -1,4 +1,5 @@
-// Package merge is strata's raw-key precedence engine.
+// Package merge is strata's model of layered configuration and its
+// precedence rules.
 //
 // A configuration document is held as a Layer: a flat map from RFC 6901 JSON
 // pointers into the versioned document to JSON text. Objects are flattened to
@@ -8,11 +9,13 @@
 // keys, so merging layers before anything is parsed or defaulted keeps "set
 // to false" apart from "unset".
 //
-// Merge combines layers, most generic first, and records for every effective
-// key which layer won and which it shadowed. A Policy on a layer decides
-// which keys that layer may set; every key a policy drops is reported.
+// Merge combines layers, most generic first, into a read-only Result that
+// records for every effective key which layer won and which it shadowed. A
+// Policy on a layer decides which keys that layer may set; every key a
+// policy drops is reported with the reason.
 //
-// The package imports nothing but the standard library.
+// The package imports nothing but the standard library (and a hook by
+// which strata's own packages reach the engine; see engine.go).
 package merge
 
 import "strings"

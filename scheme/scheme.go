@@ -1,10 +1,16 @@
-// Package scheme builds the decoder for one configuration kind with several
-// versions on top of an apimachinery runtime.Scheme: strict, warn or ignore
-// decoding with errors that name the file and the field path, defaulting of
-// the source version, conversion to the internal (or hub) version, a version
-// lifecycle (removed, deprecated, experimental), multi-document YAML and
-// v1 List, size and alias limits for untrusted input, and encoding to any
-// registered version.
+// Package scheme describes one configuration kind with several versions:
+// New builds a Kind from a Config, once, and everything that reads the kind
+// takes it (layers.Component, the namespaced resolver, file sources,
+// manifest sets).
+//
+// A Kind is built on an apimachinery runtime.Scheme. It decodes strictly,
+// warns or ignores, with errors that name the file and the field path;
+// defaults in the source version; converts to the internal (or hub)
+// version; keeps a version lifecycle (removed, deprecated, experimental);
+// reads multi-document YAML and v1 List; limits the size and aliases of
+// untrusted input; and encodes to any registered version. It also holds
+// the field markers of every version (validation.Fields), the version
+// layers are merged in, and the validator of the hub type.
 package scheme
 
 import (
