@@ -16,7 +16,10 @@ import (
 // a table that fills up is rebuilt and swapped in whole, and a reader still
 // probing the old one finds what was there when it started.
 type nsCache[T runtime.Object] struct {
-	tab  atomic.Pointer[nsTable[T]]
+	tab atomic.Pointer[nsTable[T]]
+	// tick is advanced on every insertion; entries keep the tick of their
+	// last use, for the LRU.
+	tick atomic.Uint64
 	tomb *entry[T] // marks a removed slot, so that probing goes on past it
 	seed uint64
 	n    int // live entries

@@ -17,10 +17,11 @@ import (
 // methods are safe for concurrent use; ForNamespace on a cached namespace
 // takes no lock and allocates nothing.
 type Resolver[T runtime.Object] struct {
-	c    *core[T]
-	st   *state[T] // nil in Direct mode, which caches nothing
-	mode mode[T]
-	objs memo[T] // the cluster ConfigMap ResolveObjects parsed last
+	c     *core[T]
+	cache *nsCache[T] // st's; empty for good in Direct mode
+	st    *state[T]   // nil in Direct mode, which caches nothing
+	mode  mode[T]
+	objs  memo[T] // the cluster ConfigMap ResolveObjects parsed last
 }
 
 // mode is one way of reading ConfigMaps.
@@ -70,7 +71,7 @@ func NewDirect[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Re
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolver[T]{c: c}
+	r := &Resolver[T]{c: c, cache: newNSCache[T]()}
 	r.mode = &directMode[T]{c: c, client: client, parse: &r.objs, reported: newReportTable()}
 	return r, nil
 }
@@ -81,7 +82,7 @@ func newResolver[T runtime.Object](o Options[T], client kubernetes.Interface, m 
 		return nil, err
 	}
 	st := newState(c)
-	return &Resolver[T]{c: c, st: st, mode: m(c, st)}, nil
+	return &Resolver[T]{c: c, cache: st.cache, st: st, mode: m(c, st)}, nil
 }
 
 // Start reads the cluster ConfigMap (and, as the mode needs, starts its
@@ -100,8 +101,11 @@ func (r *Resolver[T]) Stop() { r.mode.stop() }
 // used namespace when the cache is full. The error is about reading the
 // cluster; invalid tenant input never fails a resolve.
 func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
-	if r.st != nil {
-		if s := r.st.get(ns); s != nil {
+	if e := r.cache.get(ns); e != nil { // the hot path: one probe, no lock
+		if s := e.snap.Load(); s != nil {
+			if t := r.cache.tick.Load(); e.used.Load() != t {
+				e.used.Store(t)
+			}
 			return s, nil
 		}
 	}

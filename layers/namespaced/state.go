@@ -16,8 +16,9 @@ import (
 // errNotStarted is returned by a resolve before Start.
 var errNotStarted = errors.New("namespaced: resolver not started")
 
-// entry is one cached namespace. snap and used are read without a lock;
-// the rest belongs to guarded.
+// entry is one cached namespace. What a resolve reads (snap, used, ns,
+// hash) fills one cache line; the namespace's inputs, which only guarded
+// reads, are behind a pointer.
 type entry[T runtime.Object] struct {
 	snap atomic.Pointer[Snapshot[T]]
 	used atomic.Uint64
@@ -25,7 +26,13 @@ type entry[T runtime.Object] struct {
 	// the entry is put there.
 	ns   string
 	hash uint64
+	*inputsOf
+	_ [16]byte // to 64 bytes: one entry per cache line
+}
 
+// inputsOf is what a cached namespace's snapshot is built from, and its
+// watch. It belongs to guarded.
+type inputsOf struct {
 	cms     map[string]*corev1.ConfigMap // the namespace's own, by name
 	labels  map[string]string            // the namespace's, with selector layers
 	cancel  context.CancelFunc           // stops the namespace's watch (Lazy)
@@ -46,7 +53,6 @@ type change[T runtime.Object] struct {
 type state[T runtime.Object] struct {
 	c     *core[T]
 	cache *nsCache[T]
-	tick  atomic.Uint64 // advanced on every insertion; entries keep the tick of their last use
 
 	mu sync.Mutex
 	g  guarded[T]
@@ -152,19 +158,6 @@ func (s *state[T]) cluster() *clusterState[T] {
 	return cl
 }
 
-// get returns the cached snapshot of ns without a lock, or nil.
-func (s *state[T]) get(ns string) *Snapshot[T] {
-	if e := s.cache.get(ns); e != nil {
-		if snap := e.snap.Load(); snap != nil {
-			if t := s.tick.Load(); e.used.Load() != t {
-				e.used.Store(t)
-			}
-			return snap
-		}
-	}
-	return nil
-}
-
 // nsInput is what a namespace's snapshot is built from besides the
 // cluster and selector state: what a mode read for it.
 type nsInput struct {
@@ -231,7 +224,7 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 	if g.watch != nil && in.watch != g.wantsWatch(ns) {
 		return nil, true
 	}
-	e := &entry[T]{cms: in.cms, labels: in.labels}
+	e := &entry[T]{inputsOf: &inputsOf{cms: in.cms, labels: in.labels}}
 	if e.cms == nil {
 		e.cms = map[string]*corev1.ConfigMap{}
 	}
@@ -240,7 +233,7 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 		snap = g.cluster.base // a defect, logged: the cluster configuration applies
 	}
 	e.snap.Store(snap)
-	e.used.Store(g.st.tick.Add(1))
+	e.used.Store(g.st.cache.tick.Add(1))
 	g.st.cache.put(ns, e)
 	if in.watch {
 		e.cancel = g.watch(ns, e, in.rv)
