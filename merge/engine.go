@@ -8,7 +8,14 @@ func init() {
 		Extend:   (*Result).extend,
 		Fill:     (*Result).fill,
 		FillFunc: (*Result).fillFunc,
-		EachFrom: (*Result).eachFrom,
+		EachFrom: func(r *Result, n int, fn func(a, b any, key, value string) bool, a, b any) bool {
+			stopped := false
+			r.eachFrom(n, func(key, value string) bool {
+				stopped = !fn(a, b, key, value)
+				return !stopped
+			})
+			return stopped
+		},
 		Flat:     (*Result).flat,
 	})
 }

@@ -24,9 +24,12 @@ type Hooks[R, L, S any] struct {
 	// FillFunc is Fill computed when r is first read. Only before r is
 	// shared, at most once.
 	FillFunc func(r R, src S, fn func(values map[string]string) map[string]string)
-	// EachFrom calls fn for every effective key whose value comes from
-	// layer n or a later one, until fn returns false.
-	EachFrom func(r R, n int, fn func(key, value string) bool)
+	// EachFrom calls fn(a, b, key, value) for every effective key whose
+	// value comes from layer n or a later one, until fn returns false, and
+	// reports whether fn stopped it. fn takes what it needs in a and b
+	// instead of capturing it: a closure called through a hook escapes,
+	// and the walk is on the path of every namespace rebuild.
+	EachFrom func(r R, n int, fn func(a, b any, key, value string) bool, a, b any) (stopped bool)
 	// Flat reports whether every key merged has one segment.
 	Flat func(r R) bool
 }

@@ -56,7 +56,7 @@ func NewStack[T runtime.Object](k *scheme.Kind, upper []*merge.Layer, lower ...*
 		return nil, zero, nil, err
 	}
 	typedObj.GetObjectKind().SetGroupVersionKind(k.MergeVersion().WithKind(k.GroupKind().Kind))
-	if Engine.Flat(st.res) && st.setAll(typedObj, st.res, 0) == nil {
+	if Engine.Flat(st.res) && st.setAll(typedObj, st.res, 0) {
 		st.typed = typedObj
 		if fast, _, err := st.Build(upper); err != nil || !reflect.DeepEqual(fast, obj) {
 			st.typed = nil
@@ -78,16 +78,17 @@ func (st *Stack[T]) Sources() []merge.Source { return st.sources }
 
 // setAll sets on obj every key that layers from the n-th on set in res,
 // skipping apiVersion and kind (the decoder sets them from the version).
-func (st *Stack[T]) setAll(obj runtime.Object, res *merge.Result, n int) error {
-	var err error
-	Engine.EachFrom(res, n, func(k, v string) bool {
-		if k == "/apiVersion" || k == "/kind" {
-			return true
-		}
-		err = st.t.Set(obj, k, v)
-		return err == nil
-	})
-	return err
+// It reports false when a key cannot be set field by field.
+func (st *Stack[T]) setAll(obj runtime.Object, res *merge.Result, n int) bool {
+	return !Engine.EachFrom(res, n, setKey, st.t, obj)
+}
+
+// setKey sets key on obj, a pointer to a value of t.
+func setKey(t, obj any, key, value string) bool {
+	if key == "/apiVersion" || key == "/kind" {
+		return true
+	}
+	return t.(*typed.Type).Set(obj, key, value) == nil
 }
 
 // Build merges upper above the stack's layers and returns the typed,
@@ -99,7 +100,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 		return st.decodeWhole(res)
 	}
 	obj := st.typed.DeepCopyObject() // (2)
-	if st.setAll(obj, res, len(st.sources)) != nil {
+	if !st.setAll(obj, res, len(st.sources)) {
 		return st.decodeWhole(res)
 	}
 	k := st.kind
