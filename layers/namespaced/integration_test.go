@@ -112,10 +112,16 @@ func (w *world) informerReader(ctx context.Context) (namespaced.Reader, func(*na
 	factory.Start(ctx.Done())
 	w.t.Cleanup(factory.Shutdown)
 	factory.WaitForCacheSync(ctx.Done())
+	// The hook returns once the informers have replayed what they hold
+	// to the resolver.
 	hook := func(r *namespaced.Resolver[*jobDefaults]) {
 		for _, inf := range []cache.SharedIndexInformer{cms.Informer(), nss.Informer()} {
-			if _, err := inf.AddEventHandler(r.EventHandler()); err != nil {
+			reg, err := inf.AddEventHandler(r.EventHandler())
+			if err != nil {
 				w.t.Fatal(err)
+			}
+			if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+				w.t.Fatal("the resolver's event handler did not sync")
 			}
 		}
 	}
