@@ -48,10 +48,14 @@ $(BIN)/etcd: $(ETCD_MOD)
 	@mkdir -p $(BIN)
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 
+# Modules of their own beside the library: the bench, the controller-runtime
+# integration and the examples with heavy dependencies.
+MODULES := bench integrations/stratacr examples/jobdefaults
+
 vet:
 	$(GO) vet ./...
 	cd hack/tools && $(GO) vet ./...
-	cd bench && $(GO) vet ./...
+	@set -e; for m in $(MODULES); do echo "cd $$m && $(GO) vet ./..."; (cd $$m && $(GO) vet ./...); done
 
 $(STATICCHECK):
 	@mkdir -p $(BIN)
@@ -60,13 +64,15 @@ $(STATICCHECK):
 
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
-	cd bench && $(STATICCHECK) ./...
+	@set -e; for m in $(MODULES); do echo "cd $$m && staticcheck ./..."; (cd $$m && $(STATICCHECK) ./...); done
 
 # The bench module's tests check that every library it compares arrives at
 # the same configuration; its benchmarks run only under `make bench`.
+# examples/jobdefaults runs controller-runtime's envtest on the servers in
+# bin/.
 unit:
 	$(GO) test -race -count=1 ./...
-	cd bench && $(GO) test -race -count=1 ./...
+	@set -e; for m in $(MODULES); do echo "cd $$m && $(GO) test -race -count=1 ./..."; (cd $$m && KUBEBUILDER_ASSETS=$(BIN) $(GO) test -race -count=1 ./...); done
 
 ## bench: strata side by side with viper, koanf, knative and a Tekton-style
 ## loader (the bench module), written up in docs/PERFORMANCE.md. Cases 1-4

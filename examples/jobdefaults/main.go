@@ -1,0 +1,272 @@
+// Command jobdefaults gives batch/v1 Jobs per-namespace defaults at
+// admission, the way Tekton's webhook gives TaskRuns theirs (TEP-0085), as
+// a kubebuilder-style controller-runtime manager. The configuration is
+// examples/controller's: a cluster ConfigMap strata-defaults in
+// strata-system, and a ConfigMap strata-overrides that a namespace owns
+// (labelled app.kubernetes.io/part-of=strata-example and
+// config.strata.dev/type=namespace), merged key by key under the
+// operator's tenant policy.
+//
+//	jobdefaults --kubeconfig FILE --webhook-host 127.0.0.1 --webhook-port PORT --cert-dir DIR [--metrics-bind-address ADDR]
+//
+// At start it writes a self-signed serving certificate into DIR if none is
+// there, and creates or updates the MutatingWebhookConfiguration
+// strata-jobdefaults for CREATE of batch/v1 Jobs, pointing at
+// https://HOST:PORT/mutate-batch-v1-job with that certificate as its CA
+// bundle. At admission a Job gets, where it leaves them unset,
+// spec.activeDeadlineSeconds, spec.ttlSecondsAfterFinished, the default
+// labels and spec.template.spec.serviceAccountName from its namespace's
+// configuration. The reconciler annotates every Job with
+// config.strata.dev/resolved-hash and config.strata.dev/sources, and
+// annotates again the Jobs of a namespace whose configuration changed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/integrations/stratacr"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// Names the example uses, those of examples/controller.
+const (
+	SystemNamespace  = "strata-system"
+	ClusterConfigMap = "strata-defaults"
+	OverridesName    = "strata-overrides"
+	// WebhookName names the MutatingWebhookConfiguration and its webhook.
+	WebhookName = "strata-jobdefaults"
+	// WebhookPath is where the webhook serves: controller-runtime's path
+	// for batch/v1 Jobs.
+	WebhookPath = "/mutate-batch-v1-job"
+	// FieldManager names the controller's writes.
+	FieldManager = "strata-jobdefaults"
+)
+
+// OverrideLabels must be on a namespace's strata-overrides ConfigMap.
+var OverrideLabels = map[string]string{
+	"app.kubernetes.io/part-of": "strata-example",
+	"config.strata.dev/type":    "namespace",
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+const usage = "Usage: jobdefaults --kubeconfig FILE --webhook-host 127.0.0.1 --webhook-port PORT --cert-dir DIR [--metrics-bind-address ADDR]\n"
+
+// flags are the command line's values.
+type flags struct {
+	kubeconfig  string
+	host        string
+	port        int
+	certDir     string
+	metricsAddr string
+}
+
+func parse(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{}
+	fs := flag.NewFlagSet("jobdefaults", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "The kubeconfig of the cluster.")
+	fs.StringVar(&f.host, "webhook-host", "", "The address the webhook serves on, and the API server calls.")
+	fs.IntVar(&f.port, "webhook-port", 0, "The port the webhook serves on.")
+	fs.StringVar(&f.certDir, "cert-dir", "", "The directory of the webhook's serving certificate (tls.crt, tls.key); a self-signed one is written there if none is.")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "0", `The address /metrics is served on; "0" serves none.`)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case f.kubeconfig == "" || f.host == "" || f.certDir == "":
+		return nil, errors.New("--kubeconfig, --webhook-host and --cert-dir are required")
+	case f.port <= 0 || f.port > 65535:
+		return nil, fmt.Errorf("--webhook-port must be a port number, not %d", f.port)
+	}
+	return f, nil
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	f, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "jobdefaults: %v\n%s", err, usage)
+		return 2
+	}
+	if err := start(ctx, f); err != nil {
+		fmt.Fprintln(stderr, "jobdefaults:", err)
+		return 1
+	}
+	return 0
+}
+
+// options are the resolver's options: examples/controller's ConfigMaps,
+// keys and tenant policy.
+func options() (namespaced.Options[*v1alpha1.JobDefaults], error) {
+	kind, err := v1alpha1.NewKind()
+	if err != nil {
+		return namespaced.Options[*v1alpha1.JobDefaults]{}, err
+	}
+	return namespaced.Options[*v1alpha1.JobDefaults]{
+		Name:                "strata-jobdefaults",
+		Kind:                kind,
+		Namespace:           SystemNamespace,
+		ClusterConfigMap:    ClusterConfigMap,
+		NamespaceConfigMaps: []string{OverridesName},
+		Labels:              OverrideLabels,
+		Tenancy: namespaced.Tenancy{
+			GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
+			LockKey: "non-overridable-fields",
+		},
+	}, nil
+}
+
+// start runs the manager until ctx is done.
+func start(ctx context.Context, f *flags) error {
+	log := klog.Background().WithName("jobdefaults")
+	ctrl.SetLogger(log)
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig %s: %w", f.kubeconfig, err)
+	}
+	caBundle, err := ensureCertificate(f.certDir, f.host)
+	if err != nil {
+		return fmt.Errorf("--cert-dir: %w", err)
+	}
+	o, err := options()
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: f.metricsAddr},
+		// Only the ConfigMaps the resolver reads are cached.
+		Cache: cache.Options{ByObject: stratacr.CacheByObject(o)},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: f.host, Port: f.port, CertDir: f.certDir, CertName: certFile, KeyName: keyFile,
+		}),
+	})
+	if err != nil {
+		return err
+	}
+	r, err := stratacr.New(mgr, o)
+	if err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).
+		WithDefaulter(stratacr.Defaulter(r, applyDefaults)).
+		Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("jobdefaults").
+		For(&batchv1.Job{}).
+		WatchesRawSource(r.Source(mgr.GetCache(), &batchv1.JobList{})).
+		Complete(&reconciler{c: mgr.GetClient(), r: r}); err != nil {
+		return err
+	}
+	// The API server is pointed at the webhook once it serves and the
+	// configuration is loaded.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := r.WaitReady(ctx); err != nil {
+			return err
+		}
+		started := mgr.GetWebhookServer().StartedChecker()
+		for started(nil) != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if err := registerWebhook(ctx, mgr.GetAPIReader(), mgr.GetClient(), f, caBundle); err != nil {
+			return fmt.Errorf("registering the webhook: %w", err)
+		}
+		log.Info("Webhook registered", "configuration", WebhookName, "url", fmt.Sprintf("https://%s:%d%s", f.host, f.port, WebhookPath))
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// applyDefaults gives a Job being created its namespace's defaults, each
+// only where the Job leaves it unset.
+func applyDefaults(_ context.Context, job *batchv1.Job, snap *namespaced.Snapshot[*v1alpha1.JobDefaults]) error {
+	d := snap.Object
+	if job.Spec.ActiveDeadlineSeconds == nil && d.DefaultTimeoutSeconds != nil {
+		t := *d.DefaultTimeoutSeconds
+		if d.MaxTimeoutSeconds != nil && t > *d.MaxTimeoutSeconds {
+			t = *d.MaxTimeoutSeconds
+		}
+		job.Spec.ActiveDeadlineSeconds = &t
+	}
+	if job.Spec.TTLSecondsAfterFinished == nil && d.DefaultTTLSecondsAfterFinished != nil {
+		job.Spec.TTLSecondsAfterFinished = new(*d.DefaultTTLSecondsAfterFinished)
+	}
+	for k, v := range d.DefaultLabels {
+		if _, ok := job.Labels[k]; !ok {
+			if job.Labels == nil {
+				job.Labels = map[string]string{}
+			}
+			job.Labels[k] = v
+		}
+	}
+	if job.Spec.Template.Spec.ServiceAccountName == "" && d.DefaultServiceAccount != "" {
+		job.Spec.Template.Spec.ServiceAccountName = d.DefaultServiceAccount
+	}
+	return nil
+}
+
+// reconciler annotates each Job with the configuration of its namespace:
+// its hash and its sources.
+type reconciler struct {
+	c client.Client
+	r *stratacr.Resolver[*v1alpha1.JobDefaults]
+}
+
+func (rc *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var job batchv1.Job
+	if err := rc.c.Get(ctx, req.NamespacedName, &job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	snap, err := rc.r.ForNamespace(ctx, job.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	patch := client.MergeFrom(job.DeepCopy())
+	if !snap.Annotate(&job) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, rc.c.Patch(ctx, &job, patch, client.FieldOwner(FieldManager))
+}
+

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/stratacfg/strata/internal/watchtest"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// cluster is an envtest control plane on the kube-apiserver and etcd that
+// `make tools` builds into bin/, with jobdefaults running against it.
+type cluster struct {
+	env        *envtest.Environment
+	cfg        *rest.Config
+	c          kubernetes.Interface
+	kubeconfig string
+	stderr     *watchtest.Buffer
+	done       chan int
+	stop       context.CancelFunc
+}
+
+var (
+	shared     *cluster
+	sharedOnce sync.Once
+	sharedErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.stop()
+		<-shared.done
+		shared.env.Stop() //nolint:errcheck // the process is ending
+	}
+	os.Exit(code)
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// assets is where envtest finds kube-apiserver and etcd: KUBEBUILDER_ASSETS
+// when set, the repository's bin/ otherwise.
+func assets(t testing.TB) string {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	return filepath.Dir(watchtest.Tool(t, "kube-apiserver"))
+}
+
+// startCluster starts the control plane, once per test binary, and
+// jobdefaults against it. A control plane that cannot start fails the
+// test and says why.
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	sharedOnce.Do(func() { shared, sharedErr = newCluster(t) })
+	if sharedErr != nil {
+		t.Fatalf("starting envtest and jobdefaults: %v", sharedErr)
+	}
+	return shared
+}
+
+func newCluster(t *testing.T) (*cluster, error) {
+	dir := assets(t)
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return nil, fmt.Errorf("%s: %w (make tools builds it)", bin, err)
+		}
+	}
+	certDir, err := os.MkdirTemp("", "jobdefaults-apiserver-")
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: dir,
+		// A fixed port and certificate directory, so that the API server
+		// can restart where clients expect it.
+		ControlPlane: envtest.ControlPlane{APIServer: &envtest.APIServer{
+			CertDir: certDir,
+			// Open watches hold a graceful shutdown up to a minute; an
+			// outage does not wait for them, and neither does the test.
+			StopTimeout:   5 * time.Second,
+			SecureServing: envtest.SecureServing{ListenAddr: envtest.ListenAddr{Address: "127.0.0.1", Port: strconv.Itoa(freePort(t))}},
+		}},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, err
+	}
+	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(certDir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	c, err := kubernetes.NewForConfig(user.Config())
+	if err != nil {
+		return nil, err
+	}
+	cl := &cluster{env: env, cfg: user.Config(), c: c, kubeconfig: kubeconfig, stderr: &watchtest.Buffer{}, done: make(chan int, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cl.stop = cancel
+	ctxb := context.Background()
+	for _, ns := range []string{SystemNamespace} {
+		if _, err := c.CoreV1().Namespaces().Create(ctxb, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := c.CoreV1().ConfigMaps(SystemNamespace).Create(ctxb, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: ClusterConfigMap},
+		Data: map[string]string{
+			"enforced-config-level":              "namespace",
+			"default-timeout-seconds":            "600",
+			"default-ttl-seconds-after-finished": "300",
+			"default-service-account":            "job-runner",
+			"default-labels":                     "{cost-center: shared}",
+			"max-timeout-seconds":                "7200",
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	args := []string{"--kubeconfig", kubeconfig, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(freePort(t)), "--cert-dir", filepath.Join(certDir, "webhook")}
+	go func() { cl.done <- run(ctx, args, cl.stderr) }()
+	// Ready when a dry-run Job comes back defaulted: the webhook is
+	// registered and the API server calls it.
+	probe := cl.namespace(t, "probe")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		job, err := c.BatchV1().Jobs(probe).Create(ctxb, jobObject(probe, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && job.Spec.ActiveDeadlineSeconds != nil {
+			return cl, nil
+		}
+		select {
+		case code := <-cl.done:
+			return nil, fmt.Errorf("jobdefaults exited with %d:\n%s", code, cl.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the webhook did not default a Job within 60s (last error %v):\n%s", err, cl.stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (cl *cluster) namespace(t testing.TB, name string) string {
+	_, err := cl.c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// overrides creates or replaces namespace ns's strata-overrides.
+func (cl *cluster) overrides(t testing.TB, ns string, data map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	ctx := context.Background()
+	cms := cl.c.CoreV1().ConfigMaps(ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: OverridesName, Labels: OverrideLabels}, Data: data}
+	got, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, gerr := cms.Get(ctx, OverridesName, metav1.GetOptions{})
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		cm.ResourceVersion = cur.ResourceVersion
+		got, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func jobObject(ns, name string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
+		}}},
+	}
+}
+
+// create creates a Job and returns what the create response holds.
+func (cl *cluster) create(t testing.TB, job *batchv1.Job) *batchv1.Job {
+	t.Helper()
+	got, err := cl.c.BatchV1().Jobs(job.Namespace).Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating Job %s/%s: %v", job.Namespace, job.Name, err)
+	}
+	return got
+}
+
+// eventually polls cond until it returns "" or 20 seconds pass.
+func eventually(t testing.TB, what string, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		msg := cond()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s", what, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (cl *cluster) annotations(t testing.TB, ns, name string) map[string]string {
+	t.Helper()
+	job, err := cl.c.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job.Annotations
+}
+
+func TestJobsDefaultedAtAdmission(t *testing.T) {
+	cl := startCluster(t)
+	a := cl.namespace(t, "team-a")
+	cm := cl.overrides(t, a, map[string]string{"default-timeout-seconds": "120", "default-service-account": "builder", "default-labels": "{team: a}"})
+
+	// The first Job may reach the webhook before the override reaches
+	// the resolver.
+	var job *batchv1.Job
+	eventually(t, "the override", func() string {
+		job = cl.create(t, jobObject(a, "first-"+strconv.FormatInt(time.Now().UnixNano(), 36)))
+		if job.Spec.ActiveDeadlineSeconds == nil || *job.Spec.ActiveDeadlineSeconds != 120 {
+			return fmt.Sprintf("activeDeadlineSeconds %v", job.Spec.ActiveDeadlineSeconds)
+		}
+		return ""
+	})
+	// Defaulted in the create response itself.
+	if job.Spec.TTLSecondsAfterFinished == nil || *job.Spec.TTLSecondsAfterFinished != 300 {
+		t.Errorf("ttlSecondsAfterFinished %v, want the cluster's 300", job.Spec.TTLSecondsAfterFinished)
+	}
+	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != "builder" {
+		t.Errorf("serviceAccountName %q, want the namespace's builder", sa)
+	}
+	if job.Labels["team"] != "a" {
+		t.Errorf("labels %v, want team=a", job.Labels)
+	}
+	// What a Job sets stays.
+	own := jobObject(a, "own")
+	own.Spec.ActiveDeadlineSeconds = new(int64(42))
+	own.Spec.Template.Spec.ServiceAccountName = "mine"
+	own.Labels = map[string]string{"team": "mine"}
+	got := cl.create(t, own)
+	if *got.Spec.ActiveDeadlineSeconds != 42 || got.Spec.Template.Spec.ServiceAccountName != "mine" || got.Labels["team"] != "mine" {
+		t.Errorf("a Job's own values were replaced: %+v %q %v", *got.Spec.ActiveDeadlineSeconds, got.Spec.Template.Spec.ServiceAccountName, got.Labels)
+	}
+
+	// The reconciler annotates the Job with the configuration's hash and
+	// sources.
+	var hash string
+	eventually(t, "the annotations", func() string {
+		an := cl.annotations(t, a, job.Name)
+		hash = an[namespaced.AnnotationResolvedHash]
+		src := an[namespaced.AnnotationSources]
+		if !strings.HasPrefix(hash, "sha256:") || !strings.Contains(src, "namespace:"+a+"/"+OverridesName+"@"+cm.ResourceVersion) {
+			return fmt.Sprintf("annotations %v", an)
+		}
+		return ""
+	})
+
+	// A tenant edit reaches new Jobs and annotates the existing ones
+	// again, woken by the resolver, not a resync.
+	cm = cl.overrides(t, a, map[string]string{"default-timeout-seconds": "90", "default-service-account": "builder", "default-labels": "{team: a}"})
+	eventually(t, "the edit in the existing Job's annotations", func() string {
+		an := cl.annotations(t, a, job.Name)
+		if an[namespaced.AnnotationResolvedHash] == hash || !strings.Contains(an[namespaced.AnnotationSources], "@"+cm.ResourceVersion) {
+			return fmt.Sprintf("annotations %v", an)
+		}
+		return ""
+	})
+	if got := cl.create(t, jobObject(a, "after-edit")); *got.Spec.ActiveDeadlineSeconds != 90 {
+		t.Errorf("a Job created after the edit: activeDeadlineSeconds %d, want 90", *got.Spec.ActiveDeadlineSeconds)
+	}
+}
+
+func TestInvalidTenantConfigMapNeverRefusesAJob(t *testing.T) {
+	cl := startCluster(t)
+	b := cl.namespace(t, "team-b")
+	bad := cl.overrides(t, b, map[string]string{"default-timeout-seconds": "-5", "default-service-account": "Not_A_Name"})
+	time.Sleep(500 * time.Millisecond) // let the resolver see it; the Job must pass either way
+	job := cl.create(t, jobObject(b, "despite"))
+	if job.Spec.ActiveDeadlineSeconds == nil || *job.Spec.ActiveDeadlineSeconds != 600 || job.Spec.Template.Spec.ServiceAccountName != "job-runner" {
+		t.Errorf("Job with an invalid namespace ConfigMap: deadline %v, serviceAccountName %q; want the cluster's 600 and job-runner",
+			job.Spec.ActiveDeadlineSeconds, job.Spec.Template.Spec.ServiceAccountName)
+	}
+	eventually(t, "the Warning Event on the ConfigMap", func() string {
+		evs, err := cl.c.EventsV1().Events(b).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Reason == namespaced.ReasonInvalidConfiguration && e.Regarding.UID == bad.UID && strings.Contains(e.Note, "default-timeout-seconds") {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%d events, none about %s/%s", len(evs.Items), b, OverridesName)
+	})
+}
+
+func TestAPIServerRestartLosesNothing(t *testing.T) {
+	cl := startCluster(t)
+	c := cl.namespace(t, "team-c")
+	cl.overrides(t, c, map[string]string{"default-timeout-seconds": "200"})
+	eventually(t, "the override", func() string {
+		if got := cl.create(t, jobObject(c, "before-"+strconv.FormatInt(time.Now().UnixNano(), 36))); *got.Spec.ActiveDeadlineSeconds != 200 {
+			return fmt.Sprintf("deadline %d", *got.Spec.ActiveDeadlineSeconds)
+		}
+		return ""
+	})
+	api := cl.env.ControlPlane.APIServer
+	if err := api.Stop(); err != nil && !strings.Contains(err.Error(), "timeout waiting") {
+		t.Fatal(err) // a timeout is a kill, as in an outage
+	}
+	addr := api.SecureServing.ListenAddr.HostPort()
+	eventually(t, "the API server's port to be free", func() string {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			conn.Close()
+			return addr + " still answers"
+		}
+		return ""
+	})
+	if err := api.Start(); err != nil {
+		t.Fatalf("restarting the API server: %v", err)
+	}
+	cm := cl.overrides(t, c, map[string]string{"default-timeout-seconds": "250"})
+	var after *batchv1.Job
+	eventually(t, "the edit after the restart", func() string {
+		after = cl.create(t, jobObject(c, "after-"+strconv.FormatInt(time.Now().UnixNano(), 36)))
+		if *after.Spec.ActiveDeadlineSeconds != 250 {
+			return fmt.Sprintf("deadline %d", *after.Spec.ActiveDeadlineSeconds)
+		}
+		return ""
+	})
+	eventually(t, "the annotation after the restart", func() string {
+		if src := cl.annotations(t, c, after.Name)[namespaced.AnnotationSources]; !strings.Contains(src, "@"+cm.ResourceVersion) {
+			return "sources " + src
+		}
+		return ""
+	})
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--kubeconfig", "k", "--webhook-host", "127.0.0.1", "--cert-dir", "d"},
+		{"--kubeconfig", "k", "--webhook-host", "127.0.0.1", "--webhook-port", "70000", "--cert-dir", "d"},
+		{"--nope"},
+	} {
+		var out watchtest.Buffer
+		if code := run(context.Background(), args, &out); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, out.String())
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// webhookConfiguration is the MutatingWebhookConfiguration that sends the
+// creation of batch/v1 Jobs to https://host:port/mutate-batch-v1-job. It
+// fails closed, so that no Job is created without its defaults, but never
+// for kube-system or the controller's own namespace, so that the cluster
+// and the controller can always create Jobs.
+func webhookConfiguration(host string, port int, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + WebhookPath
+	fail, none, namespaced := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.NamespacedScope
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:         "jobdefaults.config.strata.dev",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}, Scope: &namespaced,
+				},
+			}},
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", SystemNamespace},
+			}}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          new(int32(10)),
+		}},
+	}
+}
+
+// registerWebhook creates the MutatingWebhookConfiguration, or updates it
+// to point at this process.
+func registerWebhook(ctx context.Context, reader client.Reader, c client.Client, f *flags, caBundle []byte) error {
+	want := webhookConfiguration(f.host, f.port, caBundle)
+	var cur admissionregistrationv1.MutatingWebhookConfiguration
+	err := reader.Get(ctx, types.NamespacedName{Name: WebhookName}, &cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		return c.Create(ctx, want, client.FieldOwner(FieldManager))
+	case err != nil:
+		return err
+	}
+	cur.Webhooks = want.Webhooks
+	if err := c.Update(ctx, &cur, client.FieldOwner(FieldManager)); err != nil {
+		return fmt.Errorf("updating %s: %w", WebhookName, err)
+	}
+	return nil
+}

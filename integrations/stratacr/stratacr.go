@@ -1,0 +1,252 @@
+package stratacr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// Resolver is a namespaced resolver run by a manager. Its methods are the
+// namespaced resolver's; ForNamespace returns an error until Ready is
+// closed.
+type Resolver[T runtime.Object] struct {
+	*namespaced.Resolver[T]
+	mgr       manager.Manager
+	selectors bool
+	ready     chan struct{}
+}
+
+// New builds a resolver that reads ConfigMaps (and, with selector layers,
+// Namespaces) through mgr's cache, and adds it to mgr. When the manager
+// starts, the resolver waits for the cache's ConfigMap informer, reads the
+// cluster ConfigMap, and then follows every change the informers see; it
+// stops with the manager. It runs on every replica, leader or not, since
+// webhooks and reconciles on each need the configuration.
+//
+// Events about invalid ConfigMaps go through the manager's events.k8s.io
+// recorder unless o names a recorder. Use CacheByObject to keep the
+// manager's ConfigMap cache to what the resolver reads.
+func New[T runtime.Object](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], error) {
+	if o.EventRecorder == nil && o.Recorder == nil {
+		name := o.Name
+		if name == "" {
+			name = "strata-resolver"
+		}
+		o.EventRecorder = mgr.GetEventRecorder(name)
+	}
+	r, err := namespaced.NewFromReader(ClientReader(mgr.GetCache()), o)
+	if err != nil {
+		return nil, err
+	}
+	out := &Resolver[T]{Resolver: r, mgr: mgr, selectors: o.Selectors != nil, ready: make(chan struct{})}
+	if err := mgr.Add(out); err != nil {
+		return nil, fmt.Errorf("stratacr: adding the resolver to the manager: %w", err)
+	}
+	return out, nil
+}
+
+// Start implements manager.Runnable:
+//
+//  1. get the cache's ConfigMap (and Namespace) informers and wait until
+//     they have synced;
+//  2. start the resolver, which reads the cluster and selector ConfigMaps
+//     through the cache;
+//  3. add the resolver's event handler to the informers and wait until
+//     they have replayed what they hold, so that nothing changed between
+//     (2) and (3) is missed;
+//  4. close Ready, and run until ctx is done.
+func (r *Resolver[T]) Start(ctx context.Context) error {
+	objs := []client.Object{&corev1.ConfigMap{}}
+	if r.selectors {
+		objs = append(objs, &corev1.Namespace{})
+	}
+	var infs []cache.Informer
+	for _, obj := range objs { // (1)
+		inf, err := r.mgr.GetCache().GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("stratacr: the %T informer: %w", obj, err)
+		}
+		infs = append(infs, inf)
+	}
+	for _, inf := range infs {
+		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			return fmt.Errorf("stratacr: the cache did not sync: %w", context.Cause(ctx))
+		}
+	}
+	if err := r.Resolver.Start(ctx); err != nil { // (2)
+		return err
+	}
+	defer r.Resolver.Stop()
+	for _, inf := range infs { // (3)
+		reg, err := inf.AddEventHandler(r.EventHandler())
+		if err != nil {
+			return fmt.Errorf("stratacr: %w", err)
+		}
+		defer inf.RemoveEventHandler(reg) //nolint:errcheck // the manager is stopping
+		if !toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+			return fmt.Errorf("stratacr: the resolver's event handler did not sync: %w", context.Cause(ctx))
+		}
+	}
+	close(r.ready) // (4)
+	<-ctx.Done()
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: the
+// resolver runs on every replica.
+func (r *Resolver[T]) NeedLeaderElection() bool { return false }
+
+// Ready is closed once the resolver has read the cluster ConfigMap and
+// follows changes.
+func (r *Resolver[T]) Ready() <-chan struct{} { return r.ready }
+
+// WaitReady waits until the resolver is ready or ctx is done.
+func (r *Resolver[T]) WaitReady(ctx context.Context) error {
+	select {
+	case <-r.ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stratacr: the configuration is not loaded yet: %w", context.Cause(ctx))
+	}
+}
+
+// Source returns a source for a controller (builder's WatchesRawSource)
+// that, each time the configuration of a namespace the resolver has cached
+// changes, enqueues every object of list's kind in that namespace, listed
+// from c (the manager's cache). list is an empty list of the controller's
+// kind, &batchv1.JobList{}. The controller is woken by the change itself,
+// after the new configuration is what ForNamespace returns, and needs no
+// periodic resync to catch up with one.
+func (r *Resolver[T]) Source(c client.Reader, list client.ObjectList) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		cancel := r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[T]) {
+			l := list.DeepCopyObject().(client.ObjectList)
+			if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
+				return // ctx ended; the manager is stopping
+			}
+			_ = meta.EachListItem(l, func(obj runtime.Object) error {
+				if o, ok := obj.(client.Object); ok {
+					q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
+				}
+				return nil
+			})
+		})
+		go func() {
+			<-ctx.Done()
+			cancel()
+		}()
+		return nil
+	})
+}
+
+// Defaulter returns an admission defaulter for objects of type O that
+// gives each object the configuration of its namespace through apply. It
+// waits, within the request's time, for the resolver to be ready. A
+// tenant's invalid ConfigMap never makes it refuse an object: that layer
+// is ignored and the cluster configuration applies; only failing to read
+// the configuration at all does.
+func Defaulter[T runtime.Object, O client.Object](r *Resolver[T], apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error) admission.Defaulter[O] {
+	return defaulter[T, O]{r: r, apply: apply}
+}
+
+type defaulter[T runtime.Object, O client.Object] struct {
+	r     *Resolver[T]
+	apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error
+}
+
+func (d defaulter[T, O]) Default(ctx context.Context, obj O) error {
+	ns := obj.GetNamespace()
+	if req, err := admission.RequestFromContext(ctx); err == nil && ns == "" {
+		ns = req.Namespace
+	}
+	if ns == "" {
+		return errors.New("stratacr: the object has no namespace")
+	}
+	if err := d.r.WaitReady(ctx); err != nil {
+		return err
+	}
+	snap, err := d.r.ForNamespace(ctx, ns)
+	if err != nil {
+		return fmt.Errorf("reading the configuration of namespace %s: %w", ns, err)
+	}
+	return d.apply(ctx, obj, snap)
+}
+
+// CacheByObject returns the entries of cache.Options.ByObject that keep a
+// manager's ConfigMap cache to what a resolver with options o reads: every
+// ConfigMap of o.Namespace (the cluster and selector ConfigMaps, which
+// the operator owns), and elsewhere only those that carry o.Labels. Any
+// tenant can create ConfigMaps; caching them all, as a manager does by
+// default, lets any tenant grow the operator's memory without bound. Other
+// controllers of the manager that need other ConfigMaps must read them
+// with a client that does not go through this cache.
+func CacheByObject[T runtime.Object](o namespaced.Options[T]) map[client.Object]cache.ByObject {
+	return map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {
+			Namespaces: map[string]cache.Config{
+				o.Namespace:         {LabelSelector: labels.Everything()},
+				cache.AllNamespaces: {LabelSelector: labels.SelectorFromSet(o.Labels)},
+			},
+		},
+	}
+}
+
+// ClientReader adapts a controller-runtime client.Reader (a manager's
+// cache) to namespaced.Reader. Objects are read without a deep copy: the
+// resolver never changes them.
+func ClientReader(c client.Reader) namespaced.Reader { return clientReader{c} }
+
+type clientReader struct{ c client.Reader }
+
+func (r clientReader) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cm, nil
+}
+
+func (r clientReader) ConfigMaps(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	var list corev1.ConfigMapList
+	if err := r.c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make([]*corev1.ConfigMap, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func (r clientReader) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	n := &corev1.Namespace{}
+	err := r.c.Get(ctx, types.NamespacedName{Name: name}, n)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return n.Labels, nil
+}

@@ -1,0 +1,175 @@
+package stratacr_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/integrations/stratacr"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+var tenantLabels = map[string]string{"config.strata.dev/type": "namespace"}
+
+func options(t *testing.T) namespaced.Options[*v1alpha1.JobDefaults] {
+	t.Helper()
+	kind, err := v1alpha1.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return namespaced.Options[*v1alpha1.JobDefaults]{
+		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
+		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: tenantLabels,
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster"},
+	}
+}
+
+func configMap(ns, name string, ls, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: ls}, Data: data}
+}
+
+// TestClientReader resolves through controller-runtime's fake client, whose
+// objects carry the resourceVersions it gives them, and follows an edit
+// told through Invalidate.
+func TestClientReader(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		configMap("strata-system", "strata-defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "600"}),
+		configMap("team-a", "strata-overrides", tenantLabels, map[string]string{"default-timeout-seconds": "60"}),
+		configMap("team-a", "unlabelled", nil, map[string]string{"default-timeout-seconds": "1"}),
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "j1"}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "j2"}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}},
+	).Build()
+	r, err := namespaced.NewFromReader(stratacr.ClientReader(c), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	s, err := r.ForNamespace(ctx, "team-a")
+	if err != nil || *s.Object.DefaultTimeoutSeconds != 60 {
+		t.Fatalf("team-a: %v, %v", s, err)
+	}
+
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "strata-overrides"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["default-timeout-seconds"] = "90"
+	if err := c.Update(ctx, &cm); err != nil {
+		t.Fatal(err)
+	}
+	notified := make(chan string, 4)
+	cancel := r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*v1alpha1.JobDefaults]) { notified <- ns })
+	defer cancel()
+	r.Invalidate(&cm)
+	select {
+	case ns := <-notified:
+		if ns != "team-a" {
+			t.Errorf("notified %s", ns)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification")
+	}
+	if s, _ := r.ForNamespace(ctx, "team-a"); *s.Object.DefaultTimeoutSeconds != 90 {
+		t.Errorf("after the edit: %d", *s.Object.DefaultTimeoutSeconds)
+	}
+}
+
+// TestSource enqueues the Jobs of a namespace whose configuration changed,
+// and only those.
+func TestSource(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{
+		configMap("strata-system", "strata-defaults", nil, map[string]string{"enforced-config-level": "namespace"}),
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "j1"}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "j2"}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "other"}},
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	nr, err := namespaced.NewFromReader(stratacr.ClientReader(c), options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	if err := nr.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer nr.Stop()
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, err := nr.ForNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &stratacr.Resolver[*v1alpha1.JobDefaults]{Resolver: nr}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	if err := r.Source(c, &batchv1.JobList{}).Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	cm := configMap("team-a", "strata-overrides", tenantLabels, map[string]string{"default-timeout-seconds": "5"})
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	nr.Invalidate(cm)
+	var got []string
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < 2 && time.Now().Before(deadline) {
+		if q.Len() == 0 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		req, _ := q.Get()
+		got = append(got, req.String())
+		q.Done(req)
+	}
+	slices.Sort(got)
+	if fmt.Sprint(got) != "[team-a/j1 team-a/j2]" || q.Len() != 0 {
+		t.Errorf("enqueued %v (and %d more), want team-a's two Jobs", got, q.Len())
+	}
+}
+
+func TestCacheByObject(t *testing.T) {
+	by := stratacr.CacheByObject(options(t))
+	var cms cache.ByObject
+	for obj, b := range by {
+		if _, ok := obj.(*corev1.ConfigMap); !ok {
+			t.Errorf("an entry for %T", obj)
+		}
+		cms = b
+	}
+	own := cms.Namespaces["strata-system"]
+	all := cms.Namespaces[cache.AllNamespaces]
+	if own.LabelSelector == nil || !own.LabelSelector.Empty() {
+		t.Errorf("the component's namespace: %v, want every ConfigMap", own.LabelSelector)
+	}
+	if all.LabelSelector == nil || !all.LabelSelector.Matches(labels.Set(tenantLabels)) || all.LabelSelector.Matches(labels.Set{}) {
+		t.Errorf("other namespaces: %v, want the tenant labels only", all.LabelSelector)
+	}
+}
