@@ -16,6 +16,6 @@ func init() {
 			})
 			return stopped
 		},
-		Flat:     (*Result).flat,
+		Flat: (*Result).flat,
 	})
 }

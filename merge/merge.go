@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Result is the outcome of Merge: the effective value of every key, which
@@ -28,9 +29,10 @@ type Result struct {
 	filled  bool // fill or fillFunc was applied
 
 	// A fill computed on first read; see fillFunc.
-	fillSrc  Source
-	fillFn   func(values map[string]string) map[string]string
-	fillOnce sync.Once
+	fillSrc     Source
+	fillFn      func(values map[string]string) map[string]string // dropped once applied
+	fillPending atomic.Bool
+	fillOnce    sync.Once
 }
 
 // entry is one effective key. set records every layer that set the key, one
@@ -336,12 +338,17 @@ func (r *Result) fill(src Source, values map[string]string) {
 func (r *Result) fillFunc(src Source, fn func(values map[string]string) map[string]string) {
 	r.filled = true
 	r.fillSrc, r.fillFn = src, fn
+	r.fillPending.Store(true)
 }
 
 // settle applies a pending FillFunc.
 func (r *Result) settle() {
-	if r.fillFn != nil {
-		r.fillOnce.Do(func() { r.fill(r.fillSrc, r.fillFn(r.values())) })
+	if r.fillPending.Load() {
+		r.fillOnce.Do(func() {
+			r.fill(r.fillSrc, r.fillFn(r.values()))
+			r.fillFn = nil // and what it holds: the decoded object it compared with
+			r.fillPending.Store(false)
+		})
 	}
 }
 

@@ -43,6 +43,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if which := os.Getenv(heapEnv); which != "" { // the process heapOf starts
+		if err := managerHeap(which); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if shared != nil {
 		shared.stop()
@@ -74,7 +81,7 @@ func assets(t testing.TB) string {
 // startCluster starts the control plane, once per test binary, and
 // jobdefaults against it. A control plane that cannot start fails the
 // test and says why.
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	sharedOnce.Do(func() { shared, sharedErr = newCluster(t) })
 	if sharedErr != nil {
@@ -83,7 +90,7 @@ func startCluster(t *testing.T) *cluster {
 	return shared
 }
 
-func newCluster(t *testing.T) (*cluster, error) {
+func newCluster(t testing.TB) (*cluster, error) {
 	dir := assets(t)
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
@@ -223,7 +230,13 @@ func (cl *cluster) create(t testing.TB, job *batchv1.Job) *batchv1.Job {
 // eventually polls cond until it returns "" or 20 seconds pass.
 func eventually(t testing.TB, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	eventuallyWithin(t, 20*time.Second, what, cond)
+}
+
+// eventuallyWithin polls cond until it returns "" or d passes.
+func eventuallyWithin(t testing.TB, d time.Duration, what string, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		msg := cond()
 		if msg == "" {

@@ -162,10 +162,12 @@ func parseNotes(s string) map[string]string {
 }
 
 // goal is one comparison the issue sets: strata's benchmark against a
-// peer's, met when strata / peer is at most max (or below it, when strict).
+// peer's, met when strata / peer is at most max (or below it, when strict),
+// on unit (ns/op when empty).
 type goal struct {
 	text         string
 	strata, peer string
+	unit         string
 	max          float64
 	strict       bool
 }
@@ -176,8 +178,12 @@ type kase struct {
 	bench      string // the benchmark, "Case1Read"
 	strata     string // strata's sub-benchmark(s)
 	goals      []goal
-	watch      bool // a watch case: seen, missed and latency instead of time
+	watch      bool     // a watch case: seen, missed and latency instead of time
+	columns    []string // the units its table shows; ns/op, B/op and allocs/op when empty
 }
+
+// defaultColumns are the units a case's table shows unless it says.
+var defaultColumns = []string{"ns/op", "B/op", "allocs/op"}
 
 var cases = []kase{
 	{key: "case1", title: "1. Read one value from the effective configuration", bench: "Case1Read", strata: "strata", goals: []goal{
@@ -196,6 +202,10 @@ var cases = []kase{
 		{text: "at least 50 times faster than re-merging per call", strata: "strata", peer: "tekton-style", max: 1.0 / 50},
 	}},
 	{key: "case5", title: "5. Watch detection on a ConfigMap mount written by kubelet's AtomicWriter", bench: "Case5Watch", strata: "strata", watch: true},
+	{key: "case6", title: "6. A controller-runtime controller with 10,000 namespaces", bench: "Case6Controller", strata: "reconcile/strata",
+		columns: []string{"ns/op", "p50-µs", "p99-µs", "allocs/op", "heap-MiB"}, goals: []goal{
+			{text: "a reconcile's configuration read faster than the hand-written reconciler's", strata: "reconcile/strata", peer: "reconcile/hand-written", max: 1, strict: true},
+		}},
 }
 
 // write renders the document.
@@ -232,12 +242,16 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			if err != nil {
 				return err
 			}
-			r := s.metrics["ns/op"] / q.metrics["ns/op"]
+			unit := g.unit
+			if unit == "" {
+				unit = "ns/op"
+			}
+			r := s.metrics[unit] / q.metrics[unit]
 			met := r <= g.max
 			if g.strict {
 				met = r < g.max
 			}
-			p("| %s | %s | %s | %s |\n", c.key[4:], g.text, ratio(r), mark(met))
+			p("| %s | %s | %s | %s |\n", c.key[4:], g.text, ratioIn(r, unit), mark(met))
 		}
 	}
 	p("\n")
@@ -266,16 +280,37 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			p("\n")
 			continue
 		}
-		p("| benchmark | ns/op | B/op | allocs/op | strata / this |\n| --- | --- | --- | --- | --- |\n")
+		cols := c.columns
+		if cols == nil {
+			cols = defaultColumns
+		}
+		p("| benchmark | %s | strata / this |\n|%s\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)+2))
 		for _, sub := range subs {
 			m := res.bench[c.bench+"/"+sub].metrics
-			r := "–"
-			if strataSub := strataFor(c, sub); strataSub != sub {
-				if s, err := get(res, c.bench, strataSub); err == nil {
-					r = ratio(s.metrics["ns/op"] / m["ns/op"])
+			unit := "ns/op"
+			if _, ok := m[unit]; !ok || m[unit] == 0 {
+				unit = ""
+				for _, col := range cols {
+					if m[col] != 0 {
+						unit = col
+						break
+					}
 				}
 			}
-			p("| %s | %s | %s | %s | %s |\n", sub, num(m["ns/op"]), num(m["B/op"]), num(m["allocs/op"]), r)
+			r := "–"
+			if strataSub := strataFor(c, sub, subs); strataSub != sub && unit != "" {
+				if s, err := get(res, c.bench, strataSub); err == nil && m[unit] != 0 {
+					r = ratioIn(s.metrics[unit]/m[unit], unit)
+				}
+			}
+			cells := make([]string, len(cols))
+			for i, col := range cols {
+				cells[i] = "–"
+				if v, ok := m[col]; ok && (v != 0 || col != "heap-MiB" && col != "ns/op") {
+					cells[i] = num(v)
+				}
+			}
+			p("| %s | %s | %s |\n", sub, strings.Join(cells, " | "), r)
 		}
 		p("\n")
 	}
@@ -286,8 +321,9 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 }
 
 // strataFor names strata's benchmark that sub is compared with: the one a
-// goal pairs it with, or the case's strata benchmark.
-func strataFor(c kase, sub string) string {
+// goal pairs it with, strata's of the same group (the part before a "/")
+// among subs, or the case's strata benchmark.
+func strataFor(c kase, sub string, subs []string) string {
 	for _, g := range c.goals {
 		if g.peer == sub {
 			return g.strata
@@ -296,8 +332,19 @@ func strataFor(c kase, sub string) string {
 			return sub
 		}
 	}
-	if strings.HasPrefix(sub, "strata") {
+	group, name, grouped := strings.Cut(sub, "/")
+	if !grouped {
+		name = sub
+	}
+	if strings.HasPrefix(name, "strata") {
 		return sub
+	}
+	if grouped {
+		for _, o := range subs {
+			if g, n, ok := strings.Cut(o, "/"); ok && g == group && strings.HasPrefix(n, "strata") {
+				return o
+			}
+		}
 	}
 	return c.strata
 }
@@ -361,6 +408,18 @@ func mark(met bool) string {
 		return "met"
 	}
 	return "**missed**"
+}
+
+// ratioIn is ratio for a ratio of unit: of time, faster or slower; of
+// memory, less or more.
+func ratioIn(r float64, unit string) string {
+	if !strings.HasPrefix(unit, "heap") {
+		return ratio(r)
+	}
+	if r < 1 {
+		return fmt.Sprintf("%s (%s× less)", trim(r, 3), num(1/r))
+	}
+	return fmt.Sprintf("%s (%s× more)", trim(r, 3), trim(r, 2))
 }
 
 // ratio prints strata / peer, and for ratios below one how many times

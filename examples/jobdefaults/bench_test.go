@@ -1,0 +1,418 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/integrations/stratacr"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// loadNamespaces is how many namespaces case 6 runs with.
+const loadNamespaces = 10000
+
+// BenchmarkCase6Controller measures jobdefaults against the real
+// kube-apiserver (envtest over bin/), with 10,000 namespaces that each have
+// an override ConfigMap, an unrelated 4 KiB ConfigMap and a Job:
+//
+//   - admission: creating a Job through the webhook, against creating one
+//     in a namespace the webhook leaves out (the same API server, no
+//     webhook call), p50 and p99;
+//   - reconcile: the configuration read of one reconcile, strata's
+//     ForNamespace against what a controller-runtime reconciler written by
+//     hand does, a Get of the namespace's ConfigMap from the manager's
+//     cache and a parse of its keys;
+//   - memory: the heap a manager holds once it has reconciled every Job,
+//     with strata (the ConfigMap cache kept to labelled ConfigMaps, a
+//     snapshot per namespace) against the hand-written one (the default
+//     cache of every ConfigMap).
+func BenchmarkCase6Controller(b *testing.B) {
+	cl := startCluster(b)
+	ctx := context.Background()
+	names := populate(b, cl)
+
+	b.Run("admission/strata-webhook", func(b *testing.B) {
+		admission(b, cl, names, "bench-admission")
+	})
+	b.Run("admission/no-webhook", func(b *testing.B) {
+		admission(b, cl, []string{SystemNamespace}, "bench-baseline")
+	})
+
+	stopStrata, r, err := strataManager(cl.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("reconcile/strata", func(b *testing.B) {
+		readLoop(b, names, func(ns string, job *batchv1.Job) error {
+			snap, err := r.ForNamespace(ctx, ns)
+			if err != nil {
+				return err
+			}
+			return applyDefaults(ctx, job, snap)
+		})
+	})
+	if err := stopStrata(); err != nil {
+		b.Fatal(err)
+	}
+	stopHand, hand, err := handManager(cl.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("reconcile/hand-written", func(b *testing.B) {
+		readLoop(b, names, func(ns string, job *batchv1.Job) error { return hand.read(ctx, ns, job) })
+	})
+	if err := stopHand(); err != nil {
+		b.Fatal(err)
+	}
+	// Each manager's heap in a process of its own: this one holds the
+	// control plane's clients and jobdefaults besides.
+	for _, which := range []string{"strata", "hand-written"} {
+		b.Run("memory/"+which, func(b *testing.B) { heapOf(b, cl, which, len(names)) })
+	}
+}
+
+// populate creates the namespaces, their ConfigMaps and a Job in each, in
+// parallel, and returns the namespaces.
+func populate(b *testing.B, cl *cluster) []string {
+	b.Helper()
+	ctx := context.Background()
+	names := make([]string, loadNamespaces)
+	for i := range names {
+		names[i] = "load-" + strconv.Itoa(i)
+	}
+	filler := strings.Repeat("x", 4096)
+	start := time.Now()
+	work := make(chan string)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ns := range work {
+				if err := createLoad(ctx, cl, ns, filler); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for _, ns := range names {
+		work <- ns
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	b.Logf("created %d namespaces with two ConfigMaps and a Job each in %s", len(names), time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	// Let jobdefaults annotate every Job first: its patches would weigh on
+	// the API server while the creates are timed.
+	last := names[len(names)-1]
+	eventuallyWithin(b, 10*time.Minute, "the annotation of the last Job", func() string {
+		if cl.annotations(b, last, "job")[namespaced.AnnotationResolvedHash] == "" {
+			return "not annotated"
+		}
+		return ""
+	})
+	b.Logf("jobdefaults annotated them in %s", time.Since(start).Round(time.Millisecond))
+	return names
+}
+
+func createLoad(ctx context.Context, cl *cluster, ns, filler string) error {
+	if _, err := cl.c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	cms := []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: OverridesName, Labels: OverrideLabels},
+			Data: map[string]string{"default-timeout-seconds": strconv.Itoa(100 + len(ns)), "default-service-account": "builder"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-settings"}, Data: map[string]string{"settings": filler}},
+	}
+	for _, cm := range cms {
+		if _, err := cl.c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	_, err := cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, "job"), metav1.CreateOptions{})
+	return err
+}
+
+// admission creates Jobs one after another in namespaces and reports the
+// time of each create, p50 and p99.
+func admission(b *testing.B, cl *cluster, namespaces []string, prefix string) {
+	const jobs = 300
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, jobs)
+	for i := range jobs {
+		ns := namespaces[i%len(namespaces)]
+		start := time.Now()
+		if _, err := cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/jobs, "ns/op")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// readLoop times read over every namespace in turn, on a Job whose
+// defaulted fields are cleared each time, after one round that is not
+// timed (strata's first read of a namespace builds its snapshot: that is
+// a cold resolve, not a reconcile's read).
+func readLoop(b *testing.B, names []string, read func(ns string, job *batchv1.Job) error) {
+	const rounds = 20
+	j := jobObject("x", "job")
+	for _, ns := range names {
+		if err := read(ns, j); err != nil {
+			b.Fatalf("%s: %v", ns, err)
+		}
+	}
+	var allocs runtime.MemStats
+	runtime.ReadMemStats(&allocs)
+	before := allocs.Mallocs
+	start := time.Now()
+	for r := range rounds {
+		for _, ns := range names {
+			j.Namespace, j.Labels = ns, nil
+			j.Spec.ActiveDeadlineSeconds, j.Spec.TTLSecondsAfterFinished, j.Spec.Template.Spec.ServiceAccountName = nil, nil, ""
+			if err := read(ns, j); err != nil {
+				b.Fatalf("round %d, %s: %v", r, ns, err)
+			}
+		}
+	}
+	n := float64(rounds * len(names))
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&allocs)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/op")
+	b.ReportMetric(float64(allocs.Mallocs-before)/n, "allocs/op")
+}
+
+func newManager(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
+	opts.Scheme = clientgoscheme.Scheme
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	return ctrl.NewManager(cfg, opts)
+}
+
+// startManager starts mgr, waits for its cache, and returns how to stop it.
+func startManager(mgr ctrl.Manager) (stop func() error, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop = func() error {
+		cancel()
+		return <-done
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		stop()
+		return nil, fmt.Errorf("the cache did not sync")
+	}
+	return stop, nil
+}
+
+// strataManager starts a manager wired as jobdefaults wires its own,
+// without the webhook, caching every namespace.
+func strataManager(cfg *rest.Config) (stop func() error, r *stratacr.Resolver[*v1alpha1.JobDefaults], err error) {
+	o, err := options()
+	if err != nil {
+		return nil, nil, err
+	}
+	o.CacheSize = loadNamespaces
+	o.Metrics = namespaced.NewMetrics("bench")
+	mgr, err := newManager(cfg, ctrl.Options{Cache: cache.Options{ByObject: stratacr.CacheByObject(o)}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if r, err = stratacr.New(mgr, o); err != nil {
+		return nil, nil, err
+	}
+	// The Jobs, as the reconciler's For(&batchv1.Job{}) caches them.
+	if _, err := mgr.GetCache().GetInformer(context.Background(), &batchv1.Job{}); err != nil {
+		return nil, nil, err
+	}
+	if stop, err = startManager(mgr); err != nil {
+		return nil, nil, err
+	}
+	if err := r.WaitReady(context.Background()); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return stop, r, nil
+}
+
+// handWritten is the pattern users write by hand: read the namespace's
+// ConfigMap from the manager's cache on every reconcile and parse it.
+type handWritten struct {
+	c client.Reader
+}
+
+// handManager starts a manager with controller-runtime's default cache,
+// which holds every ConfigMap, and the Jobs.
+func handManager(cfg *rest.Config) (stop func() error, h *handWritten, err error) {
+	mgr, err := newManager(cfg, ctrl.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.ConfigMap{}} {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), obj); err != nil {
+			return nil, nil, err
+		}
+	}
+	if stop, err = startManager(mgr); err != nil {
+		return nil, nil, err
+	}
+	return stop, &handWritten{c: mgr.GetClient()}, nil
+}
+
+// read gives job its namespace's defaults as such a reconciler does: the
+// cluster ConfigMap and the namespace's, each read from the cache, the
+// namespace's keys over the cluster's when the cluster allows it.
+func (h *handWritten) read(ctx context.Context, ns string, job *batchv1.Job) error {
+	var cluster, own corev1.ConfigMap
+	if err := h.c.Get(ctx, types.NamespacedName{Namespace: SystemNamespace, Name: ClusterConfigMap}, &cluster); err != nil {
+		return err
+	}
+	data := map[string]string{}
+	for k, v := range cluster.Data {
+		data[k] = v
+	}
+	if err := h.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: OverridesName}, &own); err == nil && data["enforced-config-level"] == "namespace" {
+		for _, k := range []string{"default-timeout-seconds", "default-ttl-seconds-after-finished", "default-service-account"} {
+			if v, ok := own.Data[k]; ok {
+				data[k] = v
+			}
+		}
+	}
+	if v, ok := data["default-timeout-seconds"]; ok && job.Spec.ActiveDeadlineSeconds == nil {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("default-timeout-seconds: %w", err)
+		}
+		job.Spec.ActiveDeadlineSeconds = &n
+	}
+	if v, ok := data["default-ttl-seconds-after-finished"]; ok && job.Spec.TTLSecondsAfterFinished == nil {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("default-ttl-seconds-after-finished: %w", err)
+		}
+		job.Spec.TTLSecondsAfterFinished = new(int32(n))
+	}
+	if v, ok := data["default-service-account"]; ok && job.Spec.Template.Spec.ServiceAccountName == "" {
+		job.Spec.Template.Spec.ServiceAccountName = v
+	}
+	return nil
+}
+
+// heapEnv names, in the process heapOf starts, the manager to measure.
+const heapEnv = "JOBDEFAULTS_HEAP_OF"
+
+// heapOf runs this test binary again, as managerHeap, for the manager
+// which, and reports the heap it holds.
+func heapOf(b *testing.B, cl *cluster, which string, namespaces int) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), heapEnv+"="+which, "JOBDEFAULTS_KUBECONFIG="+cl.kubeconfig, "JOBDEFAULTS_NAMESPACES="+strconv.Itoa(namespaces))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("measuring %s: %v\n%s", which, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "heap-bytes "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(n/(1<<20), "heap-MiB")
+			b.ReportMetric(0, "ns/op")
+			return
+		}
+	}
+	b.Fatalf("measuring %s: no heap-bytes line in\n%s", which, out)
+}
+
+// managerHeap is the process heapOf starts (TestMain runs it when heapEnv
+// is set): one manager against the cluster the environment names, every
+// namespace's configuration read through it as its reconciles would, and
+// the heap it holds beyond what the process held before, on stdout.
+func managerHeap(which string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOBDEFAULTS_KUBECONFIG"))
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	n, err := strconv.Atoi(os.Getenv("JOBDEFAULTS_NAMESPACES"))
+	if err != nil {
+		return err
+	}
+	before := heapInUse()
+	ctx := context.Background()
+	var read func(ns string) error
+	var stop func() error
+	switch which {
+	case "strata":
+		var r *stratacr.Resolver[*v1alpha1.JobDefaults]
+		if stop, r, err = strataManager(cfg); err != nil {
+			return err
+		}
+		read = func(ns string) error {
+			_, err := r.ForNamespace(ctx, ns)
+			return err
+		}
+	case "hand-written":
+		var h *handWritten
+		if stop, h, err = handManager(cfg); err != nil {
+			return err
+		}
+		read = func(ns string) error { return h.read(ctx, ns, jobObject(ns, "x")) }
+	default:
+		return fmt.Errorf("%s=%q", heapEnv, which)
+	}
+	defer stop()
+	for i := range n {
+		if err := read("load-" + strconv.Itoa(i)); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("heap-bytes %d\n", heapInUse()-before)
+	return nil
+}
+
+// heapInUse is the heap in use after two garbage collections.
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
