@@ -56,8 +56,8 @@ func TestWrite(t *testing.T) {
 		"| 5 | strata sees the final state of every update (steady) | 100 of 100 | met |",
 		"| steady | viper | 9 of 100 | – | – |",
 		"| 6 | a reconcile's configuration read faster than the hand-written reconciler's | 0.0333 (30× faster) | met |",
-		"| admission/no-webhook | 2,000,000 | 1,900 | 7,000 | – | – | 1.5 (1.5× slower) |",
-		"| memory/hand-written | – | – | – | – | 81 | 0.5 (2× less) |",
+		"| admission/no-webhook | 2,000,000 | 1,900 | 7,000 | – | 1.5 (1.5× slower) |",
+		"| memory/hand-written | – | – | – | 81 | 0.5 (2× less) |",
 		"| CPU | Test CPU,",
 		"| commit | abc |",
 	} {
