@@ -151,6 +151,7 @@ func (m *lazyMode[T]) watchNamespace(ctx context.Context, ns string, e *entry[T]
 	}
 	delay := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		listed := false
 		if rv == "" {
 			list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: sel})
 			if err != nil {
@@ -164,10 +165,26 @@ func (m *lazyMode[T]) watchNamespace(ctx context.Context, ns string, e *entry[T]
 			}
 			delay = 100 * time.Millisecond
 			set(m.c.ownConfigMaps(pointers(list.Items)))
-			rv = list.ResourceVersion
+			rv, listed = list.ResourceVersion, true
 		}
-		w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, lw)
+		var w watch.Interface
+		var err error
+		if rv == "" {
+			// A list with no resourceVersion (client-go's fake
+			// clientset gives none): a plain watch, and a list again
+			// when it ends, since there is no version to resume from.
+			w, err = cms.Watch(ctx, metav1.ListOptions{LabelSelector: sel})
+		} else {
+			w, err = watchtools.NewRetryWatcherWithContext(ctx, rv, lw)
+		}
 		if err != nil {
+			if listed {
+				select { // do not list again at once: the watch is what failed
+				case <-ctx.Done():
+				case <-time.After(delay):
+				}
+				delay = min(2*delay, 30*time.Second)
+			}
 			rv = ""
 			continue
 		}

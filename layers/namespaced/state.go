@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -335,7 +336,7 @@ func sameSelection(a, b []*selectorLayer, ls map[string]string) bool {
 		return false
 	}
 	for i := range ma {
-		if ma[i].cm.UID != mb[i].cm.UID || ma[i].cm.Name != mb[i].cm.Name || ma[i].cm.ResourceVersion != mb[i].cm.ResourceVersion {
+		if ma[i].cm.Name != mb[i].cm.Name || !sameVersion(ma[i].cm, mb[i].cm) {
 			return false
 		}
 	}
@@ -353,7 +354,25 @@ func (g *guarded[T]) setInputs(ns string, e *entry[T], cms map[string]*corev1.Co
 }
 
 func sameVersions(a, b map[string]*corev1.ConfigMap) bool {
-	return maps.EqualFunc(a, b, func(x, y *corev1.ConfigMap) bool { return x.UID == y.UID && x.ResourceVersion == y.ResourceVersion })
+	return maps.EqualFunc(a, b, sameVersion)
+}
+
+// sameVersion reports whether x and y are the same version of a
+// ConfigMap: the same UID and resourceVersion, or, when there is no
+// resourceVersion to go by (objects from client-go's fake clientset, or
+// built by hand), the same labels, annotations and data.
+func sameVersion(x, y *corev1.ConfigMap) bool {
+	if x == y {
+		return true
+	}
+	if x.UID != y.UID || x.ResourceVersion != y.ResourceVersion {
+		return false
+	}
+	if x.ResourceVersion != "" {
+		return true
+	}
+	return maps.Equal(x.Labels, y.Labels) && maps.Equal(x.Annotations, y.Annotations) && maps.Equal(x.Data, y.Data) &&
+		maps.EqualFunc(x.BinaryData, y.BinaryData, bytes.Equal)
 }
 
 // evict removes least recently used namespaces, other than keep, until the
