@@ -257,7 +257,9 @@ func applyDefaults(_ context.Context, job *batchv1.Job, snap *namespaced.Snapsho
 // its hash and its sources.
 type reconciler struct {
 	c client.Client
-	r *stratacr.Resolver[*v1alpha1.JobDefaults]
+	r interface {
+		ForNamespace(context.Context, string) (*namespaced.Snapshot[*v1alpha1.JobDefaults], error)
+	}
 }
 
 func (rc *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
