@@ -1,15 +1,18 @@
 package layers
 
 import (
-	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
 )
 
 // ConfigFlags are the values of the command line's configuration-file
@@ -32,6 +35,7 @@ type CommandLine struct {
 	Config ConfigFlags
 	flags  Flags
 	output *outputFlags // Execute's flags, nil otherwise
+	kind   *scheme.Kind
 }
 
 // NewCommandLine builds the component's flag sets: a "config" section with
@@ -48,7 +52,7 @@ func (c *Component[T]) newCommandLine(output bool) (*CommandLine, error) {
 	if c.Kind == nil {
 		return nil, errors.New("layers: component " + c.Name + " has no Kind")
 	}
-	cl := &CommandLine{flags: Flags{t: typed.For(c.Kind.MergeFields().Type())}}
+	cl := &CommandLine{flags: Flags{t: typed.For(c.Kind.MergeFields().Type())}, kind: c.Kind}
 	fs := cl.Sections.FlagSet("config")
 	fs.StringVar(&cl.Config.ConfigFile, "config", "", "The configuration file. Relative paths in it resolve against its directory.")
 	fs.StringVar(&cl.Config.ConfigDir, "config-dir", "", "A directory of drop-in configuration files ("+strings.Join(DropInExtensions, ", ")+"), applied in lexical order over --config as JSON merge patches.")
@@ -93,12 +97,152 @@ func (cl *CommandLine) Parse(args []string) error {
 	return nil
 }
 
-// Usage returns the usage text: every flag, grouped by section.
+// Usage returns the usage text: every flag, grouped by section, its name
+// and type on a line of its own and its description below, wrapped, with
+// no padding. A flag bound to a configuration key shows the default the
+// component really uses, the one its scheme gives the key, and for a flag
+// bound with LegacyDefault its own default without --config; another flag
+// shows its own default. Zero defaults are not shown.
 func (cl *CommandLine) Usage(name string) string {
-	var b bytes.Buffer
+	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: %s --config=FILE [--config-dir=DIR] [flags]\n", name)
-	cliflag.PrintSections(&b, cl.Sections, 100)
+	defaults := cl.schemeDefaults()
+	for _, section := range cl.Sections.Order {
+		fs := cl.Sections.FlagSets[section]
+		if !fs.HasFlags() {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s%s flags:\n\n", strings.ToUpper(section[:1]), section[1:])
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Hidden {
+				return
+			}
+			typ, usage := pflag.UnquoteUsage(f)
+			line := "      --" + f.Name
+			if f.Shorthand != "" {
+				line = "  -" + f.Shorthand + ", --" + f.Name
+			}
+			if typ != "" {
+				line += " " + typ
+			}
+			b.WriteString(line + "\n")
+			if def := cl.defaultOf(f, defaults); def != "" {
+				usage += " (default " + def + ")"
+			}
+			if f.Deprecated != "" {
+				usage += " (DEPRECATED: " + f.Deprecated + ")"
+			}
+			wrap(&b, usage, "                ", 100)
+		})
+	}
 	return b.String()
+}
+
+// defaultOf returns the default to show for flag f.
+func (cl *CommandLine) defaultOf(f *pflag.Flag, defaults map[string]string) string {
+	for _, bd := range cl.flags.bindings {
+		if bd.name != f.Name {
+			continue
+		}
+		def := showDefault(defaults, bd.key)
+		if unq, err := strconv.Unquote(def); err == nil && f.Value.Type() != "string" {
+			def = unq // a duration or a quantity, shown as the flag takes it
+		}
+		if isZeroDefault(def) {
+			def = ""
+		}
+		if bd.legacy && !isZeroDefault(f.DefValue) && f.DefValue != strings.Trim(def, `"`) {
+			switch {
+			case def == "":
+				return f.DefValue + " without --config"
+			default:
+				return def + "; " + f.DefValue + " without --config"
+			}
+		}
+		return def
+	}
+	if isZeroDefault(f.DefValue) {
+		return ""
+	}
+	if f.Value.Type() == "string" {
+		return strconv.Quote(f.DefValue)
+	}
+	return f.DefValue
+}
+
+// schemeDefaults returns the effective keys of an empty configuration of
+// the merge version, defaulted: what the component uses for a key no
+// layer sets.
+func (cl *CommandLine) schemeDefaults() map[string]string {
+	obj, err := cl.kind.New(cl.kind.MergeVersion())
+	if err != nil {
+		return nil
+	}
+	cl.kind.Default(obj)
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	flat, err := merge.Flatten(raw)
+	if err != nil {
+		return nil
+	}
+	return flat
+}
+
+// showDefault renders the default of key: a scalar as it is (a string
+// quoted), an object or list as JSON, nothing when it is zero or unset.
+func showDefault(defaults map[string]string, key string) string {
+	v, ok := defaults[key]
+	if !ok {
+		sub := map[string]string{}
+		for k, x := range defaults {
+			if rest, ok := strings.CutPrefix(k, key+"/"); ok {
+				sub["/"+rest] = x
+			}
+		}
+		if len(sub) == 0 {
+			return ""
+		}
+		doc, err := merge.Unflatten(sub)
+		if err != nil {
+			return ""
+		}
+		v = string(doc)
+	}
+	if isZeroDefault(v) || v == `""` || v == "null" || v == "{}" {
+		return ""
+	}
+	return v
+}
+
+// isZeroDefault reports whether a default is not worth showing, as pflag
+// judges it.
+func isZeroDefault(v string) bool {
+	switch v {
+	case "", "0", "0s", "false", "[]", "<nil>", "nil":
+		return true
+	}
+	return false
+}
+
+// wrap writes text to b in lines of at most width columns, each starting
+// with indent.
+func wrap(b *strings.Builder, text, indent string, width int) {
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	if len(line) > len(indent) {
+		b.WriteString(line + "\n")
+	}
 }
 
 type discard struct{}

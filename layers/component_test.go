@@ -311,3 +311,48 @@ func TestWatch(t *testing.T) {
 		t.Error("Watch with no file to watch started")
 	}
 }
+
+// TestUsageShowsTheDefaultsInUse checks --help: a bound flag shows the
+// default its scheme gives the key, not pflag's, a legacy-default flag
+// both, and no line is padded.
+func TestUsageShowsTheDefaultsInUse(t *testing.T) {
+	c := component(t)
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		fs := fss.FlagSet("generic")
+		var port int32
+		fs.Int32Var(&port, "port", 10250, "The port to serve on.")
+		b.Bind("port", "/port", &port, layers.LegacyDefault())
+		var profiling bool
+		fs.BoolVar(&profiling, "enable-profiling", false, "Enable profiling.")
+		b.Bind("enable-profiling", "/enableProfiling", &profiling)
+		fs.Duration("sync-frequency", 0, "How often to sync.")
+		b.Bind("sync-frequency", "/syncFrequency", nil)
+		fs.Float32("qps", 5, "Queries per second.")
+		b.Bind("qps", "/clientConnection/qps", nil)
+		fs.String("unbound", "x", "A flag of the command's own.")
+		b.BindLogging(fss.FlagSet("logging"), "/logging")
+	}
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := cl.Usage("mycomp")
+	for _, want := range []string{
+		"      --port int32\n                The port to serve on. (default 8443; 10250 without --config)\n",
+		"      --enable-profiling\n                Enable profiling. (default true)\n", // pflag says false; the scheme defaults it to true
+		"      --sync-frequency duration\n                How often to sync. (default 1m0s)\n",
+		"      --qps float32\n                Queries per second. (default 50)\n",
+		"      --unbound string\n                A flag of the command's own. (default \"x\")\n",
+		"      --logging-format string\n",
+		"(default \"strict\")",
+	} {
+		if !strings.Contains(u, want) {
+			t.Errorf("usage lacks %q:\n%s", want, u)
+		}
+	}
+	for _, line := range strings.Split(u, "\n") {
+		if len(line) > 100 || strings.HasSuffix(line, " ") {
+			t.Errorf("line %q is over 100 columns or padded", line)
+		}
+	}
+}
