@@ -3,6 +3,7 @@ package namespaced
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -100,4 +101,52 @@ func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Sn
 		return nil, err
 	}
 	return newSnapshot(obj, res, cluster.stack.Sources(), upper), nil
+}
+
+// refusal is a ConfigMap some of whose keys a policy refused, and the note
+// that says which and why.
+type refusal struct {
+	cm   *corev1.ConfigMap
+	note string
+}
+
+// refusals returns, for each of the ConfigMaps whose keys s's policies
+// refused (cms, the namespace's own, and the selector ConfigMaps), the
+// keys in ConfigMap terms and the reasons.
+func refusals[T runtime.Object](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.ConfigMap) []refusal {
+	if len(s.rejected) == 0 {
+		return nil
+	}
+	byName := map[string]*corev1.ConfigMap{}
+	for _, cm := range cms {
+		byName[cm.Namespace+"/"+cm.Name] = cm
+	}
+	for _, sl := range selectors {
+		byName[sl.cm.Namespace+"/"+sl.cm.Name] = sl.cm
+	}
+	notes := map[*corev1.ConfigMap][]string{}
+	var order []*corev1.ConfigMap
+	for _, d := range s.rejected {
+		cm := byName[d.Source.Name]
+		if cm == nil {
+			continue
+		}
+		if _, ok := notes[cm]; !ok {
+			order = append(order, cm)
+		}
+		key := d.Key
+		if segs, ok := merge.Segments(key); ok && len(segs) == 1 {
+			key = segs[0]
+		}
+		msg := fmt.Sprintf("key %q: %s", key, d.Reason)
+		if d.Field != "" {
+			msg += " (field " + d.Field + " under it)"
+		}
+		notes[cm] = append(notes[cm], msg)
+	}
+	out := make([]refusal, 0, len(order))
+	for _, cm := range order {
+		out = append(out, refusal{cm: cm, note: "Not applied: " + strings.Join(notes[cm], "; ")})
+	}
+	return out
 }

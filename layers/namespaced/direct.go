@@ -101,5 +101,21 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 			c.ignored(d.events, ig)
 		}
 	}
+	for _, r := range refusals(s, nil, ownOf(objs, ns)) {
+		if d.events != nil && d.reported.first("refused:"+r.cm.Namespace+"/"+r.cm.Name, r.cm.ResourceVersion) {
+			d.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
+		}
+	}
 	return s, nil
+}
+
+// ownOf returns the ConfigMaps of namespace ns among objs.
+func ownOf(objs []runtime.Object, ns string) []*corev1.ConfigMap {
+	var out []*corev1.ConfigMap
+	for _, o := range objs {
+		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Namespace == ns {
+			out = append(out, cm)
+		}
+	}
+	return out
 }

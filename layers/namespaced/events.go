@@ -21,6 +21,11 @@ const (
 	// ConfigMap that was refused (cluster) or ignored (selector,
 	// namespace) because it is invalid.
 	ReasonInvalidConfiguration = "InvalidConfiguration"
+	// ReasonKeysRefused is the reason of the Warning Event on a namespace
+	// or selector ConfigMap some of whose keys the tenant policy refused:
+	// its note names each key and why, so that a tenant who can read the
+	// Events of their namespace learns it without asking the operator.
+	ReasonKeysRefused = "KeysRefused"
 )
 
 // maxNote bounds the text of an Event: events.k8s.io/v1 refuses a note of
@@ -30,7 +35,7 @@ const maxNote = 1024
 
 // eventSink records a Warning Event about a ConfigMap.
 type eventSink interface {
-	warn(cm *corev1.ConfigMap, action, note string)
+	warn(cm *corev1.ConfigMap, reason, action, note string)
 }
 
 // newEventSink returns the sink of o's recorder, or nil when it has none.
@@ -56,14 +61,14 @@ func startEvents(ctx context.Context, client kubernetes.Interface, controller st
 
 type eventsV1 struct{ r events.EventRecorder }
 
-func (s eventsV1) warn(cm *corev1.ConfigMap, action, note string) {
-	s.r.Eventf(cm, nil, corev1.EventTypeWarning, ReasonInvalidConfiguration, action, "%s", bounded(note))
+func (s eventsV1) warn(cm *corev1.ConfigMap, reason, action, note string) {
+	s.r.Eventf(cm, nil, corev1.EventTypeWarning, reason, action, "%s", bounded(note))
 }
 
 type legacySink struct{ r record.EventRecorder }
 
-func (s legacySink) warn(cm *corev1.ConfigMap, _, note string) {
-	s.r.Eventf(cm, corev1.EventTypeWarning, ReasonInvalidConfiguration, "%s", bounded(note))
+func (s legacySink) warn(cm *corev1.ConfigMap, reason, _, note string) {
+	s.r.Eventf(cm, corev1.EventTypeWarning, reason, "%s", bounded(note))
 }
 
 // bounded cuts s to at most maxNote bytes, on a rune boundary, saying how

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,7 +97,8 @@ func (w *world) options() namespaced.Options[*jobDefaults] {
 		Name: "strata-test", Kind: kind,
 		Namespace: w.system, ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
+			LockKey: "non-overridable-fields"},
 	}
 }
 
@@ -347,4 +349,50 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestTenantSeesWhyKeysWereRefused checks the Event a tenant reads in
+// their own namespace when the policy refuses some of their keys: one per
+// version of their ConfigMap, naming each key and why.
+func TestTenantSeesWhyKeysWereRefused(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newWorld(t)
+	w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100",
+		"non-overridable-fields": "default-service-account"})
+	a := w.tenant("a")
+	cm := w.put(a, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": "5", "default-service-account": "root", "max-timeout-seconds": "1"})
+	r := w.start(ctx, "lazy")
+	if _, err := r.ForNamespace(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, err := w.c.EventsV1().Events(a).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found []string
+		for _, e := range evs.Items {
+			if e.Reason == namespaced.ReasonKeysRefused && e.Regarding.UID == cm.UID {
+				found = append(found, e.Note)
+			}
+		}
+		if len(found) == 1 {
+			note := found[0]
+			for _, want := range []string{`key "default-service-account": locked by the operator`, `key "max-timeout-seconds": cluster-only key`} {
+				if !strings.Contains(note, want) {
+					t.Errorf("the Event's note %q lacks %q", note, want)
+				}
+			}
+			if strings.Contains(note, "default-timeout-seconds") {
+				t.Errorf("the note names an applied key: %q", note)
+			}
+			return
+		}
+		if len(found) > 1 || time.Now().After(deadline) {
+			t.Fatalf("%d KeysRefused Events on %s/overrides: %q", len(found), a, found)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -257,6 +257,7 @@ func (g *guarded[T]) build(ns string, e *entry[T]) *Snapshot[T] {
 		return nil
 	}
 	g.report(ns, ignored)
+	g.reportRefused(refusals(s, in.selectors, in.cms))
 	if s != in.cluster.base {
 		for _, d := range s.rejected {
 			c.m.rejected.WithLabelValues(d.Reason).Inc()
@@ -421,13 +422,36 @@ func (g *guarded[T]) report(ns string, ignored []ignoredLayer) {
 	}
 }
 
+// reportRefused records a KeysRefused Event on each ConfigMap in refused,
+// once per resourceVersion.
+func (g *guarded[T]) reportRefused(refused []refusal) {
+	for _, r := range refused {
+		// A selector ConfigMap's refusals are the same in every namespace
+		// it applies to: one Event, kept under its own namespace.
+		scope := r.cm.Namespace
+		seen := g.reported[scope]
+		if seen == nil {
+			seen = map[string]string{}
+			g.reported[scope] = seen
+		}
+		id := "refused:" + r.cm.Namespace + "/" + r.cm.Name
+		if seen[id] == r.cm.ResourceVersion {
+			continue
+		}
+		seen[id] = r.cm.ResourceVersion
+		if g.events != nil {
+			g.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
+		}
+	}
+}
+
 // ignored reports one ignored layer: a log line, a metric and, through
 // events when set, a Warning Event on its ConfigMap.
 func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
 	c.log.Error(ig.err, "Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind)
 	c.m.invalid.WithLabelValues(ig.kind).Inc()
 	if events != nil {
-		events.warn(ig.cm, "Merge", "Ignored as a whole: "+ig.err.Error())
+		events.warn(ig.cm, ReasonInvalidConfiguration, "Merge", "Ignored as a whole: "+ig.err.Error())
 	}
 }
 
@@ -436,7 +460,7 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 	c.log.Error(err, "Refused an invalid ConfigMap; the last good configuration stays")
 	c.m.invalid.WithLabelValues(KindCluster).Inc()
 	if cm != nil && events != nil {
-		events.warn(cm, "Apply", "Not applied, the last good configuration stays: "+err.Error())
+		events.warn(cm, ReasonInvalidConfiguration, "Apply", "Not applied, the last good configuration stays: "+err.Error())
 	}
 }
 
