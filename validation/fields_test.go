@@ -3,6 +3,9 @@ package validation
 import (
 	"reflect"
 	"testing"
+
+	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
+	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
 func TestFieldsUnder(t *testing.T) {
@@ -44,5 +47,30 @@ func TestFieldsUnder(t *testing.T) {
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("Under(%s, %v) = %q, %v; want %q", tc.key, tc.m, got, ok, tc.want)
 		}
+	}
+}
+
+// TestReadyMadeMarkers checks that the component-base structs a
+// configuration embeds come with their markers, wherever they are, and
+// that apiVersion and kind are not paths: CheckStrings passes with none
+// declared.
+func TestReadyMadeMarkers(t *testing.T) {
+	type doc struct {
+		APIVersion string                                                               `json:"apiVersion"`
+		Kind       string                                                               `json:"kind"`
+		Client     componentbaseconfigv1alpha1.ClientConnectionConfiguration            `json:"clientConnection"`
+		Leader     componentbaseconfigv1alpha1.LeaderElectionConfiguration              `json:"leaderElection"`
+		Logging    logsapi.LoggingConfiguration                                         `json:"logging"`
+		Others     map[string]componentbaseconfigv1alpha1.ClientConnectionConfiguration `json:"others"`
+	}
+	f, err := FieldsFor(reflect.TypeFor[doc](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Has("/clientConnection/kubeconfig", Path) || !f.Has("/others/x/kubeconfig", Path) || !f.Has("/apiVersion", NotPath) {
+		t.Errorf("paths %v, not-paths %v", f.Keys(Path), f.Keys(NotPath))
+	}
+	if u := f.UndeclaredStrings(); len(u) != 0 {
+		t.Errorf("strings declared neither path nor not-path: %v", u)
 	}
 }
