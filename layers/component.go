@@ -47,6 +47,10 @@ type Loaded[T runtime.Object] struct {
 	Provenance *merge.Result
 	// Warnings are the decoding warnings of every file.
 	Warnings []string
+	// Skipped lists the entries of the drop-in directory that have a
+	// drop-in's name but were left out, each with why
+	// ("config.d/old.conf: a directory").
+	Skipped []string
 	// RestartRequired lists the restart-only keys whose new values a
 	// Reload did not apply: Object keeps the running values, and the
 	// process must restart for the new ones to take effect.
@@ -166,10 +170,11 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 		files = append(files, newFile(cl.Config.ConfigFile, KindFile))
 	}
 	if cl.Config.ConfigDir != "" {
-		paths, err := DropInFiles(cl.Config.ConfigDir, reader)
+		paths, skipped, err := DropInFiles(cl.Config.ConfigDir, reader)
 		if err != nil {
 			return nil, err
 		}
+		out.Skipped = skipped
 		for _, p := range paths {
 			f := newFile(p, KindDropIn)
 			f.InheritTypeMeta = true

@@ -77,6 +77,9 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", c.Name, w)
 	}
+	for _, s := range cfg.Skipped {
+		fmt.Fprintf(stderr, "%s: warning: skipped %s\n", c.Name, s)
+	}
 	out := cl.output // (4)
 	gv := schema.GroupVersion{Group: c.Kind.GroupKind().Group, Version: out.version}
 	switch {

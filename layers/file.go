@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
@@ -109,14 +108,22 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 }
 
 func (f *File) read() ([]byte, error) {
+	limit := f.Kind.MaxBytes()
 	if f.Files == nil {
-		return readLimited(f.Path, f.Kind)
+		data, err := files.Read(f.Path, limit)
+		if errors.Is(err, files.ErrTooLarge) {
+			return nil, tooLarge(f.Path, limit)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading configuration: %w", err)
+		}
+		return data, nil
 	}
 	data, err := f.Files.ReadFile(f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
-	if limit := f.Kind.MaxBytes(); len(data) > limit {
+	if len(data) > limit {
 		return nil, tooLarge(f.Path, limit)
 	}
 	return data, nil
@@ -125,32 +132,6 @@ func (f *File) read() ([]byte, error) {
 func tooLarge(path string, limit int) error {
 	return &scheme.Error{Source: path, Kind: scheme.ErrTooLarge,
 		Details: []string{fmt.Sprintf("the file is over the limit of %d bytes", limit)}}
-}
-
-// readLimited reads path, refusing a file over the codec's size limit
-// without reading all of it.
-func readLimited(path string, c *scheme.Kind) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading configuration: %w", err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading configuration: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("reading configuration: %s is a directory, not a file", path)
-	}
-	limit := c.MaxBytes()
-	data, err := io.ReadAll(io.LimitReader(fh, int64(limit)+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
-	}
-	if len(data) > limit {
-		return nil, tooLarge(path, limit)
-	}
-	return data, nil
 }
 
 // addTypeMeta gives a document that names neither apiVersion nor kind the
@@ -177,48 +158,42 @@ func addTypeMeta(data []byte, gvk schema.GroupVersionKind) ([]byte, bool) {
 }
 
 // DropInFiles lists the drop-in files of dir in lexical order, following
-// symbolic links to regular files. A missing directory is an error. files
-// nil means the operating system.
-func DropInFiles(dir string, files Files) ([]string, error) {
-	if files == nil {
-		files = osFiles{}
-	}
-	names, err := files.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading drop-in directory: %w", err)
-	}
-	var out []string
-	for _, name := range names {
-		if !strings.HasPrefix(name, ".") && hasDropInExtension(name) {
-			out = append(out, filepath.Join(dir, name))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// osFiles reads the operating system's files.
-type osFiles struct{}
-
-func (osFiles) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
-
-func (osFiles) ReadDir(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		st, err := os.Stat(filepath.Join(dir, e.Name()))
+// symbolic links to regular files, and what it left out although the name
+// was a drop-in's (a subdirectory), each with why. Names that are no
+// drop-in's (hidden, or with another extension) are not looked at, so a
+// README or a dangling link beside the drop-ins never fails a load; a
+// drop-in's name on a FIFO, a device or a link to nothing is an error. A
+// missing directory is an error. files nil means the operating system.
+func DropInFiles(dir string, fsys Files) (paths []string, skipped []string, err error) {
+	if fsys == nil {
+		entries, sk, err := files.List(dir, isDropIn)
 		if err != nil {
-			return nil, err
+			return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
 		}
-		if st.Mode().IsRegular() {
-			out = append(out, e.Name())
+		for _, e := range entries {
+			paths = append(paths, filepath.Join(dir, e.Name))
+		}
+		for _, s := range sk {
+			skipped = append(skipped, filepath.Join(dir, s.Name)+": "+s.Reason)
+		}
+		return paths, skipped, nil
+	}
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
+	}
+	for _, name := range names {
+		if isDropIn(name) {
+			paths = append(paths, filepath.Join(dir, name))
 		}
 	}
-	return out, nil
+	sort.Strings(paths)
+	return paths, nil, nil
 }
+
+// isDropIn reports whether name is a drop-in's: not hidden, with one of
+// DropInExtensions.
+func isDropIn(name string) bool { return !strings.HasPrefix(name, ".") && hasDropInExtension(name) }
 
 func hasDropInExtension(name string) bool {
 	ext := filepath.Ext(name)

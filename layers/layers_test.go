@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,5 +233,53 @@ func TestKindDefaultIsThePipelines(t *testing.T) {
 	}
 	if src, _ := loaded.Provenance.SourceOf("/syncFrequency"); src.Kind != layers.KindDefault {
 		t.Errorf("a defaulted key is credited to %q, not layers.KindDefault %q", src.Kind, layers.KindDefault)
+	}
+}
+
+// TestHostileDropInDirectory loads a drop-in directory holding every entry
+// a careless or hostile writer can leave: what has no drop-in's name is
+// never looked at, a directory with one is skipped and reported, and a
+// FIFO with one fails the load by name without blocking it.
+func TestHostileDropInDirectory(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config.d")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(conf, 0o755))
+	must(os.WriteFile(filepath.Join(conf, "10-port.yaml"), []byte("port: 9001\n"), 0o644))
+	must(os.Symlink(filepath.Join(dir, "gone"), filepath.Join(conf, "README")))
+	must(os.Symlink(filepath.Join(dir, "gone"), filepath.Join(conf, ".10-hidden.yaml")))
+	must(syscall.Mkfifo(filepath.Join(conf, "notes.txt"), 0o644))
+	must(os.Mkdir(filepath.Join(conf, "20-old.conf"), 0o755))
+
+	c := component(t)
+	loaded, _, err := c.Load(context.Background(), []string{"--config-dir", conf})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if loaded.Object.Port != 9001 {
+		t.Errorf("port %d, want 9001 from 10-port.yaml", loaded.Object.Port)
+	}
+	if want := filepath.Join(conf, "20-old.conf") + ": a directory"; strings.Join(loaded.Skipped, "|") != want {
+		t.Errorf("skipped %q, want %q", loaded.Skipped, want)
+	}
+
+	must(syscall.Mkfifo(filepath.Join(conf, "30-pipe.yaml"), 0o644))
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Load(context.Background(), []string{"--config-dir", conf})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if want := filepath.Join(conf, "30-pipe.yaml") + " is a named pipe (FIFO)"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("load with a FIFO drop-in: %v, want an error containing %q", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a FIFO in the drop-in directory blocked the load")
 	}
 }

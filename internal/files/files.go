@@ -1,0 +1,175 @@
+// Package files is strata's one rule for reading configuration from a
+// filesystem it does not control (a mounted ConfigMap, a drop-in
+// directory, a directory of manifests, a path on a command line):
+//
+//   - a named file must resolve to a regular file: a FIFO, a device, a
+//     socket or a directory is refused by name and type before it is
+//     opened, and again on the open descriptor, since it can be replaced
+//     in between;
+//   - it is opened with O_NONBLOCK, so that a FIFO put in its place never
+//     blocks the reader, and read up to a limit, so that /dev/zero or a
+//     huge file costs at most that limit;
+//   - a directory is listed by name first: an entry whose name the caller
+//     ignores is never examined, so that a dangling link or an unreadable
+//     README beside the configuration never fails a load.
+package files
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+)
+
+// ErrNotRegular is wrapped by the error for a path that is not a regular
+// file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is wrapped by the error for a file over the limit.
+var ErrTooLarge = errors.New("file too large")
+
+// ErrDangling is wrapped by the error for a symbolic link to nothing, or
+// a loop of links.
+var ErrDangling = errors.New("a symbolic link that leads to no file")
+
+// Read reads the regular file at path, following symbolic links, at most
+// limit bytes. The error names path and says what it is when it is not a
+// regular file, wraps ErrTooLarge when it is over limit, and wraps the
+// operating system's error (fs.ErrNotExist) when it cannot be read.
+func Read(path string, limit int) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, statError(path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err = f.Stat() // it may have been replaced since it was looked at
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
+	size := 512
+	if st.Size() < int64(limit) {
+		size = int(st.Size()) + 1
+	}
+	data := make([]byte, 0, size)
+	for len(data) <= limit {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("%s: %w: over the limit of %d bytes", path, ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// Entry is a regular file a directory listing kept.
+type Entry struct {
+	// Name is the entry's name in the directory.
+	Name string
+}
+
+// Skipped is an entry a listing left out although its name matched, and
+// why.
+type Skipped struct {
+	Name   string
+	Reason string
+}
+
+// List lists the entries of dir whose names match (all when match is
+// nil), sorted by name. An entry whose name does not match is not looked
+// at. A matching entry that is a directory is skipped and reported; one
+// that is (or links to) a FIFO, a device or a socket, or a link to
+// nothing, is an error naming it, since its name says it is
+// configuration. When dir itself has gone (a mount's generation removed
+// while it was listed), the error wraps fs.ErrNotExist.
+func List(dir string, match func(name string) bool) ([]Entry, []Skipped, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Entry
+	var skipped []Skipped
+	for _, de := range des {
+		name := de.Name()
+		if match != nil && !match(name) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		mode := de.Type()
+		if mode&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
+			if err != nil {
+				if _, derr := os.Lstat(dir); derr != nil {
+					return nil, nil, derr // the directory has gone
+				}
+				return nil, nil, statError(p, err)
+			}
+			mode = st.Mode()
+		}
+		switch {
+		case mode.IsDir():
+			skipped = append(skipped, Skipped{Name: name, Reason: "a directory"})
+		case !mode.IsRegular():
+			return nil, nil, notRegular(p, mode)
+		default:
+			out = append(out, Entry{Name: name})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, skipped, nil
+}
+
+// statError turns the error of a stat of path into one that says what is
+// wrong: a link to nothing or a loop of links is not "missing".
+func statError(path string, err error) error {
+	if errors.Is(err, syscall.ELOOP) {
+		return fmt.Errorf("%s: %w (a loop of links)", path, ErrDangling)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if lst, lerr := os.Lstat(path); lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			return fmt.Errorf("%s: %w (it points to %s)", path, ErrDangling, target)
+		}
+	}
+	return err
+}
+
+// notRegular says what path is instead of a regular file.
+func notRegular(path string, mode fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case mode.IsDir():
+		what = "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("%s is %s: %w", path, what, ErrNotRegular)
+}
