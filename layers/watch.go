@@ -49,7 +49,10 @@ func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOption
 	log := klog.FromContext(ctx).WithName(c.Name)
 	var w *watch.Watcher[*Loaded[T]]
 	w, err := watch.New(watch.Options[*Loaded[T]]{
-		Paths:        paths,
+		Paths: paths,
+		// Only drop-ins are read from --config-dir, each bounded as a
+		// load bounds it.
+		Read:         watch.ReadOptions{Match: isDropIn, MaxBytes: c.Kind.MaxBytes()},
 		PollInterval: o.PollInterval,
 		Metrics:      o.Metrics,
 		// Built from the generation the watcher read, never from the

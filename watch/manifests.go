@@ -157,6 +157,7 @@ func isManifest(name string) bool {
 func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
 	return Options[*ManifestSet]{
 		Paths: []string{dir},
+		Read:  ReadOptions{Match: isManifest},
 		Load: func(_ context.Context, c *Contents) (*ManifestSet, error) {
 			return LoadManifests(c.Generations[0], opts)
 		},

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stratacfg/strata/internal/files"
 )
 
 // DataLink is the symbolic link through which kubelet's AtomicWriter
@@ -42,8 +44,8 @@ type missingError struct{ err error }
 func (m missingError) Error() string { return m.err.Error() }
 func (m missingError) Unwrap() error { return m.err }
 
-// ErrTooLarge is returned for a file over the size limit.
-var ErrTooLarge = errors.New("file too large")
+// ErrTooLarge is wrapped by the error for a file over the size limit.
+var ErrTooLarge = files.ErrTooLarge
 
 // Entry is one file of a generation.
 type Entry struct {
@@ -66,7 +68,7 @@ type Generation struct {
 	// AllowMissing.
 	Resolved string
 	// Files holds the regular files of a directory target (direct
-	// children whose names do not start with "."), sorted by name, or
+	// children whose names ReadOptions.Match chose), sorted by name, or
 	// the one file of a file target.
 	Files []Entry
 	// Hash is "sha256:" and the hex digest of the file names and
@@ -84,6 +86,12 @@ type ReadOptions struct {
 	// AllowMissing makes a target that does not exist read as an empty
 	// snapshot instead of an error.
 	AllowMissing bool
+	// Match chooses the names of a directory target's files; nil means
+	// every name not starting with ".". An entry whose name does not
+	// match is never looked at, so a dangling link or a FIFO beside the
+	// configuration fails nothing; one whose name matches must be a
+	// regular file (a subdirectory is left out).
+	Match func(name string) bool
 
 	// pause, when set, runs after each file is read: tests make a slow
 	// reader with it.
@@ -115,6 +123,10 @@ func Read(path string, opts ReadOptions) (*Generation, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
+	match := opts.Match
+	if match == nil {
+		match = notHidden
+	}
 	var last error
 	missing := false
 	for attempt := 0; attempt < attempts; attempt++ {
@@ -134,20 +146,21 @@ func Read(path string, opts ReadOptions) (*Generation, error) {
 		}
 		missing = false
 		// (2)
-		var files []Entry
+		var entries []Entry
 		if dir {
-			files, err = readDir(resolved, maxBytes, opts.pause)
+			entries, err = readDir(resolved, path, match, maxBytes, opts.pause)
 		} else {
 			var data []byte
-			data, err = readFile(resolved, maxBytes)
-			files = []Entry{{Name: filepath.Base(path), Data: data}}
+			data, err = files.Read(resolved, maxBytes)
+			err = files.Rename(err, resolved, path)
+			entries = []Entry{{Name: filepath.Base(path), Data: data}}
 		}
 		if err != nil {
 			if retryable(err) {
 				last = err
 				continue
 			}
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		// (3)
 		again, _, err := resolve(path)
@@ -158,12 +171,17 @@ func Read(path string, opts ReadOptions) (*Generation, error) {
 			}
 			continue
 		}
-		return &Generation{Path: path, Dir: dir, Resolved: resolved, Files: files, Hash: hashFiles(files)}, nil
+		return &Generation{Path: path, Dir: dir, Resolved: resolved, Files: entries, Hash: hashFiles(entries)}, nil
 	}
 	if missing {
 		if opts.AllowMissing {
 			return &Generation{Path: path, Hash: hashFiles(nil)}, nil
 		}
+		return nil, last
+	}
+	if errors.Is(last, files.ErrDangling) {
+		// A link that led nowhere on every attempt is the content, not a
+		// writer at work.
 		return nil, last
 	}
 	return nil, fmt.Errorf("%s: %w after %d attempts: %w", path, ErrInconsistent, attempts, last)
@@ -193,76 +211,31 @@ func resolve(path string) (string, bool, error) {
 // retryable reports whether err means the writer removed or replaced what
 // was being read.
 func retryable(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ESTALE)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, files.ErrDangling) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ESTALE)
 }
 
-func readDir(dir string, maxBytes int, pause func()) ([]Entry, error) {
-	entries, err := os.ReadDir(dir)
+// readDir reads the files of dir whose names match, naming a bad one
+// under display, the directory its user knows.
+func readDir(dir, display string, match func(string) bool, maxBytes int, pause func()) ([]Entry, error) {
+	list, _, err := files.List(dir, match)
 	if err != nil {
-		return nil, err
+		return nil, files.Rename(err, dir, display)
 	}
-	var files []Entry
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if e.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(p)
-			if err != nil {
-				return nil, err
-			}
-			if !st.Mode().IsRegular() {
-				continue
-			}
-		} else if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := readFile(p, maxBytes)
+	out := make([]Entry, 0, len(list))
+	for _, e := range list {
+		data, err := files.Read(filepath.Join(dir, e.Name), maxBytes)
 		if err != nil {
-			return nil, err
+			return nil, files.Rename(err, dir, display)
 		}
-		files = append(files, Entry{Name: name, Data: data})
+		out = append(out, Entry{Name: e.Name, Data: data})
 		if pause != nil {
 			pause()
 		}
 	}
-	// os.ReadDir sorts by name already.
-	return files, nil
+	return out, nil
 }
 
-func readFile(path string, maxBytes int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// Size the buffer from the file, as os.ReadFile does, so that a read
-	// is one allocation; the limit holds even if the file grows.
-	size := 512
-	if st, err := f.Stat(); err == nil && st.Size() < int64(maxBytes) {
-		size = int(st.Size()) + 1
-	}
-	data := make([]byte, 0, size)
-	for len(data) <= maxBytes {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-	}
-	if len(data) > maxBytes {
-		return nil, fmt.Errorf("%s: %w: over the limit of %d bytes", filepath.Base(path), ErrTooLarge, maxBytes)
-	}
-	return data, nil
-}
+func notHidden(name string) bool { return !strings.HasPrefix(name, ".") }
 
 // hashFiles digests names and contents, each length-prefixed, so that a
 // rename or moving bytes from one file to the next changes the hash.

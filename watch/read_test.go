@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,6 +113,60 @@ func TestReadMissingAndTooLarge(t *testing.T) {
 	}
 	if _, err := Read(dir, ReadOptions{MaxBytes: 10}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("too large in a directory: %v", err)
+	}
+}
+
+// TestReadHostileEntries reads directories and files a hostile or careless
+// writer made: what Match does not choose is never looked at, a FIFO
+// fails by name without blocking, and a link to nothing is reported as
+// that, not as a writer that kept changing the content.
+func TestReadHostileEntries(t *testing.T) {
+	t.Parallel()
+	yamlOnly := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.yaml": "a"})
+	for _, err := range []error{
+		syscall.Mkfifo(filepath.Join(dir, "notes.txt"), 0o644),
+		os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "README")),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(path string, opts ReadOptions) (*Generation, error) {
+		type result struct {
+			g   *Generation
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			g, err := Read(path, opts)
+			done <- result{g, err}
+		}()
+		select {
+		case r := <-done:
+			return r.g, r.err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Read(%s) blocked", path)
+			return nil, nil
+		}
+	}
+	if g, err := read(dir, ReadOptions{Match: yamlOnly}); err != nil || names(g) != "a.yaml=a" {
+		t.Fatalf("a FIFO and a dangling link Match leaves out: %v, %v", g, err)
+	}
+	if _, err := read(dir, ReadOptions{}); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "README")+" is a symbolic link that leads to no file") || errors.Is(err, ErrInconsistent) {
+		t.Errorf("a dangling link chosen: %v", err)
+	}
+	if _, err := read(filepath.Join(dir, "notes.txt"), ReadOptions{}); err == nil || !strings.Contains(err.Error(), "notes.txt is a named pipe (FIFO)") {
+		t.Errorf("a FIFO as the target: %v", err)
+	}
+
+	// In a mount, a bad file is named under the mount, not under the
+	// timestamped directory the reader resolved.
+	mount := t.TempDir()
+	watchtest.NewKubeletWriter(t, mount).Write(t, map[string]string{"big.yaml": strings.Repeat("x", 11)})
+	if _, err := read(mount, ReadOptions{MaxBytes: 10}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), filepath.Join(mount, "big.yaml")+" is over the limit of 10 bytes") {
+		t.Errorf("too large in a mount: %v", err)
 	}
 }
 

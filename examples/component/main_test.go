@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -202,6 +203,10 @@ func TestDecodeModeFlag(t *testing.T) {
 func TestBadInputFailsClearly(t *testing.T) {
 	dir := t.TempDir()
 	big := write(t, dir, "big.yaml", beta+"tlsCertFile: "+strings.Repeat("x", 5<<20)+"\n")
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	bomb := "a: &a [x,x,x,x,x,x,x,x,x]\n"
 	for i, p := range "bcdefghi" {
 		prev := string("abcdefghi"[i])
@@ -214,7 +219,9 @@ func TestBadInputFailsClearly(t *testing.T) {
 	}{
 		{"empty file", []string{"--config", write(t, dir, "empty.yaml", "")}, "empty.yaml: the input is empty"},
 		{"missing file", []string{"--config", filepath.Join(dir, "nope.yaml")}, "nope.yaml: no such file or directory"},
-		{"unreadable file", []string{"--config", dir}, "is a directory, not a file"},
+		{"unreadable file", []string{"--config", dir}, "is a directory, not a regular file"},
+		{"a FIFO", []string{"--config", fifo}, "fifo.yaml is a named pipe (FIFO), not a regular file"},
+		{"a device", []string{"--config", "/dev/zero"}, "/dev/zero is a character device, not a regular file"},
 		{"binary garbage", []string{"--config", write(t, dir, "bin.yaml", "\x7fELF\x02\x01\x01\x00\x00")}, "bin.yaml: not valid YAML"},
 		{"wrong kind", []string{"--config", write(t, dir, "kind.yaml", "apiVersion: v1\nkind: ConfigMap\n")}, "kind.yaml: apiVersion v1 is not in group component.example.strata.dev"},
 		{"wrong type", []string{"--config", write(t, dir, "type.yaml", beta+"port: eighty\n")}, "type.yaml: "},

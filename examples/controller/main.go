@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,7 @@ import (
 	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/watch"
 )
 
 // Names the example uses.
@@ -270,30 +272,25 @@ func configMapKey(k string) string {
 }
 
 // readManifests reads every ConfigMap and Namespace in the direct-child
-// .yaml, .yml and .json files of dir, in lexical order. Other kinds are an
-// error, so that a typo is not silently a different configuration.
+// .yaml, .yml and .json files of dir, in lexical order, as one
+// generation read by strata's bounded reader (regular files only, each at
+// most watch.DefaultMaxBytes). Other kinds are an error, so that a typo is
+// not silently a different configuration.
 func readManifests(dir string) ([]runtime.Object, error) {
-	entries, err := os.ReadDir(dir)
+	gen, err := watch.Read(dir, watch.ReadOptions{Match: func(name string) bool {
+		return !strings.HasPrefix(name, ".") && slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(name))
+	}})
 	if err != nil {
 		return nil, err
 	}
 	decoder := clientgoscheme.Codecs.UniversalDeserializer()
 	var objs []runtime.Object
-	for _, e := range entries {
-		ext := filepath.Ext(e.Name())
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !slices.Contains([]string{".yaml", ".yml", ".json"}, ext) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		docs := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for _, f := range gen.Files {
+		path := filepath.Join(dir, f.Name)
+		docs := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(f.Data), 4096)
 		for i := 1; ; i++ {
 			var raw runtime.RawExtension
 			if err := docs.Decode(&raw); err != nil {
-				_ = f.Close()
 				if errors.Is(err, io.EOF) {
 					break
 				}
@@ -304,18 +301,15 @@ func readManifests(dir string) ([]runtime.Object, error) {
 			}
 			obj, _, err := decoder.Decode(raw.Raw, nil, nil)
 			if err != nil {
-				_ = f.Close()
 				return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
 			}
 			switch o := obj.(type) {
 			case *corev1.Namespace:
 			case *corev1.ConfigMap:
 				if o.Namespace == "" {
-					_ = f.Close()
 					return nil, fmt.Errorf("%s: document %d: ConfigMap %s has no namespace", path, i, o.Name)
 				}
 			default:
-				_ = f.Close()
 				return nil, fmt.Errorf("%s: document %d: %T is neither a ConfigMap nor a Namespace", path, i, obj)
 			}
 			objs = append(objs, obj)

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -72,16 +73,44 @@ func Read(path string, limit int) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, &Error{Path: path, Problem: "cannot be read: " + err.Error(), Err: err}
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
 	}
 	if len(data) > limit {
-		return nil, fmt.Errorf("%s: %w: over the limit of %d bytes", path, ErrTooLarge, limit)
+		return nil, &Error{Path: path, Problem: fmt.Sprintf("is over the limit of %d bytes", limit), Err: ErrTooLarge}
 	}
 	return data, nil
+}
+
+// Error is a problem with one file, naming it. Path is what was opened;
+// a caller that read through a link it resolved itself (a mount's
+// timestamped directory) sets it back to the path its user knows.
+type Error struct {
+	Path    string
+	Problem string // "is a named pipe (FIFO)"
+	Err     error  // ErrNotRegular, ErrTooLarge, ErrDangling, or the system's
+}
+
+func (e *Error) Error() string { return e.Path + " " + e.Problem }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Rename returns err with the path of a file *Error inside dir renamed
+// into display: the same name under display instead of dir.
+func Rename(err error, dir, display string) error {
+	var fe *Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	rel, rerr := filepath.Rel(dir, fe.Path)
+	if rerr != nil || strings.HasPrefix(rel, "..") {
+		return err
+	}
+	c := *fe
+	c.Path = filepath.Join(display, rel)
+	return &c
 }
 
 // Entry is a regular file a directory listing kept.
@@ -145,12 +174,12 @@ func List(dir string, match func(name string) bool) ([]Entry, []Skipped, error) 
 // wrong: a link to nothing or a loop of links is not "missing".
 func statError(path string, err error) error {
 	if errors.Is(err, syscall.ELOOP) {
-		return fmt.Errorf("%s: %w (a loop of links)", path, ErrDangling)
+		return &Error{Path: path, Problem: "is " + ErrDangling.Error() + " (a loop of links)", Err: ErrDangling}
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if lst, lerr := os.Lstat(path); lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
 			target, _ := os.Readlink(path)
-			return fmt.Errorf("%s: %w (it points to %s)", path, ErrDangling, target)
+			return &Error{Path: path, Problem: "is " + ErrDangling.Error() + " (it points to " + target + ")", Err: ErrDangling}
 		}
 	}
 	return err
@@ -171,5 +200,5 @@ func notRegular(path string, mode fs.FileMode) error {
 	case mode&fs.ModeDevice != 0:
 		what = "a device"
 	}
-	return fmt.Errorf("%s is %s: %w", path, what, ErrNotRegular)
+	return &Error{Path: path, Problem: "is " + what + ", not a regular file", Err: ErrNotRegular}
 }
