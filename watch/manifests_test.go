@@ -1,7 +1,10 @@
 package watch
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,4 +120,32 @@ func FuzzLoadManifests(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestManifestsIgnoreWhatIsNoManifest puts beside the manifests what the
+// loader documents as ignored, made as hostile as it gets: a dangling
+// README, a FIFO notes.txt, an oversize backup. None is looked at.
+func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"a.yaml":     policy("a.static.strata.dev"),
+		"a.yaml.bak": strings.Repeat("x", DefaultMaxBytes+1),
+		"sub.yaml/x": "a directory with a manifest's name",
+	})
+	if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "README")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "notes.txt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Manifests(dir, policyOptions(t))
+	g, err := Read(dir, opts.Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadManifests(g, policyOptions(t))
+	if err != nil || strings.Join(set.Names(), ",") != "Policy/a.static.strata.dev" {
+		t.Fatalf("set %v, %v", set, err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -457,4 +458,34 @@ func mustEval(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestFIFOInPlaceOfTheFile replaces a watched file with a FIFO: the reload
+// fails by name and keeps the last good value instead of hanging the
+// watcher, and the next valid file is loaded.
+func TestFIFOInPlaceOfTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFiles(t, dir, map[string]string{"config": "one"})
+	fake := newFakeNotifier()
+	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
+		o.Debounce = time.Millisecond
+		o.newNotifier = func() (notifier, error) { return fake, nil }
+	})
+	start(t, w, rec)
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Create}
+	if r := rec.next(t); r.Status != StatusFailure || r.Value != "one" || r.Err == nil || !strings.Contains(r.Err.Error(), path+" is a named pipe (FIFO)") {
+		t.Fatalf("%+v", r)
+	}
+	os.Remove(path)
+	writeFiles(t, dir, map[string]string{"config": "two"})
+	fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Create}
+	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
+		t.Fatalf("%+v", r)
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/record"
 
@@ -101,5 +103,59 @@ func TestTenancyGuideEventNote(t *testing.T) {
 		if !found {
 			t.Errorf("the guide shows the %s Event %q; the resolver recorded %q", what, want, got)
 		}
+	}
+}
+
+// TestResolveFromHostileDir gives resolve --from-dir directories a careless
+// or hostile writer made: what has no manifest's name is not read, and a
+// manifest's name on a device, a FIFO or a huge file fails at once, by
+// name, having read at most the limit.
+func TestResolveFromHostileDir(t *testing.T) {
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n"
+	for _, tc := range []struct {
+		name  string
+		entry func(dir string) error
+		want  string // "" for success
+	}{
+		{"a dangling README", func(d string) error { return os.Symlink(filepath.Join(d, "gone"), filepath.Join(d, "README")) }, ""},
+		{"a FIFO notes.txt", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "notes.txt"), 0o644) }, ""},
+		{"a link to /dev/zero", func(d string) error { return os.Symlink("/dev/zero", filepath.Join(d, "zero.yaml")) }, "zero.yaml is a character device, not a regular file"},
+		{"a FIFO", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "pipe.yaml"), 0o644) }, "pipe.yaml is a named pipe (FIFO), not a regular file"},
+		{"a 100 MB file", func(d string) error {
+			f, err := os.Create(filepath.Join(d, "big.yaml"))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(100 << 20) // sparse: costs no disk
+		}, "big.yaml is over the limit of 4194304 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "ns.yaml"), []byte(manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.entry(dir); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			var code int
+			var stdout, stderr bytes.Buffer
+			go func() {
+				defer close(done)
+				code = run(context.Background(), []string{"resolve", "--namespace", "team-a", "--from-dir", dir}, &stdout, &stderr)
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("resolve --from-dir blocked")
+			}
+			switch {
+			case tc.want == "" && code != 0:
+				t.Errorf("exit %d: %s", code, stderr.String())
+			case tc.want != "" && (code == 0 || !strings.Contains(stderr.String(), tc.want)):
+				t.Errorf("exit %d, stderr %q; want a failure saying %q", code, stderr.String(), tc.want)
+			}
+		})
 	}
 }
