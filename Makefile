@@ -53,6 +53,7 @@ $(BIN)/etcd: $(ETCD_MOD)
 MODULES := bench integrations/stratacr examples/jobdefaults
 
 vet:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd hack/tools && $(GO) vet ./...
 	@set -e; for m in $(MODULES); do echo "cd $$m && $(GO) vet ./..."; (cd $$m && $(GO) vet ./...); done

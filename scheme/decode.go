@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/internal/text"
 )
 
 // Mode is how unknown and duplicate fields are treated.
@@ -231,13 +233,18 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 				return fail(yamlErrorKind(lerr), yamlMessage(lerr))
 			}
 			j = lenient
-			dups := yamlDuplicate.FindAllStringSubmatch(err.Error(), -1)
+			// A file of a million duplicate keys is described, not
+			// listed: the first few, then how many more.
+			dups := yamlDuplicate.FindAllStringSubmatch(err.Error(), text.MaxListed-1)
 			if len(dups) == 0 {
 				return fail(ErrSyntax, yamlMessage(err))
 			}
 			var msgs []string
 			for _, d := range dups {
 				msgs = append(msgs, fmt.Sprintf("duplicate field %q (line %s)", d[2], d[1]))
+			}
+			if more := strings.Count(err.Error(), "already set in map") - len(dups); more > 0 {
+				msgs = append(msgs, fmt.Sprintf("%d more duplicate fields", more))
 			}
 			switch opts.Mode {
 			case Strict:

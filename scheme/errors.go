@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/stratacfg/strata/internal/text"
 )
 
 // Sentinel errors, for errors.Is on what Decode returns.
@@ -55,7 +57,7 @@ func (e *Error) Error() string {
 	if len(e.Details) == 0 {
 		b.WriteString(e.Kind.Error())
 	}
-	b.WriteString(strings.Join(e.Details, "; "))
+	b.WriteString(text.Join(e.Details, "; "))
 	return b.String()
 }
 

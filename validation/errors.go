@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-base/featuregate"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -35,11 +36,7 @@ func (e *Error) Unwrap() error { return e.Err }
 type ErrorList []*Error
 
 func (l ErrorList) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
+	return text.List(len(l), func(i int) string { return l[i].Error() }, "\n")
 }
 
 // Attribute attaches to each error the layer that set its field, found by

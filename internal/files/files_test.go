@@ -90,7 +90,9 @@ func TestList(t *testing.T) {
 	yaml := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
 	// Only names that match are looked at: the pipe, the dangling link and
 	// the notes beside the configuration do not matter.
-	entries, skipped, err := List(d, func(name string) bool { return name == "a.yaml" || name == "link.yaml" || name == "sub.yaml" || name == "big.yaml" })
+	entries, skipped, err := List(d, func(name string) bool {
+		return name == "a.yaml" || name == "link.yaml" || name == "sub.yaml" || name == "big.yaml"
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

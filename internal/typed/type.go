@@ -10,6 +10,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -20,6 +21,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -91,7 +93,7 @@ func (m *member) convert(s *Type, value string) (string, error) {
 	}
 	out, err := s.convert(m.conv, value)
 	if err != nil {
-		return "", fmt.Errorf("key %q: %q %w", m.key, value, err)
+		return "", fmt.Errorf("key %q: %s %w", m.key, text.Quote(value), err)
 	}
 	m.last.Store(&[2]string{value, out})
 	return out, nil
@@ -158,7 +160,7 @@ func (s *Type) Convert(key, value string) (string, error) {
 	}
 	out, err := s.convert(c, value)
 	if err != nil {
-		return "", fmt.Errorf("key %q: %q %w", key, value, err)
+		return "", fmt.Errorf("key %q: %s %w", key, text.Quote(value), err)
 	}
 	return out, nil
 }
@@ -288,8 +290,8 @@ func (s *Type) convert(c converter, value string) (string, error) {
 		return strconv.FormatUint(n, 10), nil
 	case convFloat:
 		f, err := strconv.ParseFloat(strings.TrimSpace(value), t.Bits())
-		if err != nil {
-			return "", fmt.Errorf("is not a number")
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", fmt.Errorf("is not a finite number that fits in a float%d", t.Bits())
 		}
 		return strconv.FormatFloat(f, 'g', -1, t.Bits()), nil
 	case convString:

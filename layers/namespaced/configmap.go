@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -28,11 +29,22 @@ const (
 // (an "_example" block) are documentation and are skipped. binaryData is
 // refused.
 //
-// The error names the ConfigMap and the key.
+// A ConfigMap over the size or key-count limit is refused whole before
+// any value is converted. The error names the ConfigMap and the key.
 func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, error) {
 	src := ConfigMapSource(cm, kind)
 	if len(cm.BinaryData) > 0 {
-		return nil, fmt.Errorf("%s: binaryData is not configuration (keys %s)", src, strings.Join(sortedKeys(cm.BinaryData), ", "))
+		return nil, fmt.Errorf("%s: binaryData is not configuration (keys %s)", src, text.Join(sortedKeys(cm.BinaryData), ", "))
+	}
+	if n := len(cm.Data); n > c.o.MaxConfigMapKeys {
+		return nil, fmt.Errorf("%s: %d keys, over the limit of %d keys a ConfigMap may hold here", src, n, c.o.MaxConfigMapKeys)
+	}
+	size := 0
+	for k, v := range cm.Data {
+		size += len(k) + len(v)
+	}
+	if size > c.o.MaxConfigMapBytes {
+		return nil, fmt.Errorf("%s: %d bytes of data, over the limit of %d bytes a ConfigMap may hold here", src, size, c.o.MaxConfigMapBytes)
 	}
 	l := &merge.Layer{Source: src, Values: make(map[string]string, len(cm.Data))}
 	var errs []string
@@ -49,7 +61,7 @@ func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Laye
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return nil, fmt.Errorf("%s: %s", src, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("%s: %s", src, text.Join(errs, "; "))
 	}
 	return l, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync/atomic"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +12,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/stratacfg/strata/internal/text"
 )
 
 // Event reasons.
@@ -62,27 +63,13 @@ func startEvents(ctx context.Context, client kubernetes.Interface, controller st
 type eventsV1 struct{ r events.EventRecorder }
 
 func (s eventsV1) warn(cm *corev1.ConfigMap, reason, action, note string) {
-	s.r.Eventf(cm, nil, corev1.EventTypeWarning, reason, action, "%s", bounded(note))
+	s.r.Eventf(cm, nil, corev1.EventTypeWarning, reason, action, "%s", text.Cut(note, maxNote))
 }
 
 type legacySink struct{ r record.EventRecorder }
 
 func (s legacySink) warn(cm *corev1.ConfigMap, reason, _, note string) {
-	s.r.Eventf(cm, corev1.EventTypeWarning, reason, "%s", bounded(note))
-}
-
-// bounded cuts s to at most maxNote bytes, on a rune boundary, saying how
-// much was cut.
-func bounded(s string) string {
-	if len(s) <= maxNote {
-		return s
-	}
-	const room = 64
-	cut := maxNote - room
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+	s.r.Eventf(cm, corev1.EventTypeWarning, reason, "%s", text.Cut(note, maxNote))
 }
 
 // reportTable remembers, lossily and without locking, the ConfigMap

@@ -96,7 +96,7 @@ func (w *world) options() namespaced.Options[*jobDefaults] {
 	return namespaced.Options[*jobDefaults]{
 		Name: "strata-test", Kind: kind,
 		Namespace: w.system, ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
-		Labels:  tenantLabels,
+		Labels: tenantLabels,
 		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
 			LockKey: "non-overridable-fields"},
 	}

@@ -19,6 +19,15 @@ import (
 // DefaultCacheSize is the default number of namespaces a Resolver caches.
 const DefaultCacheSize = 1000
 
+// DefaultMaxConfigMapBytes and DefaultMaxConfigMapKeys bound the data of
+// one ConfigMap a Resolver reads when the options do not: a configuration
+// has tens of keys and a few kilobytes, while the API server accepts a
+// ConfigMap of 1 MiB with as many keys as fit.
+const (
+	DefaultMaxConfigMapBytes = 256 << 10
+	DefaultMaxConfigMapKeys  = 512
+)
+
 // DefaultSelectorAnnotation holds the namespace label selector of a
 // selector ConfigMap.
 const DefaultSelectorAnnotation = "config.strata.dev/namespace-selector"
@@ -44,7 +53,13 @@ type Options[T runtime.Object] struct {
 	Labels map[string]string
 	// CacheSize bounds the namespaces cached; DefaultCacheSize when 0.
 	CacheSize int
-	Tenancy   Tenancy
+	// MaxConfigMapBytes bounds the data (keys and values) of one
+	// ConfigMap, MaxConfigMapKeys its keys; DefaultMaxConfigMapBytes and
+	// DefaultMaxConfigMapKeys when 0. A ConfigMap over either is refused
+	// as an invalid one is, with a Warning Event naming the limit.
+	MaxConfigMapBytes int
+	MaxConfigMapKeys  int
+	Tenancy           Tenancy
 	// Selectors, when set, enables selector layers.
 	Selectors *Selectors
 	// Flags, when set, is the top layer: command-line values above every
@@ -117,6 +132,12 @@ func newCore[T runtime.Object](o Options[T]) (*core[T], error) {
 	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
+	}
+	if o.MaxConfigMapBytes <= 0 {
+		o.MaxConfigMapBytes = DefaultMaxConfigMapBytes
+	}
+	if o.MaxConfigMapKeys <= 0 {
+		o.MaxConfigMapKeys = DefaultMaxConfigMapKeys
 	}
 	if o.Selectors != nil && o.Selectors.Annotation == "" {
 		s := *o.Selectors

@@ -394,3 +394,51 @@ func FuzzTenantConfigMap(f *testing.F) {
 		}
 	})
 }
+
+// TestTenantConfigMapLimits sends the ConfigMaps a tenant can create to
+// abuse the resolver: each is refused as a whole, and what the resolver
+// says about it stays short, however large the ConfigMap.
+func TestTenantConfigMapLimits(t *testing.T) {
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+	huge := strings.Repeat("9", 1<<20)
+	many := func(prefix string, n int) map[string]string {
+		m := map[string]string{}
+		for i := range n {
+			m[fmt.Sprintf("%s%04d", prefix, i)] = "1"
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Options[*tenantConfig])
+		data   map[string]string
+		want   string
+	}{
+		{"a 1 MiB value", nil, map[string]string{"timeout": huge},
+			"namespace team/overrides: 1048583 bytes of data, over the limit of 262144 bytes a ConfigMap may hold here"},
+		{"too many keys", nil, many("_doc", 600),
+			"namespace team/overrides: 600 keys, over the limit of 512 keys a ConfigMap may hold here"},
+		{"a 1 MiB invalid value under a raised limit", func(o *Options[*tenantConfig]) { o.MaxConfigMapBytes = 2 << 20 },
+			map[string]string{"timeout": huge + "x"}, `key "/timeout": "999999`},
+		{"four hundred unknown keys", nil, many("k", 400),
+			`key "/k0019": no such field; … and 380 more`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestResolver(t, tc.mutate)
+			s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", tc.data)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Ignored()) != 1 {
+				t.Fatalf("ignored %v, want the tenant's ConfigMap", s.Ignored())
+			}
+			msg := s.Ignored()[0].Error()
+			if !strings.Contains(msg, tc.want) || len(msg) > 4096 {
+				t.Errorf("error (%d bytes) %.600q; want at most 4 KiB containing %q", len(msg), msg, tc.want)
+			}
+			if s.Object.Timeout == nil || *s.Object.Timeout != 60 {
+				t.Errorf("timeout %v: nothing of the refused ConfigMap may apply", s.Object.Timeout)
+			}
+		})
+	}
+}
