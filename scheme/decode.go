@@ -96,7 +96,7 @@ type Document struct {
 // field path, and matching one of the sentinel errors with errors.Is.
 // Decode never panics on any input.
 func (k *Kind) Decode(data []byte, opts DecodeOptions) (*Document, error) {
-	if err := k.checkSize(data, opts); err != nil {
+	if err := k.checkInput(data, opts); err != nil {
 		return nil, err
 	}
 	if !hasDocumentSeparator(data) {
@@ -126,7 +126,7 @@ func (k *Kind) Decode(data []byte, opts DecodeOptions) (*Document, error) {
 // every item of a v1 List, in order. Empty documents are skipped; an input
 // with no document at all is an error. The first error stops decoding.
 func (k *Kind) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
-	if err := k.checkSize(data, opts); err != nil {
+	if err := k.checkInput(data, opts); err != nil {
 		return nil, err
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -160,10 +160,14 @@ func (k *Kind) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
 	return out, nil
 }
 
-func (k *Kind) checkSize(data []byte, opts DecodeOptions) error {
+// checkInput refuses an input over the size limit or not UTF-8.
+func (k *Kind) checkInput(data []byte, opts DecodeOptions) error {
 	if len(data) > k.maxBytes {
 		return &Error{Source: opts.Source, Kind: ErrTooLarge, Details: []string{
 			fmt.Sprintf("the input is %d bytes, over the limit of %d bytes", len(data), k.maxBytes)}}
+	}
+	if msg := invalidUTF8(data); msg != "" {
+		return &Error{Source: opts.Source, Kind: ErrSyntax, Details: []string{msg}}
 	}
 	return nil
 }
@@ -230,6 +234,9 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 		if err != nil {
 			lenient, lerr := yaml.YAMLToJSON(raw)
 			if lerr != nil {
+				if msg := nonFiniteField(raw); msg != "" {
+					return fail(ErrInvalid, msg)
+				}
 				return fail(yamlErrorKind(lerr), yamlMessage(lerr))
 			}
 			j = lenient
@@ -293,6 +300,9 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 		d = k.strict.UniversalDeserializer()
 	}
 	obj, gvk, err := d.Decode(j, nil, nil)
+	if gvk != nil && gvk.Version == runtime.APIVersionInternal {
+		return fail(ErrUnknownType, fmt.Sprintf("apiVersion %s is the in-memory version, never written down; use one of %s", gvk.GroupVersion(), k.knownVersions()))
+	}
 	var strictErrs []error
 	if err != nil {
 		if se, ok := runtime.AsStrictDecodingError(err); ok && obj != nil {
@@ -305,6 +315,10 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 				return fail(ErrTypeMeta, fmt.Sprintf("the document has no kind: set kind to %s", k.cfg.Kind))
 			case runtime.IsNotRegisteredError(err) && gvk != nil:
 				return nil, k.unknownType(*gvk, n, item, opts)
+			case gvk != nil:
+				if msg := k.unmarshalerField(j, *gvk); msg != "" {
+					return fail(ErrInvalid, msg)
+				}
 			}
 			return fail(ErrInvalid, fieldMessage(err))
 		}

@@ -127,7 +127,19 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"empty", "", scheme.ErrEmpty, "c.yaml: the input is empty"},
 		{"only comments", "# nothing\n", scheme.ErrEmpty, "the document is empty"},
-		{"binary garbage", "\x00\x01\x02\xff\xfe", scheme.ErrSyntax, "c.yaml: not valid YAML"},
+		{"binary garbage", "\x00\x01\x02\xff\xfe", scheme.ErrSyntax, "c.yaml: the input is not valid UTF-8: byte 0xff at line 1, column 4"},
+		{"garbage that is UTF-8", "\x00\x01\x02", scheme.ErrSyntax, "c.yaml: not valid YAML"},
+		{"invalid UTF-8 in YAML", beta + "tlsCertFile: \"a\xffb\"\n", scheme.ErrSyntax, "not valid UTF-8: byte 0xff at line 3, column 16"},
+		{"invalid UTF-8 in JSON", `{"apiVersion":"component.example.strata.dev/v1beta1","kind":"ComponentConfiguration","tlsCertFile":"a` + "\xff" + `"}`, scheme.ErrSyntax, "not valid UTF-8: byte 0xff at line 1, column 102"},
+		{"the internal version", "apiVersion: component.example.strata.dev/__internal\nkind: ComponentConfiguration\nPort: 5\n", scheme.ErrUnknownType,
+			"apiVersion component.example.strata.dev/__internal is the in-memory version, never written down"},
+		{"the internal version in a List", `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"component.example.strata.dev/__internal","kind":"ComponentConfiguration"}]}`, scheme.ErrUnknownType, "List item 1: apiVersion component.example.strata.dev/__internal is the in-memory version"},
+		{"NaN", beta + "clientConnection: {qps: .nan}\n", scheme.ErrInvalid, "field clientConnection.qps: NaN is not a number JSON can hold"},
+		{"infinity", beta + "clientConnection:\n  qps: -.inf\n", scheme.ErrInvalid, "field clientConnection.qps: -Inf is not a number JSON can hold"},
+		{"a float over float32", beta + "clientConnection: {qps: 1e999}\n", scheme.ErrInvalid, "clientConnection.qps"},
+		{"a bad duration", beta + "syncFrequency: 10x\n", scheme.ErrInvalid, `field syncFrequency: "10x": time: unknown unit "x" in duration "10x"`},
+		{"an overflowing duration", beta + "syncFrequency: 9999999999999h\n", scheme.ErrInvalid, `field syncFrequency: "9999999999999h": time: invalid duration`},
+		{"a bad duration in JSON", `{"apiVersion":"component.example.strata.dev/v1beta1","kind":"ComponentConfiguration","logging":{"flushFrequency":"soon"}}`, scheme.ErrInvalid, `field logging.flushFrequency: "soon"`},
 		{"not an object", "- a\n- b\n", scheme.ErrSyntax, "not an object"},
 		{"broken YAML", "port: [1,\n", scheme.ErrSyntax, "not valid YAML"},
 		{"no apiVersion", "kind: ComponentConfiguration\nport: 1\n", scheme.ErrTypeMeta, "no apiVersion: set apiVersion to one of component.example.strata.dev/v1beta1, component.example.strata.dev/v1alpha1"},
@@ -260,4 +272,20 @@ func FuzzDecode(f *testing.F) {
 			_, _ = c.DecodeAll(data, scheme.DecodeOptions{Source: "fuzz", Mode: mode})
 		}
 	})
+}
+
+// TestManyProblemsShortMessage decodes a file of thousands of duplicate
+// keys: the error lists a few and counts the rest, whatever the file's
+// size.
+func TestManyProblemsShortMessage(t *testing.T) {
+	t.Parallel()
+	c, err := scheme.New(configscheme.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := beta + strings.Repeat("port: 1\n", 400_000)
+	_, err = c.Decode([]byte(in), scheme.DecodeOptions{Source: "c.yaml"})
+	if !errors.Is(err, scheme.ErrStrict) || len(err.Error()) > 4096 || !strings.Contains(err.Error(), `duplicate field "port" (line 4)`) || !strings.Contains(err.Error(), "399980 more duplicate fields") {
+		t.Errorf("error (%d bytes): %.1000s", len(err.Error()), err)
+	}
 }
