@@ -319,7 +319,7 @@ func TestDegradesToPolling(t *testing.T) {
 	})
 	start(t, w, rec)
 
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	replaceFile(t, path, "two") // whole: the poll must not see it half written
 	if r := rec.next(t); r.Value != "two" {
 		t.Fatalf("polling: %+v", r)
 	}
@@ -327,7 +327,7 @@ func TestDegradesToPolling(t *testing.T) {
 	fake.waitFor(t, dir)
 
 	// An overflow means events were lost: read at once.
-	writeFiles(t, dir, map[string]string{"config": "three"})
+	replaceFile(t, path, "three")
 	fake.errs <- fsnotify.ErrEventOverflow
 	if r := rec.next(t); r.Value != "three" {
 		t.Fatalf("after overflow: %+v", r)
@@ -487,5 +487,18 @@ func TestFIFOInPlaceOfTheFile(t *testing.T) {
 	fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Create}
 	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// replaceFile replaces path with a file holding content, by renaming a
+// new file over it, so that no read sees it half written.
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
 	}
 }
