@@ -18,7 +18,25 @@ import (
 const (
 	DefaultPollInterval = time.Minute
 	DefaultDebounce     = 10 * time.Millisecond
+	// MinPollInterval is the shortest poll interval a watcher accepts:
+	// below it, reading every target on every tick is a busy loop.
+	MinPollInterval = 10 * time.Millisecond
 )
+
+// CheckPollInterval returns an error for a poll interval a watcher
+// refuses: negative, or positive but under MinPollInterval. Zero means
+// DefaultPollInterval. A command line checks its flag with it, so that
+// --poll-interval=1ns or -1s is a usage error, not a busy loop or a
+// silent minute.
+func CheckPollInterval(d time.Duration) error {
+	switch {
+	case d < 0:
+		return fmt.Errorf("the poll interval %s is negative", d)
+	case d > 0 && d < MinPollInterval:
+		return fmt.Errorf("the poll interval %s is under the minimum of %s", d, MinPollInterval)
+	}
+	return nil
+}
 
 // Options configure a Watcher.
 type Options[T any] struct {
@@ -116,7 +134,10 @@ func New[T any](opts Options[T]) (*Watcher[T], error) {
 	if opts.Load == nil {
 		return nil, errors.New("watch: no Load function")
 	}
-	if opts.PollInterval <= 0 {
+	if err := CheckPollInterval(opts.PollInterval); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	if opts.PollInterval == 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
 	if opts.Debounce <= 0 {

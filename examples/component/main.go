@@ -109,6 +109,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cl.Config.ConfigFile == "" && cl.Config.ConfigDir == "" && cl.Config.InstanceConfig == "" {
 			return &layers.UsageError{Err: errors.New("--watch needs --config, --config-dir or --instance-config")}
 		}
+		if err := watch.CheckPollInterval(rf.pollInterval); err != nil || rf.pollInterval == 0 {
+			return &layers.UsageError{Err: fmt.Errorf("--poll-interval %s: must be at least %s", rf.pollInterval, watch.MinPollInterval)}
+		}
 		return serve(ctx, comp, cl, &rf, stderr)
 	})
 }

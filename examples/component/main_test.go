@@ -262,3 +262,15 @@ func TestHelpListsOnlyOwnFlags(t *testing.T) {
 		t.Errorf("a global testing flag parsed: exit %d, %s", code, errOut)
 	}
 }
+
+// TestPollIntervalIsChecked gives --watch a poll interval that would busy
+// poll, or silently become the default: a usage error, exit 2.
+func TestPollIntervalIsChecked(t *testing.T) {
+	cfg := write(t, t.TempDir(), "c.yaml", beta)
+	for _, d := range []string{"1ns", "-1s", "0s"} {
+		code, _, errOut := runComponent(t, "--config", cfg, "--watch", "--poll-interval", d)
+		if code != 2 || !strings.Contains(errOut, "--poll-interval "+d) || !strings.Contains(errOut, "must be at least 10ms") {
+			t.Errorf("--poll-interval %s: exit %d, stderr %q; want 2 and a message", d, code, errOut)
+		}
+	}
+}

@@ -65,8 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "manifests: --dir must be an absolute path, not %q\n", *dir)
 		return 2
 	}
-	if *poll <= 0 {
-		fmt.Fprintf(stderr, "manifests: --poll-interval must be positive, not %s\n", *poll)
+	if err := watch.CheckPollInterval(*poll); err != nil || *poll == 0 {
+		fmt.Fprintf(stderr, "manifests: --poll-interval %s: must be at least %s\n", *poll, watch.MinPollInterval)
 		return 2
 	}
 

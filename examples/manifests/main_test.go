@@ -208,7 +208,7 @@ func TestInvalidInitialSet(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"--dir", "relative/dir"}, {"--dir", "/x", "--poll-interval", "0s"}, {"--nope"}} {
+	for _, args := range [][]string{{"--dir", "relative/dir"}, {"--dir", "/x", "--poll-interval", "0s"}, {"--dir", "/x", "--poll-interval", "1ns"}, {"--dir", "/x", "--poll-interval", "-1s"}, {"--nope"}} {
 		var stderr strings.Builder
 		if code := run(t.Context(), args, io.Discard, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr.String())
