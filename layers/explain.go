@@ -24,6 +24,13 @@ type Explanation struct {
 type KeyProvenance struct {
 	Source   string   `json:"source"`
 	Shadowed []string `json:"shadowed"`
+	// Removed says that the value is a null that removed the key: the
+	// key is absent from the configuration, or has its default.
+	Removed bool `json:"removed,omitempty"`
+	// Replaced lists what lower layers set above or under the key that
+	// its value replaced, each as "KEY from SOURCE": the members of a map
+	// a null erased, say.
+	Replaced []string `json:"replaced,omitempty"`
 }
 
 // Explain returns the effective configuration in version gv and the
@@ -76,14 +83,18 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 	return out, nil
 }
 
-// Provenances returns the provenance of every effective key of r.
+// Provenances returns the provenance of every effective key of r, and of
+// every key a layer removed with a null.
 func Provenances(r *merge.Result) map[string]KeyProvenance {
 	out := map[string]KeyProvenance{}
-	for _, k := range r.Keys() {
+	for _, k := range append(r.Keys(), r.Tombstones()...) {
 		p, _ := r.Explain(k)
-		kp := KeyProvenance{Source: p.Source.String(), Shadowed: []string{}}
+		kp := KeyProvenance{Source: p.Source.String(), Shadowed: []string{}, Removed: p.Value == merge.Tombstone}
 		for _, s := range p.Shadowed {
 			kp.Shadowed = append(kp.Shadowed, s.Source.String())
+		}
+		for _, c := range p.Replaced {
+			kp.Replaced = append(kp.Replaced, c.Key+" from "+c.Source.String())
 		}
 		out[k] = kp
 	}

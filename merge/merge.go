@@ -430,6 +430,21 @@ func (r *Result) Keys() []string {
 	return out
 }
 
+// Tombstones returns the keys whose effective value is a tombstone, sorted:
+// what a layer removed, with Explain saying which and what it erased.
+func (r *Result) Tombstones() []string {
+	r.settle()
+	var out []string
+	r.each(func(k string, e entry) bool {
+		if e.value == Tombstone {
+			out = append(out, k)
+		}
+		return true
+	})
+	sort.Strings(out)
+	return out
+}
+
 // Document returns the effective values as one JSON object (Unflatten).
 func (r *Result) Document() ([]byte, error) { return Unflatten(r.Values()) }
 
@@ -462,6 +477,11 @@ type Provenance struct {
 	// Shadowed are the lower layers that also set the key, the nearest
 	// first, each with the value it set.
 	Shadowed []Shadow
+	// Replaced are the keys above or under this one that lower layers set
+	// and that this key's value replaced (RFC 7386): what a tombstone
+	// erased, or the members of a map an object replaced whole. Sorted by
+	// key.
+	Replaced []Cleared
 }
 
 // Shadow is a value that a higher layer overrode.
@@ -485,6 +505,11 @@ func (r *Result) Explain(key string) (Provenance, bool) {
 		p.Shadowed = make([]Shadow, 0, len(idx)-1)
 		for _, i := range idx[1:] {
 			p.Shadowed = append(p.Shadowed, Shadow{Source: r.layers[i].Source, Value: r.layers[i].Values[key]})
+		}
+	}
+	for _, c := range r.cleared {
+		if c.By == key {
+			p.Replaced = append(p.Replaced, c)
 		}
 	}
 	return p, true

@@ -486,3 +486,22 @@ func TestFillFunc(t *testing.T) {
 	}()
 	r.extend()
 }
+
+// TestTombstoneLeavesATrace removes a map a lower layer set with a null:
+// the removed key is listed, and its provenance names what it erased.
+func TestTombstoneLeavesATrace(t *testing.T) {
+	cluster := &Layer{Source: Source{Kind: "cluster", Name: "ops/config"}, Values: map[string]string{"/m/a": "1", "/m/b": "2", "/x": "3"}}
+	tenant := &Layer{Source: Source{Kind: "namespace", Name: "team/overrides"}, Values: map[string]string{"/m": Tombstone}}
+	r := Merge(cluster, tenant)
+	if got := r.Tombstones(); len(got) != 1 || got[0] != "/m" {
+		t.Fatalf("Tombstones() = %v", got)
+	}
+	p, ok := r.Explain("/m")
+	if !ok || p.Value != Tombstone || p.Source != tenant.Source || len(p.Replaced) != 2 ||
+		p.Replaced[0].Key != "/m/a" || p.Replaced[0].Source != cluster.Source || p.Replaced[1].Key != "/m/b" {
+		t.Fatalf("Explain(/m) = %+v, %t", p, ok)
+	}
+	if p, _ := r.Explain("/x"); len(p.Replaced) != 0 {
+		t.Errorf("Explain(/x) = %+v", p)
+	}
+}

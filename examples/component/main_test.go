@@ -26,6 +26,8 @@ type explanation struct {
 	Provenance map[string]struct {
 		Source   string   `json:"source"`
 		Shadowed []string `json:"shadowed"`
+		Removed  bool     `json:"removed"`
+		Replaced []string `json:"replaced"`
 	} `json:"provenance"`
 }
 
@@ -272,5 +274,22 @@ func TestPollIntervalIsChecked(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, "--poll-interval "+d) || !strings.Contains(errOut, "must be at least 10ms") {
 			t.Errorf("--poll-interval %s: exit %d, stderr %q; want 2 and a message", d, code, errOut)
 		}
+	}
+}
+
+// TestNullLeavesATrace removes, in a drop-in, the feature gates the file
+// set: --explain says which layer removed them and what it erased.
+func TestNullLeavesATrace(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta+"featureGates: {AlphaThing: true, BetaThing: false}\n")
+	write(t, dir, "conf.d/10-reset.yaml", "featureGates: null\n")
+	e := explain(t, "--config", cfg, "--config-dir", filepath.Join(dir, "conf.d"))
+	if _, ok := e.Config["featureGates"]; ok {
+		t.Errorf("featureGates still set: %v", e.Config["featureGates"])
+	}
+	p := e.Provenance["/featureGates"]
+	want := []string{"/featureGates/AlphaThing from file " + cfg, "/featureGates/BetaThing from file " + cfg}
+	if !p.Removed || p.Source != "drop-in "+filepath.Join(dir, "conf.d", "10-reset.yaml") || strings.Join(p.Replaced, "|") != strings.Join(want, "|") {
+		t.Errorf("provenance of /featureGates: %+v", p)
 	}
 }
