@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -38,6 +39,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -274,8 +276,9 @@ func configMapKey(k string) string {
 // readManifests reads every ConfigMap and Namespace in the direct-child
 // .yaml, .yml and .json files of dir, in lexical order, as one
 // generation read by strata's bounded reader (regular files only, each at
-// most watch.DefaultMaxBytes). Other kinds are an error, so that a typo is
-// not silently a different configuration.
+// most watch.DefaultMaxBytes). Decoding is strict: a duplicate or unknown
+// field is an error, and so is an object defined twice, so that a typo is
+// never silently a different configuration; other kinds are an error too.
 func readManifests(dir string) ([]runtime.Object, error) {
 	gen, err := watch.Read(dir, watch.ReadOptions{Match: func(name string) bool {
 		return !strings.HasPrefix(name, ".") && slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(name))
@@ -283,39 +286,58 @@ func readManifests(dir string) ([]runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	decoder := clientgoscheme.Codecs.UniversalDeserializer()
+	decoder := serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	var objs []runtime.Object
+	where := map[string]string{} // "ConfigMap ns/name" → where it was read
 	for _, f := range gen.Files {
 		path := filepath.Join(dir, f.Name)
-		docs := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(f.Data), 4096)
+		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(f.Data)))
 		for i := 1; ; i++ {
-			var raw runtime.RawExtension
-			if err := docs.Decode(&raw); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+			raw, err := docs.Read()
+			if errors.Is(err, io.EOF) {
+				break
 			}
-			if len(raw.Raw) == 0 || string(raw.Raw) == "null" {
+			at := fmt.Sprintf("%s: document %d", path, i)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", at, err)
+			}
+			if len(bytes.TrimSpace(raw)) == 0 || isComments(raw) {
 				continue
 			}
-			obj, _, err := decoder.Decode(raw.Raw, nil, nil)
+			obj, _, err := decoder.Decode(raw, nil, nil)
 			if err != nil {
-				return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+				return nil, fmt.Errorf("%s: %w", at, err)
 			}
+			var id string
 			switch o := obj.(type) {
 			case *corev1.Namespace:
+				id = "Namespace " + o.Name
 			case *corev1.ConfigMap:
 				if o.Namespace == "" {
-					return nil, fmt.Errorf("%s: document %d: ConfigMap %s has no namespace", path, i, o.Name)
+					return nil, fmt.Errorf("%s: ConfigMap %s has no namespace", at, o.Name)
 				}
+				id = "ConfigMap " + o.Namespace + "/" + o.Name
 			default:
-				return nil, fmt.Errorf("%s: document %d: %T is neither a ConfigMap nor a Namespace", path, i, obj)
+				return nil, fmt.Errorf("%s: %T is neither a ConfigMap nor a Namespace", at, obj)
 			}
+			if first, ok := where[id]; ok {
+				return nil, fmt.Errorf("%s: %s is also defined in %s", at, id, first)
+			}
+			where[id] = at
 			objs = append(objs, obj)
 		}
 	}
 	return objs, nil
+}
+
+// isComments reports whether a YAML document holds only comments.
+func isComments(raw []byte) bool {
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 func newClient(kubeconfig string) (kubernetes.Interface, error) {

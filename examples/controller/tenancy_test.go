@@ -159,3 +159,34 @@ func TestResolveFromHostileDir(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveFromDirRefusesDuplicates gives resolve --from-dir a
+// ConfigMap defined twice and a key written twice: each is an error
+// naming where, not a silent last-one-wins.
+func TestResolveFromDirRefusesDuplicates(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strata-defaults, namespace: strata-system}\ndata: {backoffLimit: \"3\"}\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"a ConfigMap in two files", map[string]string{"a.yaml": cm, "b.yaml": "# again\n---\n" + cm},
+			"b.yaml: document 2: ConfigMap strata-system/strata-defaults is also defined in "},
+		{"a key written twice", map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strata-defaults, namespace: strata-system}\ndata:\n  backoffLimit: \"3\"\n  backoffLimit: \"4\"\n"},
+			`a.yaml: document 1: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"resolve", "--namespace", "team-a", "--from-dir", dir}, &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), tc.want) || (tc.name == "a key written twice" && !strings.Contains(stderr.String(), `"backoffLimit" already set`)) {
+				t.Errorf("exit %d, stderr %q; want a failure saying %q", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}

@@ -1,10 +1,13 @@
 package namespaced
 
 import (
+	"fmt"
 	"maps"
+	"strings"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -14,12 +17,34 @@ import (
 // would) and Namespaces (their labels, for selectors). It applies the same
 // merge and policy as ForNamespace, needs no Start and no client, records
 // no Event and caches nothing: for dry runs, tools and tests. An invalid
-// cluster ConfigMap is an error. As with objects from client-go's caches,
+// cluster ConfigMap is an error, and so are two objects of one kind,
+// namespace and name. As with objects from client-go's caches,
 // the objects must not be changed afterwards: the cluster ConfigMap parsed
 // last is kept, and the same object seen again is not parsed again.
 func (r *Resolver[T]) ResolveObjects(ns string, objs []runtime.Object) (*Snapshot[T], error) {
+	if err := unique(objs); err != nil {
+		return nil, err
+	}
 	s, _, err := r.c.resolveObjects(&r.objs, ns, objs)
 	return s, err
+}
+
+// unique refuses two objects of one kind, namespace and name: which one a
+// cluster would hold is not known, and taking the last would hide it.
+func unique(objs []runtime.Object) error {
+	seen := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		acc, err := meta.Accessor(o)
+		if err != nil {
+			continue
+		}
+		id := fmt.Sprintf("%s %s/%s", strings.TrimPrefix(fmt.Sprintf("%T", o), "*v1."), acc.GetNamespace(), acc.GetName())
+		if seen[id] {
+			return fmt.Errorf("namespaced: %s is given twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // resolveObjects is ResolveObjects, returning the layers it ignored.

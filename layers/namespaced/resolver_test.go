@@ -442,3 +442,12 @@ func TestTenantConfigMapLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveObjectsRefusesDuplicates(t *testing.T) {
+	r := newTestResolver(t, nil)
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+	a, b := tenantCM("team", map[string]string{"retries": "1"}), tenantCM("team", map[string]string{"retries": "2"})
+	if _, err := r.ResolveObjects("team", []runtime.Object{cluster, a, b}); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
+		t.Errorf("two ConfigMaps team/overrides: %v", err)
+	}
+}
