@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -35,6 +36,10 @@ type ManifestOptions struct {
 	References func(obj runtime.Object) []validation.Reference
 	// Rules are the rules of the whole set.
 	Rules validation.SetRules
+	// ValidateName checks each object's metadata.name, as the API server
+	// checks it for the kind; nil means a DNS subdomain (RFC 1123), the
+	// rule of most kinds, the admission kinds among them.
+	ValidateName apivalidation.ValidateNameFunc
 }
 
 // Manifest is one loaded object and where it came from.
@@ -84,7 +89,7 @@ func (s *ManifestSet) Names() []string {
 //
 //  1. Decode every document of every file (multi-document YAML, v1 List)
 //     strictly, default it and convert it to the hub version.
-//  2. Validate each object.
+//  2. Validate each object, its name first.
 //  3. Validate the set: unique names per kind, the name suffix, references
 //     resolved inside the set.
 //
@@ -117,10 +122,16 @@ func LoadManifests(s *Generation, opts ManifestOptions) (*ManifestSet, error) {
 		}
 	}
 	// (2)
+	validateName := opts.ValidateName
+	if validateName == nil {
+		validateName = apivalidation.NameIsDNSSubdomain
+	}
 	members := make([]validation.Member, 0, len(set.Objects))
 	for _, m := range set.Objects {
 		if m.Name == "" {
 			errs = append(errs, &validation.Error{Err: field.Required(field.NewPath("metadata", "name"), ""), Source: m.Source()})
+		} else if msgs := validateName(m.Name, false); len(msgs) > 0 {
+			errs = append(errs, &validation.Error{Err: field.Invalid(field.NewPath("metadata", "name"), m.Name, strings.Join(msgs, "; ")), Source: m.Source()})
 		}
 		for _, e := range opts.Kind.Validate(m.Object) {
 			errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.Source()})

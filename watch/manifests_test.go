@@ -149,3 +149,32 @@ func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
 		t.Fatalf("set %v, %v", set, err)
 	}
 }
+
+// TestManifestNamesAreObjectNames loads manifests whose names the API
+// server would refuse: each is an error naming its file.
+func TestManifestNamesAreObjectNames(t *testing.T) {
+	t.Parallel()
+	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
+		{Name: "a.yaml", Data: []byte(policy("Upper.static.strata.dev"))},
+		{Name: "b.yaml", Data: []byte(policy("a/b.static.strata.dev"))},
+		{Name: "c.yaml", Data: []byte(policy(strings.Repeat("x", 250) + ".static.strata.dev"))},
+		{Name: "d.yaml", Data: []byte(policy("fine.static.strata.dev"))},
+	}}
+	_, err := LoadManifests(s, policyOptions(t))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`manifest /m/a.yaml: metadata.name: Invalid value: "Upper.static.strata.dev": a lowercase RFC 1123 subdomain`,
+		`manifest /m/b.yaml: metadata.name: Invalid value: "a/b.static.strata.dev"`,
+		"manifest /m/c.yaml: metadata.name: Invalid value: ",
+		"must be no more than 253 characters",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "d.yaml") {
+		t.Errorf("a valid name reported:\n%v", err)
+	}
+}
