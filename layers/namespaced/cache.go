@@ -16,14 +16,17 @@ import (
 // a table that fills up is rebuilt and swapped in whole, and a reader still
 // probing the old one finds what was there when it started.
 type nsCache[T runtime.Object] struct {
-	tab atomic.Pointer[nsTable[T]]
-	// tick is advanced on every insertion; entries keep the tick of their
-	// last use, for the LRU.
-	tick atomic.Uint64
+	tab  atomic.Pointer[nsTable[T]]
 	tomb *entry[T] // marks a removed slot, so that probing goes on past it
 	seed uint64
 	n    int // live entries
 	dead int // tombstones in the current table
+	// ring holds the live entries for eviction by CLOCK (second chance):
+	// a read marks its entry referenced; the hand sweeps the ring,
+	// clearing marks, and evicts the first entry it finds unmarked. An
+	// entry's pos is its index in ring.
+	ring []*entry[T]
+	hand int
 }
 
 type nsTable[T runtime.Object] struct {
@@ -72,11 +75,16 @@ func (c *nsCache[T]) get(ns string) *entry[T] {
 // writes. e must not be in the cache already.
 func (c *nsCache[T]) put(ns string, e *entry[T]) {
 	e.ns, e.hash = ns, c.hash(ns)
+	e.referenced.Store(true)
 	t := c.tab.Load()
 	if i, ok := c.find(t, ns, e.hash); ok {
+		old := t.slots[i].Load()
+		e.pos, c.ring[old.pos] = old.pos, e
 		t.slots[i].Store(e)
 		return
 	}
+	e.pos = int32(len(c.ring))
+	c.ring = append(c.ring, e)
 	if (c.n+c.dead+1)*4 > len(t.slots)*3 {
 		t = c.rebuild(c.n + 1)
 	}
@@ -96,10 +104,48 @@ func (c *nsCache[T]) put(ns string, e *entry[T]) {
 func (c *nsCache[T]) del(ns string) {
 	t := c.tab.Load()
 	if i, ok := c.find(t, ns, c.hash(ns)); ok {
+		c.unring(t.slots[i].Load())
 		t.slots[i].Store(c.tomb)
 		c.n--
 		c.dead++
 	}
+}
+
+// unring takes e out of the ring, moving the last entry into its place.
+func (c *nsCache[T]) unring(e *entry[T]) {
+	last := len(c.ring) - 1
+	moved := c.ring[last]
+	moved.pos, c.ring[e.pos] = e.pos, moved
+	c.ring[last] = nil
+	c.ring = c.ring[:last]
+	if c.hand >= len(c.ring) {
+		c.hand = 0
+	}
+}
+
+// victim returns the namespace to evict, by CLOCK, other than keep: in
+// amortised constant time, since each sweep clears the marks it passes.
+// It returns "" when keep is the only entry.
+func (c *nsCache[T]) victim(keep string) string {
+	for range 2*len(c.ring) + 1 {
+		if len(c.ring) == 0 {
+			return ""
+		}
+		if c.hand >= len(c.ring) {
+			c.hand = 0
+		}
+		e := c.ring[c.hand]
+		c.hand++
+		if e.ns == keep {
+			continue
+		}
+		if e.referenced.Load() {
+			e.referenced.Store(false)
+			continue
+		}
+		return e.ns
+	}
+	return ""
 }
 
 // find returns the slot index of ns, whose hash is h, in t.
@@ -150,6 +196,7 @@ func (c *nsCache[T]) each(fn func(ns string, e *entry[T])) {
 func (c *nsCache[T]) clear() {
 	c.tab.Store(newNSTable[T](minCacheSlots))
 	c.n, c.dead = 0, 0
+	c.ring, c.hand = nil, 0
 }
 
 // hash hashes a namespace name: every byte is read, eight at a time, and

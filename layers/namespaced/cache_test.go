@@ -122,3 +122,40 @@ func TestEntrySize(t *testing.T) {
 		t.Errorf("an entry is %d bytes, not 64", n)
 	}
 }
+
+// TestClockEviction checks the second chance CLOCK gives an entry read
+// since the hand passed, and that the ring follows puts, replacements and
+// removals.
+func TestClockEviction(t *testing.T) {
+	c := newNSCache[*tenantConfig]()
+	for _, ns := range []string{"a", "b", "c", "d"} {
+		c.put(ns, &entry[*tenantConfig]{})
+	}
+	// All were just put, so all are marked: one sweep clears the marks
+	// and the hand comes back to a. keep is never chosen.
+	if v := c.victim("a"); v != "b" {
+		t.Fatalf("victim = %q, want b", v)
+	}
+	c.del("b")                          // d moves into b's place: the ring is a, d, c
+	c.get("c").referenced.Store(true)   // c was read
+	c.put("a", &entry[*tenantConfig]{}) // a replaced: marked, in a's place
+	if v := c.victim(""); v != "d" {
+		t.Fatalf("victim = %q, want d (c and a were read or replaced)", v)
+	}
+	c.del("d")
+	if len(c.ring) != 2 || c.n != 2 {
+		t.Fatalf("ring %d, n %d", len(c.ring), c.n)
+	}
+	for i, e := range c.ring {
+		if int(e.pos) != i || c.get(e.ns) != e {
+			t.Fatalf("ring[%d] = %s at pos %d", i, e.ns, e.pos)
+		}
+	}
+	if v := c.victim("a"); v != "c" {
+		t.Fatalf("victim = %q, want c", v)
+	}
+	c.clear()
+	if c.victim("") != "" {
+		t.Error("a victim in an empty cache")
+	}
+}

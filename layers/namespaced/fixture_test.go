@@ -12,14 +12,14 @@ import (
 // cluster.
 type objectReader struct {
 	mu  sync.Mutex
-	cms map[string]*corev1.ConfigMap // namespace/name
+	cms map[string]map[string]*corev1.ConfigMap // by namespace, then name
 	nss map[string]*corev1.Namespace
 }
 
 var _ Reader = (*objectReader)(nil)
 
 func newObjectReader(objs ...any) *objectReader {
-	r := &objectReader{cms: map[string]*corev1.ConfigMap{}, nss: map[string]*corev1.Namespace{}}
+	r := &objectReader{cms: map[string]map[string]*corev1.ConfigMap{}, nss: map[string]*corev1.Namespace{}}
 	r.set(objs...)
 	return r
 }
@@ -31,7 +31,10 @@ func (r *objectReader) set(objs ...any) {
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *corev1.ConfigMap:
-			r.cms[o.Namespace+"/"+o.Name] = o
+			if r.cms[o.Namespace] == nil {
+				r.cms[o.Namespace] = map[string]*corev1.ConfigMap{}
+			}
+			r.cms[o.Namespace][o.Name] = o
 		case *corev1.Namespace:
 			r.nss[o.Name] = o
 		}
@@ -42,21 +45,21 @@ func (r *objectReader) set(objs ...any) {
 func (r *objectReader) del(namespace, name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.cms, namespace+"/"+name)
+	delete(r.cms[namespace], name)
 }
 
 func (r *objectReader) ConfigMap(_ context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.cms[namespace+"/"+name], nil
+	return r.cms[namespace][name], nil
 }
 
 func (r *objectReader) ConfigMaps(_ context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []*corev1.ConfigMap
-	for _, cm := range r.cms {
-		if cm.Namespace == namespace && sel.Matches(labels.Set(cm.Labels)) {
+	for _, cm := range r.cms[namespace] {
+		if sel.Matches(labels.Set(cm.Labels)) {
 			out = append(out, cm)
 		}
 	}

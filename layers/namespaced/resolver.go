@@ -38,7 +38,7 @@ type mode[T runtime.Object] interface {
 
 // NewLazy returns a resolver that reads a namespace's ConfigMaps on its
 // first resolve, with one LIST scoped to the namespace and the required
-// labels, and then watches that namespace alone while it stays in the LRU
+// labels, and then watches that namespace alone while it stays in the cache
 // cache (CacheSize namespaces); eviction stops the watch. The cluster
 // ConfigMap is watched by name; start-up lists nothing cluster-wide.
 func NewLazy[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
@@ -97,14 +97,14 @@ func (r *Resolver[T]) Stop() { r.mode.stop() }
 
 // ForNamespace returns the snapshot of namespace ns. A cached namespace is
 // served with no lock and no allocation; otherwise the snapshot is built
-// and, unless the resolver is Direct, cached, evicting the least recently
-// used namespace when the cache is full. The error is about reading the
+// and, unless the resolver is Direct, cached, evicting a namespace not
+// read lately (CLOCK) when the cache is full. The error is about reading the
 // cluster; invalid tenant input never fails a resolve.
 func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
 	if e := r.cache.get(ns); e != nil { // the hot path: one probe, no lock
 		if s := e.snap.Load(); s != nil {
-			if t := r.cache.tick.Load(); e.used.Load() != t {
-				e.used.Store(t)
+			if !e.referenced.Load() { // a store only when the hand cleared it
+				e.referenced.Store(true)
 			}
 			return s, nil
 		}

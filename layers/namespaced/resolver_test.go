@@ -451,3 +451,23 @@ func TestResolveObjectsRefusesDuplicates(t *testing.T) {
 		t.Errorf("two ConfigMaps team/overrides: %v", err)
 	}
 }
+
+// BenchmarkEvictingMiss resolves namespaces never seen before into a full
+// cache, so that each resolve evicts one: the cost per miss must not grow
+// with the cache (CLOCK, not a scan of every entry).
+func BenchmarkEvictingMiss(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("cache=%d", n), func(b *testing.B) {
+			r, _, _, _ := cachedResolver(b, n)
+			ctx := context.Background()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := r.ForNamespace(ctx, "fresh-"+strconv.Itoa(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -22,7 +22,9 @@ var errNotStarted = errors.New("namespaced: resolver not started")
 // reads, are behind a pointer.
 type entry[T runtime.Object] struct {
 	snap atomic.Pointer[Snapshot[T]]
-	used atomic.Uint64
+	// referenced is set by a read, cleared by the eviction hand (CLOCK).
+	referenced atomic.Bool
+	pos        int32 // in the cache's ring
 	// ns and hash are the namespace and its hash in the cache, set when
 	// the entry is put there.
 	ns   string
@@ -234,7 +236,6 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 		snap = g.cluster.base // a defect, logged: the cluster configuration applies
 	}
 	e.snap.Store(snap)
-	e.used.Store(g.st.cache.tick.Add(1))
 	g.st.cache.put(ns, e)
 	if in.watch {
 		e.cancel = g.watch(ns, e, in.rv)
@@ -376,16 +377,12 @@ func sameVersion(x, y *corev1.ConfigMap) bool {
 		maps.EqualFunc(x.BinaryData, y.BinaryData, bytes.Equal)
 }
 
-// evict removes least recently used namespaces, other than keep, until the
-// cache fits.
+// evict removes namespaces not read lately, other than keep, until the
+// cache fits: by CLOCK, an approximation of least recently used that
+// costs constant time per eviction, not a scan of the cache.
 func (g *guarded[T]) evict(keep string) {
 	for g.st.cache.n > g.c.o.CacheSize {
-		victim, oldest := "", uint64(0)
-		g.st.cache.each(func(ns string, e *entry[T]) {
-			if u := e.used.Load(); ns != keep && (victim == "" || u < oldest) {
-				victim, oldest = ns, u
-			}
-		})
+		victim := g.st.cache.victim(keep)
 		if victim == "" {
 			return
 		}
