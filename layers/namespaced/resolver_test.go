@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -235,6 +236,18 @@ func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
 // cachedResolver is a resolver with n namespaces cached, every tenth with
 // an override of its own, read through a Reader over literal objects.
 func cachedResolver(tb testing.TB, n int) (*Resolver[*tenantConfig], []string, map[string]string, map[string]map[string]string) {
+	r, names, cluster, overrides, _ := newCachedResolver(tb, n)
+	return r, names, cluster, overrides
+}
+
+// cachedResolverReader is cachedResolver with the objects its Reader
+// reads, to change them.
+func cachedResolverReader(tb testing.TB, n int) (*Resolver[*tenantConfig], *objectReader) {
+	r, _, _, _, objs := newCachedResolver(tb, n)
+	return r, objs
+}
+
+func newCachedResolver(tb testing.TB, n int) (*Resolver[*tenantConfig], []string, map[string]string, map[string]map[string]string, *objectReader) {
 	o := testOptions(tb)
 	o.CacheSize = n
 	clusterData := map[string]string{"tenancy": "on", "timeout": "120", "retries": "3", "verbose": "true"}
@@ -262,7 +275,7 @@ func cachedResolver(tb testing.TB, n int) (*Resolver[*tenantConfig], []string, m
 			tb.Fatal(err)
 		}
 	}
-	return r, names, clusterData, overrides
+	return r, names, clusterData, overrides, objs
 }
 
 func TestCachedHitAllocatesNothing(t *testing.T) {
@@ -469,5 +482,78 @@ func BenchmarkEvictingMiss(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkClusterChange changes the cluster ConfigMap under 10,000
+// cached namespaces: each op applies one change and rebuilds every
+// snapshot it affects.
+func BenchmarkClusterChange(b *testing.B) {
+	r, objs := cachedResolverReader(b, 10000)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		cm := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": strconv.Itoa(100 + i%2), "retries": "3"})
+		cm.ResourceVersion = strconv.Itoa(i + 2)
+		objs.set(cm)
+		r.Invalidate(cm)
+		i++
+	}
+}
+
+// TestClusterChangeRebuildsInBatches changes the cluster ConfigMap under
+// a thousand cached namespaces, several batches, while misses go on: every
+// snapshot is current once the change is applied, each namespace is
+// reported changed once, and the misses resolve under the new state.
+func TestClusterChangeRebuildsInBatches(t *testing.T) {
+	r, objs := cachedResolverReader(t, 1000)
+	var mu sync.Mutex
+	changed := map[string]int{}
+	cancel := r.Subscribe(func(ns string, _, _ *Snapshot[*tenantConfig]) {
+		mu.Lock()
+		changed[ns]++
+		mu.Unlock()
+	})
+	defer cancel()
+	ctx := context.Background()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // misses that evict while the batches run
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := r.ForNamespace(ctx, "late-"+strconv.Itoa(i%50)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	cm := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "777", "retries": "3"})
+	cm.ResourceVersion = "2"
+	objs.set(cm)
+	r.Invalidate(cm)
+	close(stop)
+	<-done
+	stale := 0
+	r.cache.each(func(ns string, e *entry[*tenantConfig]) {
+		s := e.snap.Load()
+		override := strings.HasPrefix(ns, "namespace-") && strings.HasSuffix(ns, "0")
+		if !override && *s.Object.Timeout != 777 {
+			stale++
+		}
+	})
+	if stale > 0 {
+		t.Errorf("%d snapshots still under the old cluster ConfigMap", stale)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for ns, n := range changed {
+		if n != 1 {
+			t.Errorf("%s reported changed %d times", ns, n)
+		}
 	}
 }

@@ -40,6 +40,7 @@ type inputsOf struct {
 	labels  map[string]string            // the namespace's, with selector layers
 	cancel  context.CancelFunc           // stops the namespace's watch (Lazy)
 	pending bool                         // a first list is under way (Lazy): keep the snapshot until it ends
+	gen     uint64                       // the cluster generation the snapshot was built under
 }
 
 // change is a cached namespace whose snapshot a change replaced.
@@ -122,6 +123,7 @@ func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error
 		g.selectors = c.readSelectors(sels)
 		g.setCluster(cl)
 	})
+	s.rebuildStale() // a resolver started again
 	return nil
 }
 
@@ -141,10 +143,43 @@ func (s *state[T]) applyCluster(cm *corev1.ConfigMap) {
 		return
 	}
 	s.do(func(g *guarded[T]) { g.setCluster(cl) })
+	s.rebuildStale()
 	if cm == nil {
 		c.log.Info("Cluster ConfigMap deleted; defaults apply", "configMap", c.o.Namespace+"/"+c.o.ClusterConfigMap)
 	} else {
 		c.log.Info("Cluster ConfigMap applied", "configMap", cm.Namespace+"/"+cm.Name, "resourceVersion", cm.ResourceVersion)
+	}
+}
+
+// rebuildBatch is how many namespaces rebuildStale rebuilds per turn of
+// the lock.
+const rebuildBatch = 256
+
+// rebuildStale rebuilds the cached namespaces built under an older cluster
+// state, rebuildBatch at a time, releasing the lock between batches: a
+// cached read never waits (it takes no lock), a miss waits for one batch
+// at most, never for the whole cache, and subscribers hear of each batch
+// as it is done. The caller holds clusterMu, so a newer cluster state
+// waits for this pass to end.
+func (s *state[T]) rebuildStale() {
+	var todo []*entry[T]
+	s.do(func(g *guarded[T]) {
+		g.st.cache.each(func(_ string, e *entry[T]) {
+			if e.gen != g.gen {
+				todo = append(todo, e)
+			}
+		})
+	})
+	for len(todo) > 0 {
+		batch := todo[:min(len(todo), rebuildBatch)]
+		todo = todo[len(batch):]
+		s.do(func(g *guarded[T]) {
+			for _, e := range batch {
+				if g.st.cache.get(e.ns) == e && e.gen != g.gen { // still cached, not rebuilt meanwhile
+					g.rebuild(e.ns, e)
+				}
+			}
+		})
 	}
 }
 
@@ -199,6 +234,7 @@ type guarded[T runtime.Object] struct {
 	st        *state[T]
 	events    eventSink
 	cluster   *clusterState[T]
+	gen       uint64 // advanced by each cluster state put in effect
 	selectors []*selectorLayer
 	// reported holds, by namespace, the version of each ignored
 	// ConfigMap ("kind/name") already reported; pruned with the
@@ -232,6 +268,7 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 		e.cms = map[string]*corev1.ConfigMap{}
 	}
 	snap = g.build(ns, e)
+	e.gen = g.gen
 	if snap == nil {
 		snap = g.cluster.base // a defect, logged: the cluster configuration applies
 	}
@@ -275,19 +312,22 @@ func (g *guarded[T]) rebuild(ns string, e *entry[T]) {
 		return
 	}
 	s := g.build(ns, e)
+	e.gen = g.gen
 	if old := e.snap.Load(); s != nil && s != old {
 		e.snap.Store(s)
 		g.changes = append(g.changes, change[T]{ns: ns, old: old, new: s})
 	}
 }
 
-// setCluster puts a new cluster state in effect and rebuilds every cached
-// namespace. In Lazy mode, closing the gate stops every namespace watch
-// and drops the namespaces' own ConfigMaps; opening it starts them, and
-// each namespace is rebuilt when its first list ends.
+// setCluster puts a new cluster state in effect, a new generation: every
+// cached namespace is now stale, for rebuildStale to rebuild. In Lazy
+// mode, closing the gate stops every namespace watch and drops the
+// namespaces' own ConfigMaps; opening it starts them, and each namespace
+// is rebuilt when its first list ends.
 func (g *guarded[T]) setCluster(st *clusterState[T]) {
 	old := g.cluster
 	g.cluster = st
+	g.gen++
 	if old == nil {
 		return
 	}
@@ -305,7 +345,6 @@ func (g *guarded[T]) setCluster(st *clusterState[T]) {
 			}
 		})
 	}
-	g.st.cache.each(g.rebuild)
 }
 
 // setSelectors puts new selector layers in effect and rebuilds the cached
