@@ -49,8 +49,10 @@ $(BIN)/etcd: $(ETCD_MOD)
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 
 # Modules of their own beside the library: the bench, the controller-runtime
-# integration and the examples with heavy dependencies.
-MODULES := bench integrations/stratacr examples/jobdefaults
+# integration and the examples with heavy dependencies (examples/manifests
+# and its differential test build on k8s.io/kubernetes at the version
+# hack/tools builds kube-apiserver from, so they share its build cache).
+MODULES := bench integrations/stratacr examples/jobdefaults examples/manifests examples/manifests/differential
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi

@@ -1,19 +1,26 @@
 package watch
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 )
 
@@ -24,22 +31,39 @@ var ManifestExtensions = []string{".json", ".yaml", ".yml"}
 // file.
 const KindManifest = "manifest"
 
-// ManifestOptions say how a directory of manifests is loaded.
+// ErrUnsupportedType is what ManifestOptions.Accept wraps for an object of
+// a type the set does not take.
+var ErrUnsupportedType = errors.New("unsupported type")
+
+// ManifestOptions say how a directory of manifests is loaded: they work
+// for the kinds of any scheme. kube-apiserver's admission configuration
+// (KEP-5793) is one use; examples/manifests wires it.
 type ManifestOptions struct {
-	// Kind decodes every kind of its group; objects are defaulted,
-	// converted to its hub version and validated one by one with its
-	// validator.
-	Kind *scheme.Kind
-	// Mode is strict unless set otherwise.
-	Mode scheme.Mode
-	// References lists the objects obj names, which must be in the set.
-	References func(obj runtime.Object) []validation.Reference
-	// Rules are the rules of the whole set.
-	Rules validation.SetRules
+	// Decoder decodes one document, YAML or JSON, into a typed object of
+	// the version it names, without conversion: for the strictness of
+	// kube-apiserver, the universal deserializer of a codec factory built
+	// with serializer.EnableStrict, so that an unknown or duplicate field
+	// is an error. A document that decodes to a metav1.List (registered
+	// in the scheme as an unversioned type) is expanded item by item, the
+	// items decoded again.
+	Decoder runtime.Decoder
+	// Accept turns one decoded object into the manifests it holds: it
+	// checks the type (wrapping ErrUnsupportedType for one the set does
+	// not take), expands a typed list into its items, and defaults and
+	// validates each. Any error refuses the whole set.
+	Accept func(obj runtime.Object) ([]runtime.Object, error)
 	// ValidateName checks each object's metadata.name, as the API server
 	// checks it for the kind; nil means a DNS subdomain (RFC 1123), the
 	// rule of most kinds, the admission kinds among them.
 	ValidateName apivalidation.ValidateNameFunc
+	// Rules are the rules of the whole set: names unique within their
+	// kind, and the name suffix.
+	Rules validation.SetRules
+	// References lists the objects obj names, which must be in the set.
+	References func(obj runtime.Object) []validation.Reference
+	// ValidateSet, when set, checks the set as a whole once every object
+	// was accepted, named and referenced well.
+	ValidateSet func(objects []*Manifest) []error
 }
 
 // Manifest is one loaded object and where it came from.
@@ -48,8 +72,8 @@ type Manifest struct {
 	Kind   string
 	Name   string
 	// File is the file's path; Document is the 1-based document in a
-	// multi-document file (0 if alone); Item the 1-based item of a v1
-	// List (0 if not in one).
+	// multi-document file (0 if alone); Item the 1-based item of a List
+	// (0 if not in one).
 	File     string
 	Document int
 	Item     int
@@ -57,71 +81,95 @@ type Manifest struct {
 
 // Source is the object's provenance, "manifest /etc/policies/a.yaml#2".
 func (m *Manifest) Source() merge.Source {
-	name := m.File
-	if m.Document > 0 {
-		name += fmt.Sprintf("#%d", m.Document)
+	return merge.Source{Kind: KindManifest, Name: where(m.File, m.Document, m.Item)}
+}
+
+func where(file string, doc, item int) string {
+	if doc > 0 {
+		file += fmt.Sprintf("#%d", doc)
 	}
-	if m.Item > 0 {
-		name += fmt.Sprintf("[%d]", m.Item)
+	if item > 0 {
+		file += fmt.Sprintf("[%d]", item)
 	}
-	return merge.Source{Kind: KindManifest, Name: name}
+	return file
 }
 
 // ManifestSet is a loaded, validated set of manifests. It is immutable.
 type ManifestSet struct {
 	// Objects in file order, then document order.
 	Objects []*Manifest
-	// Hash is the content hash of the files it was loaded from.
+	// Hash is the content hash of the files it was loaded from, their
+	// names included.
 	Hash string
 }
 
-// Names returns "Kind/name" of every object.
+// Names returns "Kind/name" of every object, sorted.
 func (s *ManifestSet) Names() []string {
 	out := make([]string, len(s.Objects))
 	for i, m := range s.Objects {
 		out[i] = m.Kind + "/" + m.Name
 	}
+	slices.Sort(out)
 	return out
 }
 
-// LoadManifests loads the direct-child .yaml, .yml and .json files of a
-// directory generation, in sorted order, as one set:
+// LoadManifests loads the manifest files of a directory generation, in
+// sorted order, as one set, choosing and splitting them as kube-apiserver
+// does (KEP-5793):
 //
-//  1. Decode every document of every file (multi-document YAML, v1 List)
-//     strictly, default it and convert it to the hub version.
-//  2. Validate each object, its name first.
-//  3. Validate the set: unique names per kind, the name suffix, references
-//     resolved inside the set.
+//  1. Every regular direct child whose extension is .yaml, .yml or .json
+//     in any case, dot-files included, is read; an empty file holds
+//     nothing. A subdirectory is passed over, but a symbolic link to one
+//     with a manifest's name is an error.
+//  2. A file splits into YAML documents at "---" lines; a document that
+//     is empty once trimmed is skipped, but one holding only comments is
+//     a document, and an error, as it is to kube-apiserver.
+//  3. Each document is decoded by Decoder (a List expanded), accepted by
+//     Accept, and its name checked; then the set: names unique within
+//     their kind and carrying Rules.NameSuffix, References resolved
+//     inside the set, ValidateSet.
 //
 // The set loads whole or not at all, so related objects (a policy and its
-// binding) are never half applied. The error holds every problem found,
-// each naming its file and document.
-func LoadManifests(s *Generation, opts ManifestOptions) (*ManifestSet, error) {
-	set := &ManifestSet{Hash: s.Hash}
+// binding) are never half applied. Unlike kube-apiserver, which stops at
+// the first problem, the error lists every problem found (the first
+// twenty in its text), each naming its file and document.
+func LoadManifests(g *Generation, opts ManifestOptions) (*ManifestSet, error) {
+	if opts.Decoder == nil || opts.Accept == nil {
+		return nil, errors.New("watch: ManifestOptions need a Decoder and an Accept function")
+	}
+	set := &ManifestSet{Hash: g.Hash}
 	var errs []error
 	// (1)
-	for _, f := range s.Files {
+	for _, sk := range g.Skipped {
+		if sk.Link && isManifest(sk.Name) {
+			errs = append(errs, fmt.Errorf("%s: %s, not a file", filepath.Join(g.Path, sk.Name), sk.Reason))
+		}
+	}
+	for _, f := range g.Files {
 		if !isManifest(f.Name) {
 			continue
 		}
-		path := filepath.Join(s.Path, f.Name)
-		docs, err := opts.Kind.DecodeAll(f.Data, scheme.DecodeOptions{Source: path, Mode: opts.Mode, AnyKind: true})
+		path := filepath.Join(g.Path, f.Name)
+		// (2)
+		docs, err := splitDocuments(f.Data)
 		if err != nil {
-			if errors.Is(err, scheme.ErrEmpty) {
-				continue
-			}
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
-		for _, d := range docs {
-			m := &Manifest{Object: d.Object, Kind: d.GVK.Kind, File: path, Document: d.Document, Item: d.Item}
-			if acc, err := meta.Accessor(d.Object); err == nil {
-				m.Name = acc.GetName()
+		for i, doc := range docs {
+			n := i + 1
+			if len(docs) == 1 {
+				n = 0
 			}
-			set.Objects = append(set.Objects, m)
+			// (3)
+			objs, err := opts.decode(doc, path, n, 0, 0)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			set.Objects = append(set.Objects, objs...)
 		}
 	}
-	// (2)
 	validateName := opts.ValidateName
 	if validateName == nil {
 		validateName = apivalidation.NameIsDNSSubdomain
@@ -133,23 +181,114 @@ func LoadManifests(s *Generation, opts ManifestOptions) (*ManifestSet, error) {
 		} else if msgs := validateName(m.Name, false); len(msgs) > 0 {
 			errs = append(errs, &validation.Error{Err: field.Invalid(field.NewPath("metadata", "name"), m.Name, strings.Join(msgs, "; ")), Source: m.Source()})
 		}
-		for _, e := range opts.Kind.Validate(m.Object) {
-			errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.Source()})
-		}
 		member := validation.Member{Kind: m.Kind, Name: m.Name, Source: m.Source()}
 		if opts.References != nil {
 			member.References = opts.References(m.Object)
 		}
 		members = append(members, member)
 	}
-	// (3)
 	for _, e := range validation.ValidateSet(members, opts.Rules) {
 		errs = append(errs, e)
 	}
+	if len(errs) == 0 && opts.ValidateSet != nil {
+		errs = append(errs, opts.ValidateSet(set.Objects)...)
+	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("invalid manifests in %s: %w", s.Path, errors.Join(errs...))
+		return nil, &ManifestError{Dir: g.Path, Errs: errs}
 	}
 	return set, nil
+}
+
+// ManifestError is every problem of a manifest directory that failed to
+// load.
+type ManifestError struct {
+	Dir  string
+	Errs []error
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("invalid manifests in %s: %s", e.Dir, text.List(len(e.Errs), func(i int) string { return e.Errs[i].Error() }, "; "))
+}
+
+// Unwrap returns every problem, for errors.Is and errors.As.
+func (e *ManifestError) Unwrap() []error { return e.Errs }
+
+// maxListDepth bounds how deep Lists may nest in one document.
+const maxListDepth = 16
+
+// decode decodes one document (or List item, at depth) of file, accepts
+// what it holds, and returns the manifests.
+func (opts *ManifestOptions) decode(doc []byte, file string, n, item, depth int) ([]*Manifest, error) {
+	at := where(file, n, item)
+	obj, _, err := opts.Decoder.Decode(doc, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", at, err)
+	}
+	if list, ok := obj.(*metav1.List); ok {
+		if depth >= maxListDepth {
+			return nil, fmt.Errorf("%s: Lists nest more than %d deep", at, maxListDepth)
+		}
+		var out []*Manifest
+		var errs []error
+		for i, raw := range list.Items {
+			it := item // a nested List's items are named by the outer item
+			if depth == 0 {
+				it = i + 1
+			}
+			ms, err := opts.decode(raw.Raw, file, n, it, depth+1)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out = append(out, ms...)
+		}
+		return out, errors.Join(errs...)
+	}
+	accepted, err := opts.Accept(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", at, err)
+	}
+	out := make([]*Manifest, 0, len(accepted))
+	for _, o := range accepted {
+		m := &Manifest{Object: o, Kind: kindOf(o), File: file, Document: n, Item: item}
+		if acc, err := meta.Accessor(o); err == nil {
+			m.Name = acc.GetName()
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// kindOf is the kind obj says it is, or its Go type's name: conversion
+// leaves TypeMeta empty, and a type's name is its kind.
+func kindOf(obj runtime.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	t := reflect.TypeOf(obj)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// splitDocuments splits a file into its YAML documents, each trimmed, the
+// empty ones left out, as kube-apiserver splits a manifest file.
+func splitDocuments(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if doc = bytes.TrimSpace(doc); len(doc) > 0 {
+			docs = append(docs, doc)
+		}
+	}
 }
 
 func isManifest(name string) bool {

@@ -1,39 +1,93 @@
 package watch
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	policyv1 "github.com/stratacfg/strata/examples/manifests/apis/policy/v1"
 	"github.com/stratacfg/strata/validation"
 )
 
+// The tests load ValidatingAdmissionPolicies and their bindings through
+// k8s.io/api's types and a scheme of their own, with the hooks a
+// component writes for its kinds: an Accept that takes the two kinds and
+// their lists and requires a validation, references from a binding to its
+// policy.
+
+const suffix = ".static.strata.dev"
+
 func policyOptions(t testing.TB) ManifestOptions {
 	t.Helper()
-	kind, err := policyv1.NewKind()
-	if err != nil {
+	s := runtime.NewScheme()
+	if err := admissionv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	return ManifestOptions{Kind: kind, References: policyv1.References,
-		Rules: validation.SetRules{NameSuffix: policyv1.NameSuffix}}
+	s.AddUnversionedTypes(metav1.SchemeGroupVersion, &metav1.List{}, &metav1.Status{})
+	return ManifestOptions{
+		Decoder:    serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer(),
+		Accept:     acceptPolicies,
+		Rules:      validation.SetRules{NameSuffix: suffix},
+		References: bindingReferences,
+	}
+}
+
+func acceptPolicies(obj runtime.Object) ([]runtime.Object, error) {
+	switch o := obj.(type) {
+	case *admissionv1.ValidatingAdmissionPolicy:
+		if len(o.Spec.Validations) == 0 {
+			return nil, field.Required(field.NewPath("spec", "validations"), "")
+		}
+		return []runtime.Object{o}, nil
+	case *admissionv1.ValidatingAdmissionPolicyBinding:
+		return []runtime.Object{o}, nil
+	case *admissionv1.ValidatingAdmissionPolicyList:
+		var out []runtime.Object
+		for i := range o.Items {
+			items, err := acceptPolicies(&o.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, items...)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w %T", ErrUnsupportedType, obj)
+}
+
+func bindingReferences(obj runtime.Object) []validation.Reference {
+	if b, ok := obj.(*admissionv1.ValidatingAdmissionPolicyBinding); ok {
+		return []validation.Reference{{Field: field.NewPath("spec", "policyName"), Kind: "ValidatingAdmissionPolicy", Name: b.Spec.PolicyName}}
+	}
+	return nil
 }
 
 func policy(name string) string {
-	return "apiVersion: policy.example.strata.dev/v1\nkind: Policy\nmetadata: {name: " + name + "}\nspec: {rule: r}\n"
+	return "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: " + name + "}\nspec: {validations: [{expression: 'true'}]}\n"
+}
+
+func binding(name, policy string) string {
+	return "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: " + name + "}\nspec: {policyName: " + policy + ", validationActions: [Deny]}\n"
 }
 
 func TestLoadManifestsProvenance(t *testing.T) {
 	t.Parallel()
 	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
-		{Name: "a.yaml", Data: []byte(policy("a.static.strata.dev") + "---\n" + policy("b.static.strata.dev"))},
-		{Name: "b.json", Data: []byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"policy.example.strata.dev/v1","kind":"PolicyBinding","metadata":{"name":"c.static.strata.dev"},"spec":{"policyName":"a.static.strata.dev"}}]}`)},
-		{Name: "c.yml", Data: []byte("# nothing yet\n")},
+		{Name: "a.yaml", Data: []byte(policy("a"+suffix) + "---\n\n---\n" + policy("b"+suffix))},
+		{Name: "b.json", Data: []byte(`{"apiVersion":"anything/v9","kind":"List","items":[{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"c` + suffix + `"},"spec":{"policyName":"a` + suffix + `"}}]}`)},
+		{Name: "c.yml", Data: nil},
+		{Name: "d.YAML", Data: []byte("  \n\n")},
 		{Name: "notes.txt", Data: []byte("not a manifest")},
 	}, Hash: "sha256:x"}
 	set, err := LoadManifests(s, policyOptions(t))
@@ -45,9 +99,9 @@ func TestLoadManifestsProvenance(t *testing.T) {
 		got = append(got, m.Kind+"/"+m.Name+" from "+m.Source().String())
 	}
 	want := []string{
-		"Policy/a.static.strata.dev from manifest /m/a.yaml#1",
-		"Policy/b.static.strata.dev from manifest /m/a.yaml#2",
-		"PolicyBinding/c.static.strata.dev from manifest /m/b.json[1]",
+		"ValidatingAdmissionPolicy/a" + suffix + " from manifest /m/a.yaml#1",
+		"ValidatingAdmissionPolicy/b" + suffix + " from manifest /m/a.yaml#2",
+		"ValidatingAdmissionPolicyBinding/c" + suffix + " from manifest /m/b.json[1]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -57,18 +111,82 @@ func TestLoadManifestsProvenance(t *testing.T) {
 	}
 }
 
+// TestLoadManifestsRefuses loads what kube-apiserver refuses, one case a
+// directory, and checks that the whole set is refused with an error that
+// names the file and the problem.
+func TestLoadManifestsRefuses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"a comment-only document", map[string]string{"a.yaml": "# header\n---\n" + policy("a"+suffix)},
+			[]string{"/m/a.yaml#1: Object 'Kind' is missing in '# header'"}},
+		{"an unknown field", map[string]string{"a.yaml": strings.Replace(policy("a"+suffix), "spec:", "spec: {bogus: 1}\nx:", 1)},
+			[]string{"/m/a.yaml: strict decoding error"}},
+		{"a duplicate key", map[string]string{"a.yaml": policy("a"+suffix) + "kind: ValidatingAdmissionPolicy\n"},
+			[]string{`/m/a.yaml: `, `already set in map`}},
+		{"an unregistered kind", map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"},
+			[]string{`/m/a.yaml: no kind "ConfigMap" is registered for version "v1"`}},
+		{"a kind the set does not take", map[string]string{"a.yaml": "apiVersion: v1\nkind: Status\n"},
+			[]string{"/m/a.yaml: unsupported type *v1.Status"}},
+		{"a null List item", map[string]string{"a.json": `{"apiVersion":"v1","kind":"List","items":[null]}`},
+			[]string{"/m/a.json[1]: Object 'Kind' is missing"}},
+		{"an invalid object", map[string]string{"a.yaml": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: a" + suffix + "}\n"},
+			[]string{"/m/a.yaml: spec.validations: Required value"}},
+		{"a bad separator", map[string]string{"a.yaml": policy("a"+suffix) + "---foo\n"},
+			[]string{"/m/a.yaml: invalid Yaml document separator: foo"}},
+		{"no name", map[string]string{"a.yaml": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nspec: {policyName: p}\n"},
+			[]string{"manifest /m/a.yaml: metadata.name: Required value"}},
+		{"no suffix", map[string]string{"a.yaml": policy("plain")},
+			[]string{`manifest /m/a.yaml: metadata.name: Invalid value: "plain": ValidatingAdmissionPolicy names must end in ".static.strata.dev"`}},
+		{"a name twice", map[string]string{"01.yaml": policy("a" + suffix), "02.yaml": policy("a" + suffix)},
+			[]string{"manifest /m/02.yaml: metadata.name: Duplicate value: \"ValidatingAdmissionPolicy a.static.strata.dev is also defined by manifest /m/01.yaml\""}},
+		{"a binding to nothing", map[string]string{"a.yaml": binding("b"+suffix, "gone"+suffix)},
+			[]string{`manifest /m/a.yaml: spec.policyName: Not found: "ValidatingAdmissionPolicy gone.static.strata.dev is not in the set"`}},
+		{"a name the API server refuses", map[string]string{"a.yaml": policy("Upper" + suffix), "b.yaml": policy(strings.Repeat("x", 250) + suffix)},
+			[]string{`manifest /m/a.yaml: metadata.name: Invalid value: "Upper.static.strata.dev": a lowercase RFC 1123 subdomain`, "must be no more than 253 characters"}},
+		{"Lists nested too deep", map[string]string{"a.json": strings.Repeat(`{"apiVersion":"v1","kind":"List","items":[`, 20) + strings.Repeat(`]}`, 20)},
+			[]string{"Lists nest more than 16 deep"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := &Generation{Path: "/m", Dir: true}
+			for _, name := range slices.Sorted(maps.Keys(tc.files)) {
+				g.Files = append(g.Files, Entry{Name: name, Data: []byte(tc.files[name])})
+			}
+			set, err := LoadManifests(g, policyOptions(t))
+			if err == nil {
+				t.Fatalf("loaded %v", set.Names())
+			}
+			var me *ManifestError
+			if !errors.As(err, &me) || me.Dir != "/m" {
+				t.Errorf("error %T, want a *ManifestError for /m", err)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error lacks %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadManifestsReportsEveryError loads three bad files: kube-apiserver
+// stops at the first; the error here names all three.
 func TestLoadManifestsReportsEveryError(t *testing.T) {
 	t.Parallel()
 	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
 		{Name: "a.yaml", Data: []byte(policy("a"))},
-		{Name: "b.yaml", Data: []byte("apiVersion: policy.example.strata.dev/v1\nkind: Policy\nmetadata: {name: b.static.strata.dev}\nspec: {}\n")},
-		{Name: "c.yaml", Data: []byte("apiVersion: policy.example.strata.dev/v1\nkind: Nope\n")},
+		{Name: "b.yaml", Data: []byte("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: b" + suffix + "}\n")},
+		{Name: "c.yaml", Data: []byte("apiVersion: admissionregistration.k8s.io/v1\nkind: Nope\n")},
 	}}
 	_, err := LoadManifests(s, policyOptions(t))
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"manifest /m/a.yaml: metadata.name", "must end in", "/m/b.yaml", "spec.rule", "/m/c.yaml", "kind Nope is not known in policy.example.strata.dev/v1; want one of Policy, PolicyBinding"} {
+	for _, want := range []string{"manifest /m/a.yaml: metadata.name", "must end in", "/m/b.yaml: spec.validations", `/m/c.yaml: no kind "Nope" is registered`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
 		}
@@ -77,37 +195,40 @@ func TestLoadManifestsReportsEveryError(t *testing.T) {
 
 func TestComposite(t *testing.T) {
 	t.Parallel()
-	set := &ManifestSet{Objects: []*Manifest{{Object: &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "s.static.strata.dev"}}, Kind: "Policy", Name: "s.static.strata.dev"}}}
+	static := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "s" + suffix}}
+	set := &ManifestSet{Objects: []*Manifest{{Object: static, Kind: "ValidatingAdmissionPolicy", Name: static.Name}}}
 	dyn := func(name string) runtime.Object {
-		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		p.SetGroupVersionKind(policyv1.SchemeGroupVersion.WithKind("Policy"))
+		p := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		p.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"))
 		return p
 	}
 	c := &Composite{
 		Static:         func() *ManifestSet { return set },
-		Dynamic:        func() []runtime.Object { return []runtime.Object{dyn("api"), dyn("spoof.static.strata.dev")} },
-		ReservedSuffix: policyv1.NameSuffix,
+		Dynamic:        func() []runtime.Object { return []runtime.Object{dyn("api"), dyn("spoof" + suffix)} },
+		ReservedSuffix: suffix,
 	}
 	objs, refused := c.List()
 	var names []string
 	for _, o := range objs {
-		names = append(names, o.(*policyv1.Policy).Name)
+		names = append(names, o.(*admissionv1.ValidatingAdmissionPolicy).Name)
 	}
-	if strings.Join(names, ",") != "s.static.strata.dev,api" {
+	if strings.Join(names, ",") != "s"+suffix+",api" {
 		t.Fatalf("objects %v", names)
 	}
-	if len(refused) != 1 || !strings.Contains(refused[0].Error(), `Policy "spoof.static.strata.dev" refused`) {
+	if len(refused) != 1 || !strings.Contains(refused[0].Error(), `ValidatingAdmissionPolicy "spoof.static.strata.dev" refused`) {
 		t.Fatalf("refused %v", refused)
 	}
 }
 
 // FuzzLoadManifests feeds arbitrary file content to the manifest loader:
-// it must never panic, and what it accepts must be named and valid.
+// it must never panic, and what it accepts must be named, suffixed and
+// accepted.
 func FuzzLoadManifests(f *testing.F) {
-	f.Add([]byte(policy("a.static.strata.dev")))
-	f.Add([]byte(policy("a.static.strata.dev") + "---\n" + policy("a.static.strata.dev")))
+	f.Add([]byte(policy("a" + suffix)))
+	f.Add([]byte(policy("a"+suffix) + "---\n" + policy("a"+suffix)))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[]}`))
 	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("# only\n---\n---\n"))
 	opts := policyOptions(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		set, err := LoadManifests(&Generation{Path: "/m", Dir: true, Files: []Entry{{Name: "f.yaml", Data: data}}}, opts)
@@ -115,8 +236,11 @@ func FuzzLoadManifests(f *testing.F) {
 			return
 		}
 		for _, m := range set.Objects {
-			if !strings.HasSuffix(m.Name, policyv1.NameSuffix) || len(policyv1.Validate(m.Object)) > 0 {
-				t.Fatalf("accepted an invalid object %+v", m)
+			if !strings.HasSuffix(m.Name, suffix) {
+				t.Fatalf("accepted an unsuffixed object %+v", m)
+			}
+			if _, err := acceptPolicies(m.Object); err != nil {
+				t.Fatalf("accepted an object Accept refuses: %v", err)
 			}
 		}
 	})
@@ -124,12 +248,15 @@ func FuzzLoadManifests(f *testing.F) {
 
 // TestManifestsIgnoreWhatIsNoManifest puts beside the manifests what the
 // loader documents as ignored, made as hostile as it gets: a dangling
-// README, a FIFO notes.txt, an oversize backup. None is looked at.
+// README, a FIFO notes.txt, an oversize backup, a directory with a
+// manifest's name. None is read; a link to a directory with a manifest's
+// name is refused, as kube-apiserver refuses it.
 func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		"a.yaml":     policy("a.static.strata.dev"),
+		"a.yaml":     policy("a" + suffix),
+		".b.yaml":    policy("b" + suffix), // read, as kube-apiserver reads it
 		"a.yaml.bak": strings.Repeat("x", DefaultMaxBytes+1),
 		"sub.yaml/x": "a directory with a manifest's name",
 	})
@@ -145,36 +272,17 @@ func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	set, err := LoadManifests(g, policyOptions(t))
-	if err != nil || strings.Join(set.Names(), ",") != "Policy/a.static.strata.dev" {
+	if err != nil || strings.Join(set.Names(), ",") != "ValidatingAdmissionPolicy/a"+suffix+",ValidatingAdmissionPolicy/b"+suffix {
 		t.Fatalf("set %v, %v", set, err)
 	}
-}
 
-// TestManifestNamesAreObjectNames loads manifests whose names the API
-// server would refuse: each is an error naming its file.
-func TestManifestNamesAreObjectNames(t *testing.T) {
-	t.Parallel()
-	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
-		{Name: "a.yaml", Data: []byte(policy("Upper.static.strata.dev"))},
-		{Name: "b.yaml", Data: []byte(policy("a/b.static.strata.dev"))},
-		{Name: "c.yaml", Data: []byte(policy(strings.Repeat("x", 250) + ".static.strata.dev"))},
-		{Name: "d.yaml", Data: []byte(policy("fine.static.strata.dev"))},
-	}}
-	_, err := LoadManifests(s, policyOptions(t))
-	if err == nil {
-		t.Fatal("no error")
+	if err := os.Symlink(filepath.Join(dir, "sub.yaml"), filepath.Join(dir, "linked.yaml")); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{
-		`manifest /m/a.yaml: metadata.name: Invalid value: "Upper.static.strata.dev": a lowercase RFC 1123 subdomain`,
-		`manifest /m/b.yaml: metadata.name: Invalid value: "a/b.static.strata.dev"`,
-		"manifest /m/c.yaml: metadata.name: Invalid value: ",
-		"must be no more than 253 characters",
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q:\n%v", want, err)
-		}
+	if g, err = Read(dir, opts.Read); err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(err.Error(), "d.yaml") {
-		t.Errorf("a valid name reported:\n%v", err)
+	if _, err := LoadManifests(g, policyOptions(t)); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "linked.yaml")+": a symbolic link to a directory, not a file") {
+		t.Errorf("a link to a directory: %v", err)
 	}
 }

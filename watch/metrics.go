@@ -28,24 +28,29 @@ type Metrics struct {
 }
 
 // NewMetrics returns the reload metrics of one watcher; subsystem is the
-// metric name prefix, for example "example_manifests". Register them before
-// use.
-func NewMetrics(subsystem string) *Metrics {
+// metric name prefix, for example "example_component", and constLabels,
+// when set, label every series (kube-apiserver's admission manifests carry
+// {plugin="ValidatingAdmissionPolicy"}, so that one registry holds the
+// metrics of several watchers). Register them before use.
+func NewMetrics(subsystem string, constLabels map[string]string) *Metrics {
 	return &Metrics{
 		reloads: metrics.NewCounterVec(&metrics.CounterOpts{
 			Subsystem:      subsystem,
+			ConstLabels:    constLabels,
 			Name:           "automatic_reloads_total",
 			Help:           "Total number of automatic reloads of the configuration, by status.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"status"}),
 		lastTimestamp: metrics.NewGaugeVec(&metrics.GaugeOpts{
 			Subsystem:      subsystem,
+			ConstLabels:    constLabels,
 			Name:           "automatic_reload_last_timestamp_seconds",
 			Help:           "Time of the last automatic reload of the configuration, in seconds since the epoch, by status.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"status"}),
 		lastConfig: metrics.NewGaugeVec(&metrics.GaugeOpts{
 			Subsystem:      subsystem,
+			ConstLabels:    constLabels,
 			Name:           "last_config_info",
 			Help:           "The content hash of the configuration in effect; the value is always 1.",
 			StabilityLevel: metrics.ALPHA,

@@ -71,9 +71,20 @@ type Generation struct {
 	// children whose names ReadOptions.Match chose), sorted by name, or
 	// the one file of a file target.
 	Files []Entry
+	// Skipped are the entries of a directory target that Match chose but
+	// that are directories, or links to them, and so were not read.
+	Skipped []Skip
 	// Hash is "sha256:" and the hex digest of the file names and
 	// contents.
 	Hash string
+}
+
+// Skip is a directory entry a read passed over, and why; Link says it is
+// a symbolic link to a directory.
+type Skip struct {
+	Name   string
+	Reason string
+	Link   bool
 }
 
 // ReadOptions tune Read.
@@ -147,8 +158,9 @@ func Read(path string, opts ReadOptions) (*Generation, error) {
 		missing = false
 		// (2)
 		var entries []Entry
+		var skipped []Skip
 		if dir {
-			entries, err = readDir(resolved, path, match, maxBytes, opts.pause)
+			entries, skipped, err = readDir(resolved, path, match, maxBytes, opts.pause)
 		} else {
 			var data []byte
 			data, err = files.Read(resolved, maxBytes)
@@ -171,7 +183,7 @@ func Read(path string, opts ReadOptions) (*Generation, error) {
 			}
 			continue
 		}
-		return &Generation{Path: path, Dir: dir, Resolved: resolved, Files: entries, Hash: hashFiles(entries)}, nil
+		return &Generation{Path: path, Dir: dir, Resolved: resolved, Files: entries, Skipped: skipped, Hash: hashFiles(entries)}, nil
 	}
 	if missing {
 		if opts.AllowMissing {
@@ -215,24 +227,29 @@ func retryable(err error) bool {
 }
 
 // readDir reads the files of dir whose names match, naming a bad one
-// under display, the directory its user knows.
-func readDir(dir, display string, match func(string) bool, maxBytes int, pause func()) ([]Entry, error) {
-	list, _, err := files.List(dir, match)
+// under display, the directory its user knows, and lists what it passed
+// over.
+func readDir(dir, display string, match func(string) bool, maxBytes int, pause func()) ([]Entry, []Skip, error) {
+	list, sk, err := files.List(dir, match)
 	if err != nil {
-		return nil, files.Rename(err, dir, display)
+		return nil, nil, files.Rename(err, dir, display)
+	}
+	var skipped []Skip
+	for _, s := range sk {
+		skipped = append(skipped, Skip{Name: s.Name, Reason: s.Reason, Link: s.Link})
 	}
 	out := make([]Entry, 0, len(list))
 	for _, e := range list {
 		data, err := files.Read(filepath.Join(dir, e.Name), maxBytes)
 		if err != nil {
-			return nil, files.Rename(err, dir, display)
+			return nil, nil, files.Rename(err, dir, display)
 		}
 		out = append(out, Entry{Name: e.Name, Data: data})
 		if pause != nil {
 			pause()
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 func notHidden(name string) bool { return !strings.HasPrefix(name, ".") }

@@ -141,7 +141,7 @@ func TestCheck(t *testing.T) {
 	}
 	set("one")
 	reg := metrics.NewKubeRegistry()
-	m := NewMetrics("test")
+	m := NewMetrics("test", nil)
 	m.MustRegister(reg)
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) { o.Metrics = m })
 	if err := w.check(ctx, true); err != nil {

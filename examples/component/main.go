@@ -124,7 +124,7 @@ type componentConfig = layers.Loaded[*config.ComponentConfiguration]
 // /metrics.
 func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfiguration], cl *layers.CommandLine, rf *runFlags, stderr io.Writer) error {
 	reg := metrics.NewKubeRegistry()
-	m := watch.NewMetrics("example_component")
+	m := watch.NewMetrics("example_component", nil)
 	m.MustRegister(reg)
 	w, err := comp.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
 		PollInterval: rf.pollInterval,

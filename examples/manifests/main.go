@@ -1,18 +1,22 @@
-// Command manifests loads a directory of policy manifests
-// (policy.example.strata.dev/v1 Policy and PolicyBinding) as one validated
-// set and keeps it live, as kube-apiserver loads manifest-based admission
-// configuration (KEP-5793).
+// Command manifests loads an admission plugin's static manifest directory
+// as kube-apiserver v1.36.3 does (KEP-5793), through strata, and keeps it
+// live:
 //
-//	manifests --dir /etc/policies [--poll-interval 1m] [--metrics-addr 127.0.0.1:9090]
+//	manifests --dir ABSDIR --plugin ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ValidatingAdmissionWebhook|MutatingAdmissionWebhook
+//	          [--once] [--poll-interval D] [--metrics-addr ADDR]
 //
-// Every reload attempt that is not a no-op prints one JSON line:
+// Every reload attempt prints one JSON line:
 //
-//	{"status":"success","hash":"sha256:…","objects":["Policy/a.static.strata.dev",…]}
+//	{"status":"success","hash":"sha256:…","objects":["ValidatingAdmissionPolicy/a.static.k8s.io",…],"error":""}
 //	{"status":"failure","hash":"sha256:…","objects":[…],"error":"…"}
 //
-// objects are the objects in effect after the attempt, sorted: on failure,
-// the previous set, which stays. The initial load prints the same line; if
-// it fails the command exits 1.
+// objects are the objects in effect after the attempt, sorted: on a
+// failure, the previous set, which stays. The same content is attempted
+// once: a refused directory is not refused again on every poll. With
+// --once the command loads once, prints the line and exits 0 on success,
+// 1 on failure; otherwise a failed first load exits 1 and the command runs
+// until it is stopped. --metrics-addr serves kube-apiserver's reload
+// metrics for the plugin on /metrics.
 package main
 
 import (
@@ -26,17 +30,22 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"k8s.io/component-base/metrics"
 
-	policyv1 "github.com/stratacfg/strata/examples/manifests/apis/policy/v1"
-	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/examples/manifests/admission"
 	"github.com/stratacfg/strata/watch"
 )
+
+// MetricsSubsystem names the reload metrics as kube-apiserver names those
+// of its admission manifests:
+// apiserver_manifest_admission_config_controller_automatic_reloads_total
+// and its siblings, labelled with the plugin.
+const MetricsSubsystem = "apiserver_manifest_admission_config_controller"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -47,61 +56,83 @@ func main() {
 // line is what the command prints for a reload attempt.
 type line struct {
 	Status  string   `json:"status"`
-	Hash    string   `json:"hash,omitempty"`
+	Hash    string   `json:"hash"`
 	Objects []string `json:"objects"`
-	Error   string   `json:"error,omitempty"`
+	Error   string   `json:"error"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("manifests", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", "", "The directory of manifests (an absolute path); its .yaml, .yml and .json files are loaded.")
+	dir := fs.String("dir", "", "The plugin's static manifest directory (an absolute path); its .yaml, .yml and .json files are loaded.")
+	plugin := fs.String("plugin", "", "The admission plugin whose kinds the directory holds: "+strings.Join(admission.Plugins, ", ")+".")
+	once := fs.Bool("once", false, "Load once, print the line, and exit: 0 on success, 1 on failure.")
 	poll := fs.Duration("poll-interval", watch.DefaultPollInterval, "How often the directory is read whatever file events say.")
 	metricsAddr := fs.String("metrics-addr", "", "Serve /metrics on this address when set.")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if !filepath.IsAbs(*dir) {
-		fmt.Fprintf(stderr, "manifests: --dir must be an absolute path, not %q\n", *dir)
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "manifests: "+format+"\n", a...)
 		return 2
 	}
-	if err := watch.CheckPollInterval(*poll); err != nil || *poll == 0 {
-		fmt.Fprintf(stderr, "manifests: --poll-interval %s: must be at least %s\n", *poll, watch.MinPollInterval)
-		return 2
+	switch {
+	case fs.NArg() > 0:
+		return usage("unexpected argument %q", fs.Arg(0))
+	case !filepath.IsAbs(*dir):
+		return usage("--dir must be an absolute path, not %q", *dir)
+	case watch.CheckPollInterval(*poll) != nil || *poll == 0:
+		return usage("--poll-interval %s: must be at least %s", *poll, watch.MinPollInterval)
 	}
-
-	kind, err := policyv1.NewKind()
+	opts, err := admission.Options(*plugin)
 	if err != nil {
-		fmt.Fprintln(stderr, "manifests:", err)
-		return 1
+		return usage("--plugin: %v", err)
 	}
-	reg := metrics.NewKubeRegistry()
-	m := watch.NewMetrics("example_manifests")
-	m.MustRegister(reg)
 
 	var mu sync.Mutex // one line at a time
 	enc := json.NewEncoder(stdout)
-	opts := watch.Manifests(*dir, watch.ManifestOptions{
-		Kind:       kind,
-		References: policyv1.References,
-		Rules:      validation.SetRules{NameSuffix: policyv1.NameSuffix},
-	})
-	opts.PollInterval = *poll
-	opts.Metrics = m
-	opts.OnReload = func(r watch.Reload[*watch.ManifestSet]) {
-		l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
-		if r.Value != nil {
-			l.Objects = r.Value.Names()
-			slices.Sort(l.Objects)
-		}
-		if r.Err != nil {
-			l.Error = r.Err.Error()
-		}
+	print := func(l line) {
 		mu.Lock()
 		defer mu.Unlock()
 		enc.Encode(l)
 	}
-	w, err := watch.New(opts)
+	if *once {
+		l := line{Status: watch.StatusSuccess, Objects: []string{}}
+		g, err := watch.Read(*dir, watch.Manifests(*dir, opts).Read)
+		if err == nil {
+			l.Hash = g.Hash
+			var set *watch.ManifestSet
+			if set, err = watch.LoadManifests(g, opts); err == nil {
+				l.Objects = set.Names()
+			}
+		}
+		if err != nil {
+			l.Status, l.Error = watch.StatusFailure, err.Error()
+		}
+		print(l)
+		if err != nil {
+			return 1
+		}
+		return 0
+	}
+
+	reg := metrics.NewKubeRegistry()
+	m := watch.NewMetrics(MetricsSubsystem, map[string]string{"plugin": *plugin})
+	m.MustRegister(reg)
+	w := watch.Manifests(*dir, opts)
+	w.PollInterval = *poll
+	w.Metrics = m
+	w.OnReload = func(r watch.Reload[*watch.ManifestSet]) {
+		l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
+		if r.Value != nil {
+			l.Objects = r.Value.Names()
+		}
+		if r.Err != nil {
+			l.Error = r.Err.Error()
+		}
+		print(l)
+	}
+	watcher, err := watch.New(w)
 	if err != nil {
 		fmt.Fprintln(stderr, "manifests:", err)
 		return 1
@@ -119,11 +150,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 		fmt.Fprintf(stderr, "manifests: serving /metrics on %s\n", ln.Addr())
 	}
-	if err := w.Start(ctx); err != nil {
+	if err := watcher.Start(ctx); err != nil {
 		fmt.Fprintln(stderr, "manifests: refusing to start:", err)
 		return 1
 	}
 	<-ctx.Done()
-	<-w.Done()
+	<-watcher.Done()
 	return 0
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +15,13 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/examples/manifests/admission"
 	"github.com/stratacfg/strata/internal/watchtest"
+	"github.com/stratacfg/strata/watch"
 )
 
 // lines collects what run prints, line by line.
@@ -57,15 +64,27 @@ func (l *lines) next(t *testing.T) line {
 	}
 }
 
-func testdata(t *testing.T) map[string]string {
+// quiet fails t if a line comes within d.
+func (l *lines) quiet(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case x := <-l.ch:
+		t.Fatalf("unexpected line %+v", x)
+	case <-time.After(d):
+	}
+}
+
+// testdata returns the files of testdata/plugin.
+func testdata(t *testing.T, plugin string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	entries, err := os.ReadDir("testdata/policies")
+	dir := filepath.Join("testdata", plugin)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join("testdata/policies", e.Name()))
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,11 +93,9 @@ func testdata(t *testing.T) map[string]string {
 	return files
 }
 
+// with returns base with kv's files set, or removed when the content is "".
 func with(base map[string]string, kv ...string) map[string]string {
-	out := map[string]string{}
-	for k, v := range base {
-		out[k] = v
-	}
+	out := maps.Clone(base)
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i+1] == "" {
 			delete(out, kv[i])
@@ -89,24 +106,108 @@ func with(base map[string]string, kv ...string) map[string]string {
 	return out
 }
 
-const binding = `apiVersion: policy.example.strata.dev/v1
-kind: PolicyBinding
-metadata:
-  name: %s
-spec:
-  policyName: %s
-`
+func absTestdata(t *testing.T, plugin string) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", plugin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
-func bindingYAML(name, policy string) string {
-	return fmt.Sprintf(binding, name, policy)
+// TestOnce loads each plugin's shipped directory once.
+func TestOnce(t *testing.T) {
+	want := map[string][]string{
+		admission.ValidatingAdmissionPolicy:  {"ValidatingAdmissionPolicy/deny-privileged.static.k8s.io", "ValidatingAdmissionPolicy/require-team-label.static.k8s.io", "ValidatingAdmissionPolicyBinding/deny-privileged.static.k8s.io"},
+		admission.MutatingAdmissionPolicy:    {"MutatingAdmissionPolicy/default-service-account.static.k8s.io", "MutatingAdmissionPolicyBinding/default-service-account.static.k8s.io"},
+		admission.ValidatingAdmissionWebhook: {"ValidatingWebhookConfiguration/audit.static.k8s.io"},
+		admission.MutatingAdmissionWebhook:   {"MutatingWebhookConfiguration/inject.static.k8s.io"},
+	}
+	for _, plugin := range admission.Plugins {
+		out := newLines()
+		var stderr bytes.Buffer
+		if code := run(t.Context(), []string{"--dir", absTestdata(t, plugin), "--plugin", plugin, "--once"}, out, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d: %s", plugin, code, stderr.String())
+		}
+		l := out.next(t)
+		if l.Status != "success" || strings.Join(l.Objects, ",") != strings.Join(want[plugin], ",") || !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(l.Hash) || l.Error != "" {
+			t.Errorf("%s: line %+v", plugin, l)
+		}
+	}
+	// The raw line: the four keys, objects sorted.
+	var stdout bytes.Buffer
+	run(t.Context(), []string{"--dir", absTestdata(t, admission.MutatingAdmissionWebhook), "--plugin", admission.MutatingAdmissionWebhook, "--once"}, &stdout, io.Discard)
+	if !regexp.MustCompile(`^\{"status":"success","hash":"sha256:[0-9a-f]{64}","objects":\["MutatingWebhookConfiguration/inject.static.k8s.io"\],"error":""\}\n$`).MatchString(stdout.String()) {
+		t.Errorf("stdout %q", stdout.String())
+	}
+}
+
+// TestOnceFailure loads directories kube-apiserver refuses: exit 1 and a
+// failure line naming the file and the problem.
+func TestOnceFailure(t *testing.T) {
+	vap := testdata(t, admission.ValidatingAdmissionPolicy)
+	policy := vap["10-deny-privileged.yaml"]
+	for _, tc := range []struct {
+		name, plugin string
+		files        map[string]string
+		want         []string
+	}{
+		{"a binding to a missing policy", admission.ValidatingAdmissionPolicy,
+			with(vap, "10-deny-privileged.yaml", strings.Replace(policy, "  policyName: deny-privileged.static.k8s.io", "  policyName: gone.static.k8s.io", 1)),
+			[]string{"10-deny-privileged.yaml#2", "spec.policyName", "ValidatingAdmissionPolicy gone.static.k8s.io is not in the set"}},
+		{"a name defined twice", admission.ValidatingAdmissionPolicy,
+			with(vap, "30-again.yaml", policy),
+			[]string{"30-again.yaml#1", "10-deny-privileged.yaml#1", "Duplicate value"}},
+		{"the wrong plugin", admission.MutatingAdmissionWebhook, testdata(t, admission.ValidatingAdmissionWebhook),
+			[]string{"10-audit.yaml", "unsupported type *v1.ValidatingWebhookConfiguration"}},
+		{"a service reference", admission.ValidatingAdmissionWebhook,
+			map[string]string{"a.yaml": strings.Replace(testdata(t, admission.ValidatingAdmissionWebhook)["10-audit.yaml"], "    url: https://audit.example.com:8443/validate\n", "    service: {name: audit, namespace: kube-system}\n", 1)},
+			[]string{"a.yaml", "webhooks[0] (audit.example.com): clientConfig.service"}},
+		{"a missing directory", admission.ValidatingAdmissionPolicy, nil, []string{"no such file or directory"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "m")
+			if tc.files != nil {
+				writeAll(t, dir, tc.files)
+			}
+			out := newLines()
+			if code := run(t.Context(), []string{"--dir", dir, "--plugin", tc.plugin, "--once"}, out, io.Discard); code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			l := out.next(t)
+			if l.Status != "failure" || len(l.Objects) != 0 {
+				t.Fatalf("line %+v", l)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(l.Error, w) {
+					t.Errorf("error %q does not mention %q", l.Error, w)
+				}
+			}
+		})
+	}
+}
+
+func writeAll(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestLiveReload runs the command on a ConfigMap-style mount that kubelet's
-// AtomicWriter updates.
+// AtomicWriter updates: every update is read whole from one generation, a
+// refused one keeps the set in effect and is counted once however often
+// the directory is polled, and the metrics carry kube-apiserver's names
+// and the plugin.
 func TestLiveReload(t *testing.T) {
 	dir := t.TempDir()
 	kw := watchtest.NewKubeletWriter(t, dir)
-	base := testdata(t)
+	base := testdata(t, admission.ValidatingAdmissionPolicy)
 	kw.Write(t, base)
 
 	out := newLines()
@@ -114,74 +215,39 @@ func TestLiveReload(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"--dir", dir, "--poll-interval", "1h", "--metrics-addr", "127.0.0.1:0"}, out, stderr)
+		done <- run(ctx, []string{"--dir", dir, "--plugin", admission.ValidatingAdmissionPolicy, "--poll-interval", "20ms", "--metrics-addr", "127.0.0.1:0"}, out, stderr)
 	}()
-
 	initial := out.next(t)
-	want := []string{"Policy/deny-privileged.static.strata.dev", "Policy/require-team-label.static.strata.dev", "PolicyBinding/deny-privileged-everywhere.static.strata.dev"}
-	if initial.Status != "success" || strings.Join(initial.Objects, ",") != strings.Join(want, ",") || !strings.HasPrefix(initial.Hash, "sha256:") {
+	if initial.Status != "success" || len(initial.Objects) != 3 {
 		t.Fatalf("initial line %+v", initial)
 	}
 
-	failures := []struct {
-		name   string
-		files  map[string]string
-		errors []string
-	}{
-		{"a binding to a missing policy",
-			with(base, "30-bind.yaml", bindingYAML("b.static.strata.dev", "missing.static.strata.dev")),
-			[]string{"30-bind.yaml", "spec.policyName", "Policy missing.static.strata.dev is not in the set"}},
-		{"a name without the suffix",
-			with(base, "30-bind.yaml", bindingYAML("b", "deny-privileged.static.strata.dev")),
-			[]string{"30-bind.yaml", "metadata.name", `must end in ".static.strata.dev"`}},
-		{"a name defined twice",
-			with(base, "30-dup.yaml", strings.Replace(base["10-deny-privileged.yaml"], "---", "---\n# again", 1)),
-			[]string{"30-dup.yaml#1", "10-deny-privileged.yaml#1", "Duplicate value"}},
-		{"an unknown field",
-			with(base, "30-typo.yaml", "apiVersion: policy.example.strata.dev/v1\nkind: Policy\nmetadata: {name: x.static.strata.dev}\nspec: {rul: typo}\n"),
-			[]string{"30-typo.yaml", "unknown field", "spec.rul"}},
-		{"a policy without a rule",
-			with(base, "30-empty.yaml", "apiVersion: policy.example.strata.dev/v1\nkind: Policy\nmetadata: {name: x.static.strata.dev}\nspec: {}\n"),
-			[]string{"30-empty.yaml", "spec.rule", "Required value"}},
-	}
-	for _, f := range failures {
-		kw.Write(t, f.files)
-		l := out.next(t)
-		if l.Status != "failure" || strings.Join(l.Objects, ",") != strings.Join(want, ",") || l.Hash == "" || l.Hash == initial.Hash {
-			t.Fatalf("%s: line %+v", f.name, l)
-		}
-		for _, e := range f.errors {
-			if !strings.Contains(l.Error, e) {
-				t.Errorf("%s: error %q does not mention %q", f.name, l.Error, e)
-			}
-		}
-	}
-
-	// A valid update applies, and a file that is not a manifest changes
-	// the hash but nothing else.
-	kw.Write(t, with(base, "30-bind.yaml", bindingYAML("team.static.strata.dev", "require-team-label.static.strata.dev")))
+	// A refused update: one failure line, then silence while the polls
+	// read the same content again.
+	bad := with(base, "30-orphan.yaml", strings.Replace(strings.SplitN(base["10-deny-privileged.yaml"], "---\n", 2)[1], "name: deny-privileged.static.k8s.io\nspec:\n  policyName: deny-privileged", "name: orphan.static.k8s.io\nspec:\n  policyName: gone", 1))
+	kw.Write(t, bad)
 	l := out.next(t)
-	if l.Status != "success" || len(l.Objects) != 4 || l.Objects[3] != "PolicyBinding/team.static.strata.dev" {
-		t.Fatalf("valid update: %+v", l)
+	if l.Status != "failure" || strings.Join(l.Objects, ",") != strings.Join(initial.Objects, ",") || l.Hash == initial.Hash || !strings.Contains(l.Error, "30-orphan.yaml") {
+		t.Fatalf("refused update: line %+v", l)
+	}
+	out.quiet(t, 300*time.Millisecond) // fifteen polls
+
+	// A rename changes the hash, as the set's provenance changes.
+	renamed := with(base, "20-require-team-label.json", "", "25-require-team-label.json", base["20-require-team-label.json"])
+	kw.Write(t, renamed)
+	l = out.next(t)
+	if l.Status != "success" || strings.Join(l.Objects, ",") != strings.Join(initial.Objects, ",") || l.Hash == initial.Hash {
+		t.Fatalf("renamed file: line %+v", l)
 	}
 
-	addr := regexp.MustCompile(`serving /metrics on (\S+)`).FindStringSubmatch(stderr.String())
-	if addr == nil {
-		t.Fatalf("no metrics address in %q", stderr.String())
-	}
-	resp, err := http.Get("http://" + addr[1] + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := scrape(t, stderr.String())
 	for _, m := range []string{
-		`example_manifests_automatic_reloads_total{status="success"} 2`,
-		`example_manifests_automatic_reloads_total{status="failure"} 5`,
-		`example_manifests_last_config_info{hash="` + l.Hash + `"} 1`,
-		`example_manifests_automatic_reload_last_timestamp_seconds{status="success"}`,
+		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="success"} 2`,
+		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="failure"} 1`,
+		`apiserver_manifest_admission_config_controller_last_config_info{hash="` + l.Hash + `",plugin="ValidatingAdmissionPolicy"} 1`,
+		`apiserver_manifest_admission_config_controller_automatic_reload_last_timestamp_seconds{plugin="ValidatingAdmissionPolicy",status="failure"}`,
 	} {
-		if !strings.Contains(string(body), m) {
+		if !strings.Contains(body, m) {
 			t.Errorf("/metrics lacks %s:\n%s", m, body)
 		}
 	}
@@ -191,27 +257,117 @@ func TestLiveReload(t *testing.T) {
 	}
 }
 
-func TestInvalidInitialSet(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bindingYAML("b.static.strata.dev", "nope.static.strata.dev")), 0o644)
+func scrape(t *testing.T, stderr string) string {
+	t.Helper()
+	addr := regexp.MustCompile(`serving /metrics on (\S+)`).FindStringSubmatch(stderr)
+	if addr == nil {
+		t.Fatalf("no metrics address in %q", stderr)
+	}
+	resp, err := http.Get("http://" + addr[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// TestGitSync runs the command on a directory behind a root link that a
+// git-sync style writer swaps: each swap is one new set.
+func TestGitSync(t *testing.T) {
+	g := watchtest.NewGitSync(t.TempDir(), "current")
+	webhooks := testdata(t, admission.MutatingAdmissionWebhook)
+	if err := g.Write(prefix("admission/", webhooks)); err != nil {
+		t.Fatal(err)
+	}
 	out := newLines()
-	var stderr strings.Builder
-	if code := run(t.Context(), []string{"--dir", dir}, out, &stderr); code != 1 {
-		t.Fatalf("exit %d, want 1", code)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--dir", filepath.Join(g.Path(), "admission"), "--plugin", admission.MutatingAdmissionWebhook, "--poll-interval", "50ms"}, out, io.Discard)
+	}()
+	if l := out.next(t); l.Status != "success" || len(l.Objects) != 1 {
+		t.Fatalf("initial %+v", l)
 	}
-	if l := out.next(t); l.Status != "failure" || !strings.Contains(l.Error, "nope.static.strata.dev") || len(l.Objects) != 0 {
-		t.Fatalf("line %+v", l)
+	second := strings.ReplaceAll(webhooks["10-inject.yaml"], "inject", "second")
+	if err := g.Write(prefix("admission/", with(webhooks, "20-second.yaml", second))); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(stderr.String(), "refusing to start") {
-		t.Fatalf("stderr %q", stderr.String())
+	if l := out.next(t); l.Status != "success" || strings.Join(l.Objects, ",") != "MutatingWebhookConfiguration/inject.static.k8s.io,MutatingWebhookConfiguration/second.static.k8s.io" {
+		t.Fatalf("after the swap %+v", l)
+	}
+	cancel()
+	<-done
+}
+
+func prefix(p string, files map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range files {
+		out[p+k] = v
+	}
+	return out
+}
+
+// TestComposite puts the static set ahead of the objects from the API, as
+// kube-apiserver does, and refuses an API object that takes a static name.
+func TestComposite(t *testing.T) {
+	set, err := admission.Load(absTestdata(t, admission.ValidatingAdmissionPolicy), admission.ValidatingAdmissionPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := func(name string) runtime.Object {
+		p := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		p.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"))
+		return p
+	}
+	c := &watch.Composite{
+		Static:         func() *watch.ManifestSet { return set },
+		Dynamic:        func() []runtime.Object { return []runtime.Object{api("from-api"), api("spoof.static.k8s.io")} },
+		ReservedSuffix: admission.StaticSuffix,
+	}
+	objs, refused := c.List()
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.(metav1.Object).GetName())
+	}
+	if strings.Join(names, ",") != "deny-privileged.static.k8s.io,deny-privileged.static.k8s.io,require-team-label.static.k8s.io,from-api" {
+		t.Errorf("objects %v", names)
+	}
+	if len(refused) != 1 || !strings.Contains(refused[0].Error(), `"spoof.static.k8s.io" refused`) {
+		t.Errorf("refused %v", refused)
 	}
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"--dir", "relative/dir"}, {"--dir", "/x", "--poll-interval", "0s"}, {"--dir", "/x", "--poll-interval", "1ns"}, {"--dir", "/x", "--poll-interval", "-1s"}, {"--nope"}} {
-		var stderr strings.Builder
-		if code := run(t.Context(), args, io.Discard, &stderr); code != 2 {
-			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr.String())
+	for _, args := range [][]string{
+		{"--dir", "relative/dir", "--plugin", admission.ValidatingAdmissionPolicy},
+		{"--dir", "/x"},
+		{"--dir", "/x", "--plugin", "NamespaceLifecycle"},
+		{"--dir", "/x", "--plugin", admission.ValidatingAdmissionPolicy, "--poll-interval", "0s"},
+		{"--dir", "/x", "--plugin", admission.ValidatingAdmissionPolicy, "--poll-interval", "1ns"},
+		{"--dir", "/x", "--plugin", admission.ValidatingAdmissionPolicy, "--poll-interval", "-1s"},
+		{"--dir", "/x", "--plugin", admission.ValidatingAdmissionPolicy, "extra"},
+		{"--nope"},
+	} {
+		var stdout, stderr strings.Builder
+		if code := run(t.Context(), args, &stdout, &stderr); code != 2 || stdout.Len() != 0 || stderr.Len() == 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, a message", args, code, stdout.String(), stderr.String())
 		}
+	}
+}
+
+func TestInvalidInitialSet(t *testing.T) {
+	dir := t.TempDir()
+	writeAll(t, dir, map[string]string{"p.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
+	out := newLines()
+	var stderr strings.Builder
+	if code := run(t.Context(), []string{"--dir", dir, "--plugin", admission.ValidatingAdmissionPolicy}, out, &stderr); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if l := out.next(t); l.Status != "failure" || !strings.Contains(l.Error, "p.yaml") || len(l.Objects) != 0 {
+		t.Fatalf("line %+v", l)
+	}
+	if !strings.Contains(stderr.String(), "refusing to start") {
+		t.Fatalf("stderr %q", stderr.String())
 	}
 }

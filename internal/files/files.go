@@ -120,10 +120,11 @@ type Entry struct {
 }
 
 // Skipped is an entry a listing left out although its name matched, and
-// why.
+// why. Link says it is a symbolic link (to a directory).
 type Skipped struct {
 	Name   string
 	Reason string
+	Link   bool
 }
 
 // List lists the entries of dir whose names match (all when match is
@@ -147,7 +148,8 @@ func List(dir string, match func(name string) bool) ([]Entry, []Skipped, error) 
 		}
 		p := filepath.Join(dir, name)
 		mode := de.Type()
-		if mode&fs.ModeSymlink != 0 {
+		link := mode&fs.ModeSymlink != 0
+		if link {
 			st, err := os.Stat(p)
 			if err != nil {
 				if _, derr := os.Lstat(dir); derr != nil {
@@ -158,6 +160,8 @@ func List(dir string, match func(name string) bool) ([]Entry, []Skipped, error) 
 			mode = st.Mode()
 		}
 		switch {
+		case mode.IsDir() && link:
+			skipped = append(skipped, Skipped{Name: name, Reason: "a symbolic link to a directory", Link: true})
 		case mode.IsDir():
 			skipped = append(skipped, Skipped{Name: name, Reason: "a directory"})
 		case !mode.IsRegular():
