@@ -240,9 +240,16 @@ func TestLiveReload(t *testing.T) {
 		t.Fatalf("renamed file: line %+v", l)
 	}
 
+	// Every file removed: a valid, empty set (kube-apiserver's
+	// FilesDeletionClearsHooks).
+	kw.Write(t, map[string]string{})
+	if l = out.next(t); l.Status != "success" || len(l.Objects) != 0 {
+		t.Fatalf("every file removed: line %+v", l)
+	}
+
 	body := scrape(t, stderr.String())
 	for _, m := range []string{
-		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="success"} 2`,
+		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="success"} 3`,
 		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="failure"} 1`,
 		`apiserver_manifest_admission_config_controller_last_config_info{hash="` + l.Hash + `",plugin="ValidatingAdmissionPolicy"} 1`,
 		`apiserver_manifest_admission_config_controller_automatic_reload_last_timestamp_seconds{plugin="ValidatingAdmissionPolicy",status="failure"}`,
