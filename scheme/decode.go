@@ -357,7 +357,15 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 // into (the hub when empty). apimachinery converts between two external
 // versions only through a function registered for that pair, so a
 // conversion between external versions goes through the hub.
-func (k *Kind) defaultAndConvert(obj runtime.Object, from, into schema.GroupVersion) (runtime.Object, error) {
+func (k *Kind) defaultAndConvert(obj runtime.Object, from, into schema.GroupVersion) (out runtime.Object, err error) {
+	defer func() {
+		// A defaulter or a conversion that panics (kubelet's defaulter
+		// does, on a feature gate it cannot set) fails the decode of
+		// this input, with its name, instead of the process.
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("defaulting or converting %s panicked: %v", from, r)
+		}
+	}()
 	k.scheme.Default(obj)
 	if into.Empty() {
 		into = k.hub

@@ -14,6 +14,7 @@
 package scheme
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/validation"
 )
 
@@ -106,6 +108,18 @@ type Config struct {
 	// Validate validates the hub object, all errors at once; nil means
 	// no validation. Validator adapts a function of the hub type.
 	Validate func(hub runtime.Object) field.ErrorList
+	// Check validates the hub object too, for validators that return a
+	// plain error (kubelet's ValidateKubeletConfiguration) rather than a
+	// field.ErrorList. Each error of an aggregate becomes one validation
+	// error, placed at the first field of the merge version its message
+	// names, so that it is attributed to the layer that set that field.
+	// CheckFunc adapts a function of the hub type.
+	Check func(hub runtime.Object) error
+	// Scheme, when set, is an existing scheme that already holds the
+	// kind's versions (a component's own, kubelet's): it is used as it
+	// is, and Internal and each Version's AddToScheme may be nil. A
+	// version's AddToScheme that is set is still called.
+	Scheme *runtime.Scheme
 }
 
 // Kind is everything strata knows of one configuration kind, built once
@@ -133,7 +147,10 @@ func New(cfg Config) (*Kind, error) {
 	if cfg.Group == "" || cfg.Kind == "" {
 		return nil, fmt.Errorf("scheme: Group and Kind are required")
 	}
-	k := &Kind{cfg: cfg, scheme: runtime.NewScheme(), versions: map[string]*Version{}, maxBytes: cfg.MaxBytes}
+	k := &Kind{cfg: cfg, scheme: cfg.Scheme, versions: map[string]*Version{}, maxBytes: cfg.MaxBytes}
+	if k.scheme == nil {
+		k.scheme = runtime.NewScheme()
+	}
 	if k.maxBytes <= 0 {
 		k.maxBytes = DefaultMaxBytes
 	}
@@ -156,11 +173,13 @@ func New(cfg Config) (*Kind, error) {
 		if v.Lifecycle == Removed {
 			continue
 		}
-		if v.AddToScheme == nil {
+		switch {
+		case v.AddToScheme == nil && cfg.Scheme == nil:
 			return nil, fmt.Errorf("scheme: version %s has no AddToScheme", v.Version)
-		}
-		if err := v.AddToScheme(k.scheme); err != nil {
-			return nil, fmt.Errorf("scheme: registering %s/%s: %w", cfg.Group, v.Version, err)
+		case v.AddToScheme != nil:
+			if err := v.AddToScheme(k.scheme); err != nil {
+				return nil, fmt.Errorf("scheme: registering %s/%s: %w", cfg.Group, v.Version, err)
+			}
 		}
 		priority = append(priority, schema.GroupVersion{Group: cfg.Group, Version: v.Version})
 	}
@@ -216,12 +235,87 @@ func (k *Kind) Fields(gv schema.GroupVersion) *validation.Fields {
 func (k *Kind) MergeFields() *validation.Fields { return k.fields[k.merge.Version] }
 
 // Validate validates hub, an object of the hub version, with
-// Config.Validate; nil when there is no validator.
-func (k *Kind) Validate(hub runtime.Object) field.ErrorList {
-	if k.cfg.Validate == nil {
+// Config.Validate and Config.Check; nil when there is no validator. A
+// validator that panics is an internal error, not a crash.
+func (k *Kind) Validate(hub runtime.Object) (errs field.ErrorList) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs = append(errs, field.InternalError(nil, fmt.Errorf("the validator of %s panicked: %v", k.cfg.Kind, r)))
+		}
+	}()
+	if k.cfg.Validate != nil {
+		errs = k.cfg.Validate(hub)
+	}
+	if k.cfg.Check != nil {
+		errs = append(errs, k.checkErrors(k.cfg.Check(hub))...)
+	}
+	return errs
+}
+
+// checkErrors turns the error of a Check into validation errors, one per
+// error of an aggregate, each placed at the first field of the merge
+// version its message names (kubelet's read "invalid configuration:
+// imageGCHighThresholdPercent (--image-gc-high-threshold) 101 must be
+// between 0 and 100").
+func (k *Kind) checkErrors(err error) field.ErrorList {
+	if err == nil {
 		return nil
 	}
-	return k.cfg.Validate(hub)
+	var each []error
+	var agg interface{ Errors() []error }
+	if errors.As(err, &agg) {
+		each = agg.Errors()
+	} else {
+		each = []error{err}
+	}
+	fields := k.MergeFields()
+	out := make(field.ErrorList, 0, len(each))
+	for _, e := range each {
+		msg := e.Error()
+		var path *field.Path
+		for _, word := range strings.FieldsFunc(msg, func(r rune) bool {
+			return !(r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) {
+			if p, ok := fieldPath(fields, strings.Trim(word, ".")); ok {
+				path = p
+				break
+			}
+		}
+		out = append(out, field.Invalid(path, field.OmitValueType{}, msg))
+	}
+	return out
+}
+
+// fieldPath returns the path of name, a dotted field path, when it is a
+// field of fields' type.
+func fieldPath(fields *validation.Fields, name string) (*field.Path, bool) {
+	if name == "" || fields == nil {
+		return nil, false
+	}
+	segs := strings.Split(name, ".")
+	key := ""
+	for _, s := range segs {
+		if s == "" {
+			return nil, false
+		}
+		key += "/" + s
+	}
+	if _, ok := typed.For(fields.Type()).At(key); !ok {
+		return nil, false
+	}
+	return field.NewPath(segs[0], segs[1:]...), true
+}
+
+// CheckFunc adapts fn, a validation function of the hub type T that
+// returns a plain error, to Config.Check.
+func CheckFunc[T runtime.Object](fn func(T) error) func(runtime.Object) error {
+	return func(obj runtime.Object) error {
+		t, ok := obj.(T)
+		if !ok {
+			return fmt.Errorf("validating a %T as a %s", obj, reflect.TypeFor[T]())
+		}
+		return fn(t)
+	}
 }
 
 // Validator adapts fn, a validation function of the hub type T, to

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
@@ -287,5 +288,80 @@ func TestManyProblemsShortMessage(t *testing.T) {
 	_, err = c.Decode([]byte(in), scheme.DecodeOptions{Source: "c.yaml"})
 	if !errors.Is(err, scheme.ErrStrict) || len(err.Error()) > 4096 || !strings.Contains(err.Error(), `duplicate field "port" (line 4)`) || !strings.Contains(err.Error(), "399980 more duplicate fields") {
 		t.Errorf("error (%d bytes): %.1000s", len(err.Error()), err)
+	}
+}
+
+// TestExistingScheme builds the kind on a scheme that already holds its
+// versions, as a component that has one (kubelet's) hands it over.
+func TestExistingScheme(t *testing.T) {
+	t.Parallel()
+	s := runtime.NewScheme()
+	configscheme.Install(s)
+	cfg := configscheme.Config()
+	cfg.Scheme, cfg.Internal = s, nil
+	for i := range cfg.Versions {
+		cfg.Versions[i].AddToScheme = nil
+	}
+	k, err := scheme.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Scheme() != s {
+		t.Error("the kind built a scheme of its own")
+	}
+	doc, err := k.Decode([]byte(beta+"port: 9000\n"), scheme.DecodeOptions{Source: "c.yaml"})
+	if err != nil || doc.Object.(*config.ComponentConfiguration).Port != 9000 {
+		t.Fatalf("decode: %v", err)
+	}
+	cfg.Scheme = nil
+	if _, err := scheme.New(cfg); err == nil || !strings.Contains(err.Error(), "has no AddToScheme") {
+		t.Errorf("no scheme and no AddToScheme: %v", err)
+	}
+}
+
+// TestDefaulterPanic gives the kind a defaulter that panics, as kubelet's
+// does on a feature gate it cannot set: the decode fails, naming the file.
+func TestDefaulterPanic(t *testing.T) {
+	t.Parallel()
+	k, err := scheme.New(configscheme.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Scheme().AddTypeDefaultingFunc(&v1beta1.ComponentConfiguration{}, func(any) { panic("cannot set feature gate LockedThing") })
+	_, err = k.Decode([]byte(beta), scheme.DecodeOptions{Source: "c.yaml"})
+	if err == nil || !strings.Contains(err.Error(), "c.yaml: ") || !strings.Contains(err.Error(), "panicked: cannot set feature gate LockedThing") {
+		t.Errorf("decode: %v", err)
+	}
+}
+
+// TestCheck validates with a function that returns a plain error, an
+// aggregate of messages that name their field.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	cfg := configscheme.Config()
+	cfg.Validate = nil
+	cfg.Check = scheme.CheckFunc(func(c *config.ComponentConfiguration) error {
+		return utilerrors.NewAggregate([]error{
+			fmt.Errorf("invalid configuration: port (--port) %d must not be 9000", c.Port),
+			fmt.Errorf("invalid configuration: clientConnection.qps is too low"),
+			errors.New("something else entirely"),
+		})
+	})
+	k, err := scheme.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := k.Validate(&config.ComponentConfiguration{Port: 9000})
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Field+" | "+e.Detail)
+	}
+	want := []string{
+		"port | invalid configuration: port (--port) 9000 must not be 9000",
+		"clientConnection.qps | invalid configuration: clientConnection.qps is too low",
+		"<nil> | something else entirely",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
