@@ -55,7 +55,7 @@ func (c *Component[T]) newCommandLine(output bool) (*CommandLine, error) {
 	cl := &CommandLine{flags: Flags{t: typed.For(c.Kind.MergeFields().Type())}, kind: c.Kind}
 	fs := cl.Sections.FlagSet("config")
 	fs.StringVar(&cl.Config.ConfigFile, "config", "", "The configuration file. Relative paths in it resolve against its directory.")
-	fs.StringVar(&cl.Config.ConfigDir, "config-dir", "", "A directory of drop-in configuration files ("+strings.Join(DropInExtensions, ", ")+"), applied in lexical order over --config as JSON merge patches.")
+	fs.StringVar(&cl.Config.ConfigDir, "config-dir", "", "A directory of drop-in configuration files ("+strings.Join(c.DropIns.extensions(), ", ")+"), applied in lexical order over --config as JSON merge patches.")
 	fs.StringVar(&cl.Config.InstanceConfig, "instance-config", "", "A per-instance configuration file, applied over --config and --config-dir and below flags.")
 	fs.StringVar(&cl.Config.DecodeMode, "decode-mode", "strict", "How unknown and duplicate fields in configuration files are treated: strict (error), warn, or ignore.")
 	if c.Flags != nil {
@@ -65,12 +65,21 @@ func (c *Component[T]) newCommandLine(output bool) (*CommandLine, error) {
 		cl.output = addOutputFlags(cl.Sections.FlagSet("output"), c.Kind.MergeVersion().Version)
 	}
 	cl.FlagSet = pflag.NewFlagSet(c.Name, pflag.ContinueOnError)
+	if c.NormalizeFlags != nil {
+		cl.FlagSet.SetNormalizeFunc(c.NormalizeFlags)
+	}
 	cl.FlagSet.SetOutput(discard{})
 	cl.FlagSet.Usage = func() {}
 	for _, name := range cl.Sections.Order {
 		cl.FlagSet.AddFlagSet(cl.Sections.FlagSets[name])
 	}
-	if err := cl.flags.check(cl.FlagSet); err != nil {
+	var own []*pflag.FlagSet
+	for _, name := range cl.Sections.Order {
+		if name != "config" && name != "output" {
+			own = append(own, cl.Sections.FlagSets[name])
+		}
+	}
+	if err := cl.flags.check(cl.FlagSet, own); err != nil {
 		return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)
 	}
 	return cl, nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	cliflag "k8s.io/component-base/cli/flag"
 
@@ -34,6 +35,24 @@ type Component[T runtime.Object] struct {
 	Flags func(fss *cliflag.NamedFlagSets, b *Flags)
 	// AllowExperimental lets files use experimental versions.
 	AllowExperimental bool
+	// DropIns says which files of --config-dir are drop-ins and how they
+	// are read; the zero value is strata's policy.
+	DropIns DropInPolicy
+	// FileMode, when set, decodes --config and --instance-config whatever
+	// --decode-mode says (kubelet: Warn, its lenient fallback with a
+	// warning, while its drop-ins refuse a duplicate field).
+	FileMode *scheme.Mode
+	// NormalizeFlags, when set, normalizes flag names as they are
+	// registered and parsed: cliflag.WordSepNormalizeFunc makes
+	// --read_only_port the same flag as --read-only-port, as kubelet
+	// accepts it.
+	NormalizeFlags func(f *pflag.FlagSet, name string) pflag.NormalizedName
+	// Default, when set, defaults what the scheme's defaulting leaves
+	// for the component to decide (kubelet's eviction thresholds), on
+	// the merged, scheme-defaulted object of the merge version, before it
+	// is converted and validated. The keys it sets or changes are
+	// credited to "default" in provenance. A panic is an error.
+	Default func(versioned runtime.Object)
 }
 
 // Loaded is a loaded configuration.
@@ -47,9 +66,9 @@ type Loaded[T runtime.Object] struct {
 	Provenance *merge.Result
 	// Warnings are the decoding warnings of every file.
 	Warnings []string
-	// Skipped lists the entries of the drop-in directory that have a
-	// drop-in's name but were left out, each with why
-	// ("config.d/old.conf: a directory").
+	// Skipped lists the entries of the drop-in directory that were left
+	// out, each with why ("config.d/README: no extension; drop-ins end in
+	// .conf", "config.d/old.conf: a directory").
 	Skipped []string
 	// RestartRequired lists the restart-only keys whose new values a
 	// Reload did not apply: Object keeps the running values, and the
@@ -163,26 +182,33 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 
 	// (1)
 	var files []*File
-	newFile := func(path, kind string) *File {
+	newFile := func(path, kind string, mode scheme.Mode) *File {
 		return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: reader}
 	}
+	fileMode, dropInMode := mode, mode
+	if c.FileMode != nil {
+		fileMode = *c.FileMode
+	}
+	if c.DropIns.Mode != nil {
+		dropInMode = *c.DropIns.Mode
+	}
 	if cl.Config.ConfigFile != "" {
-		files = append(files, newFile(cl.Config.ConfigFile, KindFile))
+		files = append(files, newFile(cl.Config.ConfigFile, KindFile, fileMode))
 	}
 	if cl.Config.ConfigDir != "" {
-		paths, skipped, err := DropInFiles(cl.Config.ConfigDir, reader)
+		paths, skipped, err := c.DropIns.Files(cl.Config.ConfigDir, reader)
 		if err != nil {
 			return nil, err
 		}
 		out.Skipped = skipped
 		for _, p := range paths {
-			f := newFile(p, KindDropIn)
-			f.InheritTypeMeta = true
+			f := newFile(p, KindDropIn, dropInMode)
+			f.InheritTypeMeta = !c.DropIns.RequireTypeMeta
 			files = append(files, f)
 		}
 	}
 	if cl.Config.InstanceConfig != "" {
-		files = append(files, newFile(cl.Config.InstanceConfig, KindInstanceConfig))
+		files = append(files, newFile(cl.Config.InstanceConfig, KindInstanceConfig, fileMode))
 	}
 	var fileLayers []*merge.Layer
 	for _, f := range files {
@@ -221,7 +247,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 		pipeline.Engine.Fill(out.Provenance, merge.Source{Kind: KindRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
-	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance)
+	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance, c.Default)
 	if err != nil {
 		return nil, err
 	}

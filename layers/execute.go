@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -78,7 +79,10 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		fmt.Fprintf(stderr, "%s: warning: %s\n", c.Name, w)
 	}
 	for _, s := range cfg.Skipped {
-		fmt.Fprintf(stderr, "%s: warning: skipped %s\n", c.Name, s)
+		// A subdirectory with a drop-in's name surprises; a README does not.
+		if strings.HasSuffix(s, ": a directory") || strings.HasSuffix(s, ": a symbolic link to a directory") {
+			fmt.Fprintf(stderr, "%s: warning: skipped %s\n", c.Name, s)
+		}
 	}
 	out := cl.output // (4)
 	gv := schema.GroupVersion{Group: c.Kind.GroupKind().Group, Version: out.version}

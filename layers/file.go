@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,12 +20,6 @@ import (
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
-
-// DropInExtensions are the file extensions a drop-in directory reads:
-// .yaml, .yml and .json for ordinary files, and .conf as kubelet's drop-in
-// directory uses. Other files, subdirectories, and names starting with "."
-// (a ConfigMap mount's ..data and timestamped directories) are ignored.
-var DropInExtensions = []string{".conf", ".json", ".yaml", ".yml"}
 
 // File is a configuration file read as one layer, expressed in the keys of
 // its kind's merge version: a file in another version is converted key by
@@ -157,50 +153,129 @@ func addTypeMeta(data []byte, gvk schema.GroupVersionKind) ([]byte, bool) {
 	return out, err == nil
 }
 
-// DropInFiles lists the drop-in files of dir in lexical order, following
-// symbolic links to regular files, and what it left out although the name
-// was a drop-in's (a subdirectory), each with why. Names that are no
-// drop-in's (hidden, or with another extension) are not looked at, so a
-// README or a dangling link beside the drop-ins never fails a load; a
-// drop-in's name on a FIFO, a device or a link to nothing is an error. A
-// missing directory is an error. files nil means the operating system.
-func DropInFiles(dir string, fsys Files) (paths []string, skipped []string, err error) {
-	if fsys == nil {
-		entries, sk, err := files.List(dir, isDropIn)
+// DefaultDropInExtensions are the extensions of the drop-ins of a
+// component whose DropInPolicy names none: .yaml, .yml and .json for
+// ordinary files, and .conf as kubelet's drop-in directory uses.
+func DefaultDropInExtensions() []string { return []string{".conf", ".json", ".yaml", ".yml"} }
+
+// DropInPolicy says which files of a --config-dir directory are drop-ins
+// and how they are read. The zero value is strata's: the direct children
+// with one of DefaultDropInExtensions, dot-files left out (a ConfigMap
+// mount's ..data and timestamped directories among them), each decoded
+// per --decode-mode, one that names neither apiVersion nor kind taking
+// the main file's, relative paths resolved against the drop-in's own
+// directory.
+type DropInPolicy struct {
+	// Extensions a drop-in's name ends with, compared exactly;
+	// DefaultDropInExtensions when empty. kubelet reads ".conf" only.
+	Extensions []string
+	// Recursive reads the subdirectories too, as filepath.WalkDir walks
+	// them: depth first, each directory's entries in byte order of their
+	// names, a symbolic link never followed as a directory, and a
+	// directory argument that is itself a symbolic link not walked at
+	// all (kubelet's walk).
+	Recursive bool
+	// Hidden reads names starting with "." too (kubelet does).
+	Hidden bool
+	// RequireTypeMeta makes apiVersion and kind required in every
+	// drop-in (kubelet requires them).
+	RequireTypeMeta bool
+	// Mode, when set, decodes drop-ins whatever --decode-mode says.
+	Mode *scheme.Mode
+}
+
+func (p DropInPolicy) extensions() []string {
+	if len(p.Extensions) > 0 {
+		return p.Extensions
+	}
+	return DefaultDropInExtensions()
+}
+
+// why returns why name is not a drop-in's, or "" when it is.
+func (p DropInPolicy) why(name string) string {
+	if !p.Hidden && strings.HasPrefix(name, ".") {
+		return "hidden"
+	}
+	ext := filepath.Ext(name)
+	if !slices.Contains(p.extensions(), ext) {
+		if ext == "" {
+			return "no extension; drop-ins end in " + strings.Join(p.extensions(), ", ")
+		}
+		return "extension " + ext + "; drop-ins end in " + strings.Join(p.extensions(), ", ")
+	}
+	return ""
+}
+
+// Files lists the drop-ins of dir in the order they apply, and the
+// entries it left out, each with why ("config.d/README: no extension;
+// drop-ins end in .conf"). A name that is not a drop-in's is never opened,
+// so a README or a dangling link beside the drop-ins never fails a load;
+// a drop-in's name on a FIFO, a device or a link to nothing is an error.
+// A missing directory is an error. fsys nil means the operating system;
+// otherwise only its direct children are read.
+func (p DropInPolicy) Files(dir string, fsys Files) (paths []string, skipped []string, err error) {
+	if fsys != nil {
+		names, err := fsys.ReadDir(dir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
 		}
-		for _, e := range entries {
-			paths = append(paths, filepath.Join(dir, e.Name))
+		for _, name := range names {
+			if why := p.why(name); why != "" {
+				skipped = append(skipped, filepath.Join(dir, name)+": "+why)
+			} else {
+				paths = append(paths, filepath.Join(dir, name))
+			}
 		}
-		for _, s := range sk {
-			skipped = append(skipped, filepath.Join(dir, s.Name)+": "+s.Reason)
-		}
+		sort.Strings(paths)
 		return paths, skipped, nil
 	}
-	names, err := fsys.ReadDir(dir)
+	if p.Recursive {
+		return p.walk(dir)
+	}
+	entries, sk, err := files.List(dir, func(name string) bool {
+		if why := p.why(name); why != "" {
+			skipped = append(skipped, filepath.Join(dir, name)+": "+why)
+			return false
+		}
+		return true
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
 	}
-	for _, name := range names {
-		if isDropIn(name) {
-			paths = append(paths, filepath.Join(dir, name))
-		}
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(dir, e.Name))
 	}
-	sort.Strings(paths)
-	return paths, nil, nil
+	for _, s := range sk {
+		skipped = append(skipped, filepath.Join(dir, s.Name)+": "+s.Reason)
+	}
+	sort.Strings(skipped)
+	return paths, skipped, nil
 }
 
-// isDropIn reports whether name is a drop-in's: not hidden, with one of
-// DropInExtensions.
-func isDropIn(name string) bool { return !strings.HasPrefix(name, ".") && hasDropInExtension(name) }
-
-func hasDropInExtension(name string) bool {
-	ext := filepath.Ext(name)
-	for _, e := range DropInExtensions {
-		if ext == e {
-			return true
+// walk lists the drop-ins of dir and its subdirectories as
+// filepath.WalkDir walks them. A drop-in is opened later by the one rule
+// for files (files.Read): regular files only, without blocking.
+func (p DropInPolicy) walk(dir string) (paths []string, skipped []string, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
+		if d.IsDir() {
+			if path != dir && !p.Hidden && strings.HasPrefix(d.Name(), ".") {
+				skipped = append(skipped, path+": hidden")
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if why := p.why(d.Name()); why != "" {
+			skipped = append(skipped, path+": "+why)
+			return nil
+		}
+		paths = append(paths, path)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
 	}
-	return false
+	return paths, skipped, nil
 }

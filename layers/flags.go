@@ -23,13 +23,17 @@ import (
 type Flags struct {
 	t        *typed.Type // the merge version's
 	bindings []binding
+	// notConfig holds the flags declared to set no configuration key,
+	// with why.
+	notConfig map[string]string
 }
 
 type binding struct {
-	name   string
-	key    string
-	value  any
-	legacy bool
+	name    string
+	key     string
+	value   any
+	legacy  bool
+	replace bool
 }
 
 // BindOption changes how a flag is bound.
@@ -41,6 +45,26 @@ type BindOption func(*binding)
 // had other defaults than its config file keeps both without lying about
 // where a value came from (kubelet's applyLegacyDefaults).
 func LegacyDefault() BindOption { return func(b *binding) { b.legacy = true } }
+
+// Replace makes the flag replace the whole value at its key instead of
+// merging into it: a map flag such as kubelet's --kube-reserved replaces
+// the file's map, where --feature-gates adds to the file's gates. The keys
+// it removes are recorded in provenance as replaced by the flag.
+func Replace() BindOption { return func(b *binding) { b.replace = true } }
+
+// NotConfiguration declares flags of the component that set no
+// configuration key (--kubeconfig of a kubelet, --watch of a server), with
+// why. Every flag Component.Flags registers must be bound or declared so:
+// a flag that is neither is an error when the command line is built, not
+// a value silently ignored.
+func (f *Flags) NotConfiguration(why string, names ...string) {
+	if f.notConfig == nil {
+		f.notConfig = map[string]string{}
+	}
+	for _, n := range names {
+		f.notConfig[n] = why
+	}
+}
 
 // Bind binds flag name to key. value is the pointer the flag writes into
 // (as given to pflag's XxxVar or to a pflag.Value such as
@@ -57,9 +81,27 @@ func (f *Flags) Bind(name, key string, value any, opts ...BindOption) {
 
 // check checks every binding against the flags of fs and the merge
 // version's type: the flag is registered, the key is a field, and the
-// flag's value can be the key's.
-func (f *Flags) check(fs *pflag.FlagSet) error {
+// flag's value can be the key's; and every flag of own is bound or
+// declared NotConfiguration.
+func (f *Flags) check(fs *pflag.FlagSet, own []*pflag.FlagSet) error {
 	var errs []error
+	bound := map[string]bool{}
+	for _, b := range f.bindings {
+		bound[string(fs.GetNormalizeFunc()(fs, b.name))] = true
+	}
+	for _, set := range own {
+		set.VisitAll(func(fl *pflag.Flag) {
+			name := string(fs.GetNormalizeFunc()(fs, fl.Name))
+			if _, declared := f.notConfig[fl.Name]; !bound[name] && !declared {
+				errs = append(errs, fmt.Errorf("flag --%s is bound to no configuration key: Bind it, or declare it with NotConfiguration", fl.Name))
+			}
+		})
+	}
+	for name := range f.notConfig {
+		if fs.Lookup(name) == nil {
+			errs = append(errs, fmt.Errorf("flag --%s is declared NotConfiguration but not registered", name))
+		}
+	}
 	for _, b := range f.bindings {
 		fl := fs.Lookup(b.name)
 		if fl == nil {
@@ -164,6 +206,11 @@ func (f *Flags) layers(fs *pflag.FlagSet, s *typed.Type, legacy bool) (set, defa
 			l.Source.Kind = KindLegacyDefault
 			defaults = append(defaults, l)
 			continue
+		}
+		if b.replace {
+			// What lower layers hold at the key goes first, then the
+			// flag's value takes its place.
+			set = append(set, &merge.Layer{Source: l.Source, Values: map[string]string{b.key: merge.Tombstone}})
 		}
 		set = append(set, l)
 	}

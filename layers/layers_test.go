@@ -264,8 +264,14 @@ func TestHostileDropInDirectory(t *testing.T) {
 	if loaded.Object.Port != 9001 {
 		t.Errorf("port %d, want 9001 from 10-port.yaml", loaded.Object.Port)
 	}
-	if want := filepath.Join(conf, "20-old.conf") + ": a directory"; strings.Join(loaded.Skipped, "|") != want {
-		t.Errorf("skipped %q, want %q", loaded.Skipped, want)
+	want := []string{
+		filepath.Join(conf, ".10-hidden.yaml") + ": hidden",
+		filepath.Join(conf, "20-old.conf") + ": a directory",
+		filepath.Join(conf, "README") + ": no extension; drop-ins end in .conf, .json, .yaml, .yml",
+		filepath.Join(conf, "notes.txt") + ": extension .txt; drop-ins end in .conf, .json, .yaml, .yml",
+	}
+	if strings.Join(loaded.Skipped, "|") != strings.Join(want, "|") {
+		t.Errorf("skipped\n%s\nwant\n%s", strings.Join(loaded.Skipped, "\n"), strings.Join(want, "\n"))
 	}
 
 	must(syscall.Mkfifo(filepath.Join(conf, "30-pipe.yaml"), 0o644))

@@ -52,7 +52,7 @@ func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOption
 		Paths: paths,
 		// Only drop-ins are read from --config-dir, each bounded as a
 		// load bounds it.
-		Read:         watch.ReadOptions{Match: isDropIn, MaxBytes: c.Kind.MaxBytes()},
+		Read:         watch.ReadOptions{Match: func(name string) bool { return c.DropIns.why(name) == "" }, MaxBytes: c.Kind.MaxBytes()},
 		PollInterval: o.PollInterval,
 		Metrics:      o.Metrics,
 		// Built from the generation the watcher read, never from the

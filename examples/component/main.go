@@ -89,6 +89,7 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 			w.BoolVar(&rf.watch, "watch", false, "Keep running: serve /configz and /metrics on --bind-address and the configured port, and reload when --config, --config-dir or --instance-config change (ConfigMap mounts included).")
 			w.StringVar(&rf.bindAddress, "bind-address", "127.0.0.1", "The address --watch serves on.")
 			w.DurationVar(&rf.pollInterval, "poll-interval", watch.DefaultPollInterval, "With --watch, how often the configuration files are read whatever file events say.")
+			b.NotConfiguration("how the example runs, not what it is configured to do", "watch", "bind-address", "poll-interval")
 		},
 	}, nil
 }

@@ -28,15 +28,21 @@ var Engine = mergeengine.Get[*merge.Result, *merge.Layer, merge.Source]()
 
 // Decode turns the merged values of r (paths resolved, as values holds
 // them) into the typed configuration: it decodes them as a document of the
-// merge version, which defaults it; records in r the keys defaulting
+// merge version, which defaults it; runs defaulter (the component's own
+// defaulting; nil for none) on it; records in r the keys defaulting
 // filled or changed, as KindDefault; converts to the hub; and validates,
 // naming the layer that set each offending key. It returns the defaulted
 // versioned object and the hub object. r must not be shared yet.
-func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge.Result) (runtime.Object, T, error) {
+func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge.Result, defaulter func(runtime.Object)) (runtime.Object, T, error) {
 	var zero T
 	versioned, err := decodeMerged(k, values)
 	if err != nil {
 		return nil, zero, err
+	}
+	if defaulter != nil {
+		if err := safely(func() { defaulter(versioned) }); err != nil {
+			return nil, zero, fmt.Errorf("defaulting the merged configuration: %w", err)
+		}
 	}
 	flat, err := flatten(versioned)
 	if err != nil {
@@ -49,6 +55,17 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 	}
 	obj, err := Validate[T](k, hub, r)
 	return versioned, obj, err
+}
+
+// safely runs fn, turning a panic into an error.
+func safely(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	fn()
+	return nil
 }
 
 // Validate checks that hub is a T and validates it with the kind's

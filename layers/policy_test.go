@@ -1,0 +1,170 @@
+package layers_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/scheme"
+)
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestKubeletDropInPolicy reads a drop-in directory with kubelet's policy:
+// .conf only, subdirectories walked as filepath.WalkDir walks them,
+// dot-files read, apiVersion and kind required, a duplicate field refused
+// while the main file tolerates one.
+func TestKubeletDropInPolicy(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "conf.d")
+	writeTree(t, dir, map[string]string{
+		"c.yaml":              head + "port: 1\nport: 2\n", // a duplicate: tolerated in the main file (warn)
+		"conf.d/a-b.conf":     head + "port: 30\n",
+		"conf.d/a/z.conf":     head + "port: 20\n", // WalkDir: a/z.conf before a-b.conf
+		"conf.d/.hidden.conf": head + "enableProfiling: false\n",
+		"conf.d/10.yaml":      head + "port: 99\n", // not .conf
+		"conf.d/README":       "not configuration",
+	})
+	warn, strictDup := scheme.Warn, scheme.Strict
+	c := component(t)
+	c.FileMode = &warn
+	c.DropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true, Hidden: true, RequireTypeMeta: true, Mode: &strictDup}
+	loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", conf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Object.Port != 30 || loaded.Object.EnableProfiling {
+		t.Errorf("port %d profiling %t, want 30 from a-b.conf (walked after a/z.conf) and false from .hidden.conf", loaded.Object.Port, loaded.Object.EnableProfiling)
+	}
+	if len(loaded.Warnings) == 0 || !strings.Contains(loaded.Warnings[0], `duplicate field "port"`) {
+		t.Errorf("warnings %q", loaded.Warnings)
+	}
+	if got := strings.Join(loaded.Skipped, "\n"); !strings.Contains(got, "conf.d/10.yaml: extension .yaml; drop-ins end in .conf") || !strings.Contains(got, "conf.d/README: no extension") {
+		t.Errorf("skipped:\n%s", got)
+	}
+
+	for name, content := range map[string]string{
+		"no type meta":      "port: 5\n",
+		"a duplicate field": head + "port: 5\nport: 6\n",
+	} {
+		writeTree(t, dir, map[string]string{"conf.d/b.conf": content})
+		if _, _, err := c.Load(context.Background(), []string{"--config-dir", conf}); err == nil || !strings.Contains(err.Error(), "b.conf") {
+			t.Errorf("%s in a drop-in: %v", name, err)
+		}
+	}
+}
+
+// TestNormalizedFlagNames accepts kubelet's underscore spellings.
+func TestNormalizedFlagNames(t *testing.T) {
+	c := component(t)
+	c.NormalizeFlags = cliflag.WordSepNormalizeFunc
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		var port int32
+		fss.FlagSet("x").Int32Var(&port, "secure-port", 0, "")
+		b.Bind("secure-port", "/port", &port)
+	}
+	loaded, _, err := c.Load(context.Background(), []string{"--secure_port=7000"})
+	if err != nil || loaded.Object.Port != 7000 {
+		t.Fatalf("--secure_port: %v, %+v", err, loaded)
+	}
+}
+
+// TestUnboundFlagFailsAtConstruction registers a flag that sets nothing.
+func TestUnboundFlagFailsAtConstruction(t *testing.T) {
+	c := component(t)
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		fss.FlagSet("x").String("kubeconfig-path", "", "")
+		fss.FlagSet("x").Bool("serve", false, "")
+		b.NotConfiguration("it runs the server", "serve")
+	}
+	if _, err := c.NewCommandLine(); err == nil || !strings.Contains(err.Error(), "flag --kubeconfig-path is bound to no configuration key") || strings.Contains(err.Error(), "--serve") {
+		t.Errorf("NewCommandLine: %v", err)
+	}
+}
+
+// TestReplaceMapFlag binds a map flag that replaces the file's map, and
+// one that merges into it.
+func TestReplaceMapFlag(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"c.yaml": head + "featureGates: {AlphaThing: true, BetaThing: true}\n"})
+	for _, tc := range []struct {
+		opts []layers.BindOption
+		want string
+	}{
+		{nil, "map[AlphaThing:false BetaThing:true]"},
+		{[]layers.BindOption{layers.Replace()}, "map[AlphaThing:false]"},
+	} {
+		c := component(t)
+		c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+			gates := map[string]bool{}
+			fss.FlagSet("x").Var(cliflag.NewMapStringBool(&gates), "feature-gates", "")
+			b.Bind("feature-gates", "/featureGates", &gates, tc.opts...)
+		}
+		loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--feature-gates", "AlphaThing=false"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmtMap(loaded.Object.FeatureGates); got != tc.want {
+			t.Errorf("replace %t: gates %s, want %s", len(tc.opts) > 0, got, tc.want)
+		}
+		if len(tc.opts) > 0 {
+			p, _ := loaded.Provenance.Explain("/featureGates/AlphaThing")
+			if p.Source.String() != "flag --feature-gates" {
+				t.Errorf("provenance %+v", p)
+			}
+		}
+	}
+}
+
+// TestComponentDefault defaults what the scheme leaves to the component,
+// after the merge, credited to "default".
+func TestComponentDefault(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"c.yaml": head + "allowedOrigins: [https://a.example]\n"})
+	c := component(t)
+	c.Default = func(obj runtime.Object) {
+		cfg := obj.(*v1beta1.ComponentConfiguration)
+		if cfg.TLSCertFile == "" {
+			cfg.TLSCertFile = "/etc/component/tls.crt"
+		}
+	}
+	loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml")})
+	if err != nil || loaded.Object.TLSCertFile != "/etc/component/tls.crt" {
+		t.Fatalf("%v %+v", err, loaded)
+	}
+	if src, _ := loaded.Provenance.SourceOf("/tlsCertFile"); src.Kind != layers.KindDefault {
+		t.Errorf("/tlsCertFile from %s, want default", src)
+	}
+	c.Default = func(runtime.Object) { panic("boom") }
+	if _, _, err := c.Load(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "defaulting the merged configuration: panicked: boom") {
+		t.Errorf("a panicking defaulter: %v", err)
+	}
+}
+
+func fmtMap(m map[string]bool) string {
+	var parts []string
+	for _, k := range []string{"AlphaThing", "BetaThing"} {
+		if v, ok := m[k]; ok {
+			parts = append(parts, k+":"+map[bool]string{true: "true", false: "false"}[v])
+		}
+	}
+	return "map[" + strings.Join(parts, " ") + "]"
+}
