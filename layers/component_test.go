@@ -330,6 +330,7 @@ func TestUsageShowsTheDefaultsInUse(t *testing.T) {
 		fs.Float32("qps", 5, "Queries per second.")
 		b.Bind("qps", "/clientConnection/qps", nil)
 		fs.String("unbound", "x", "A flag of the command's own.")
+		b.NotConfiguration("the command's own", "unbound")
 		b.BindLogging(fss.FlagSet("logging"), "/logging")
 	}
 	cl, err := c.NewCommandLine()
