@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -34,6 +35,8 @@ type binding struct {
 	value   any
 	legacy  bool
 	replace bool
+	// from, when set, gives the key's value as JSON (BindFields).
+	from func(key string) ([]byte, error)
 }
 
 // BindOption changes how a flag is bound.
@@ -77,6 +80,109 @@ func (f *Flags) Bind(name, key string, value any, opts ...BindOption) {
 		o(&b)
 	}
 	f.bindings = append(f.bindings, b)
+}
+
+// BindFields binds every flag of fs that writes into a field of obj, the
+// struct the flags were registered against (a pointer; kubelet's
+// AddKubeletConfigFlags registers against its internal configuration), to
+// the key of the field of the same Go name in the merge version: the
+// binding table of a component that registers its flags that way is
+// derived, not written by hand. A set flag's value is read at its key in
+// versioned, obj's document in the merge version (obj converted), so that
+// a field whose internal type has no JSON names still has the merge
+// version's. options gives each flag's BindOptions (Replace for a map
+// flag that replaces the file's map, LegacyDefault); nil for none. The
+// flags whose field BindFields cannot find are returned, for the caller
+// to bind or declare NotConfiguration.
+func (f *Flags) BindFields(fs *pflag.FlagSet, obj any, versioned func() ([]byte, error), options func(flag, key string) []BindOption) (unplaced []string) {
+	root := reflect.ValueOf(obj)
+	if root.Kind() != reflect.Pointer || root.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("layers: BindFields takes a pointer to a struct, not %T", obj))
+	}
+	fields := typed.Addresses(root.Elem())
+	var doc map[string]string // versioned, flattened, read once per load
+	var docErr error
+	read := func(key string) ([]byte, error) {
+		if doc == nil && docErr == nil {
+			var raw []byte
+			if raw, docErr = versioned(); docErr == nil {
+				doc, docErr = merge.Flatten(raw)
+			}
+		}
+		if docErr != nil {
+			return nil, docErr
+		}
+		sub := map[string]string{}
+		for k, v := range doc {
+			if k == key {
+				return []byte(v), nil
+			}
+			if rest, ok := strings.CutPrefix(k, key+"/"); ok {
+				sub["/"+rest] = v
+			}
+		}
+		if len(sub) == 0 {
+			return []byte("null"), nil
+		}
+		return merge.Unflatten(sub)
+	}
+	fs.VisitAll(func(fl *pflag.Flag) {
+		names, ok := fieldOf(fl.Value, fields)
+		if !ok {
+			unplaced = append(unplaced, fl.Name)
+			return
+		}
+		key, err := typed.KeyOf(f.t.Root(), names)
+		if err != nil {
+			unplaced = append(unplaced, fl.Name)
+			return
+		}
+		b := binding{name: fl.Name, key: key, from: func(string) ([]byte, error) { return read(key) }}
+		if options != nil {
+			for _, o := range options(fl.Name, key) {
+				o(&b)
+			}
+		}
+		f.bindings = append(f.bindings, b)
+	})
+	return unplaced
+}
+
+// fieldOf finds the field a flag value writes into: the value itself (a
+// pflag value of a named basic type points at it, or a struct such as a
+// duration is the field), or a pointer it holds (cliflag's map values,
+// kubelet's IPVar and ReservedMemoryVar). Among fields at one address,
+// the one whose kind is the value's wins.
+func fieldOf(v pflag.Value, fields map[uintptr][]typed.FieldAt) ([]string, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return nil, false
+	}
+	pick := func(addr uintptr, kind reflect.Kind) ([]string, bool) {
+		cands := fields[addr]
+		for _, c := range cands {
+			if c.Type.Kind() == kind {
+				return c.Names, true
+			}
+		}
+		if len(cands) > 0 {
+			return cands[0].Names, true
+		}
+		return nil, false
+	}
+	if names, ok := pick(rv.Pointer(), rv.Elem().Kind()); ok {
+		return names, true
+	}
+	if e := rv.Elem(); e.Kind() == reflect.Struct {
+		for i := 0; i < e.NumField(); i++ {
+			if fv := e.Field(i); fv.Kind() == reflect.Pointer && !fv.IsNil() {
+				if names, ok := pick(fv.Pointer(), fv.Type().Elem().Kind()); ok {
+					return names, true
+				}
+			}
+		}
+	}
+	return nil, false
 }
 
 // check checks every binding against the flags of fs and the merge
@@ -218,6 +324,9 @@ func (f *Flags) layers(fs *pflag.FlagSet, s *typed.Type, legacy bool) (set, defa
 }
 
 func flagJSON(fl *pflag.Flag, b binding, s *typed.Type) ([]byte, error) {
+	if b.from != nil {
+		return b.from(b.key)
+	}
 	if b.value != nil {
 		return json.Marshal(b.value)
 	}

@@ -2,14 +2,17 @@ package layers_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/stratacfg/strata/examples/component/apis/config"
 	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/scheme"
@@ -167,4 +170,46 @@ func fmtMap(m map[string]bool) string {
 		}
 	}
 	return "map[" + strings.Join(parts, " ") + "]"
+}
+
+// TestBindFields registers flags against the internal configuration, as
+// kubelet's AddKubeletConfigFlags does, and derives the binding table from
+// the fields they write into.
+func TestBindFields(t *testing.T) {
+	c := component(t)
+	var unplaced []string
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		scratch := &config.ComponentConfiguration{}
+		fs := fss.FlagSet("component")
+		fs.Int32Var(&scratch.Port, "port", 8443, "")
+		fs.DurationVar(&scratch.SyncFrequency.Duration, "sync-frequency", time.Minute, "")
+		fs.Float32Var(&scratch.ClientConnection.QPS, "kube-api-qps", 5, "")
+		fs.Var(cliflag.NewMapStringBool(&scratch.FeatureGates), "feature-gates", "")
+		fs.StringVar(&scratch.TLSCertFile, "tls-cert-file", "", "")
+		fs.Bool("run-once", false, "")
+		unplaced = b.BindFields(fs, scratch, func() ([]byte, error) {
+			v := &v1beta1.ComponentConfiguration{}
+			if err := c.Kind.Scheme().Convert(scratch, v, nil); err != nil {
+				return nil, err
+			}
+			return json.Marshal(v)
+		}, nil)
+		b.NotConfiguration("runs once", unplaced...)
+	}
+	loaded, _, err := c.Load(context.Background(), []string{"--port=7000", "--sync-frequency=2m", "--kube-api-qps=7.5", "--feature-gates=AlphaThing=true", "--tls-cert-file=/c.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(unplaced, ",") != "run-once" {
+		t.Errorf("unplaced %v", unplaced)
+	}
+	o := loaded.Object
+	if o.Port != 7000 || o.SyncFrequency.Duration != 2*time.Minute || o.ClientConnection.QPS != 7.5 || !o.FeatureGates["AlphaThing"] || o.TLSCertFile != "/c.pem" {
+		t.Errorf("loaded %+v", o)
+	}
+	for key, flag := range map[string]string{"/port": "--port", "/syncFrequency": "--sync-frequency", "/clientConnection/qps": "--kube-api-qps", "/featureGates/AlphaThing": "--feature-gates"} {
+		if src, _ := loaded.Provenance.SourceOf(key); src.Name != flag {
+			t.Errorf("%s from %s, want flag %s", key, src, flag)
+		}
+	}
 }
