@@ -95,11 +95,7 @@ func (f *Flags) Bind(name, key string, value any, opts ...BindOption) {
 // flags whose field BindFields cannot find are returned, for the caller
 // to bind or declare NotConfiguration.
 func (f *Flags) BindFields(fs *pflag.FlagSet, obj any, versioned func() ([]byte, error), options func(flag, key string) []BindOption) (unplaced []string) {
-	root := reflect.ValueOf(obj)
-	if root.Kind() != reflect.Pointer || root.Elem().Kind() != reflect.Struct {
-		panic(fmt.Sprintf("layers: BindFields takes a pointer to a struct, not %T", obj))
-	}
-	fields := typed.Addresses(root.Elem())
+	keys, unplaced := FieldKeys(fs, obj, f.t.Root())
 	var doc map[string]string // versioned, flattened, read once per load
 	var docErr error
 	read := func(key string) ([]byte, error) {
@@ -127,14 +123,8 @@ func (f *Flags) BindFields(fs *pflag.FlagSet, obj any, versioned func() ([]byte,
 		return merge.Unflatten(sub)
 	}
 	fs.VisitAll(func(fl *pflag.Flag) {
-		names, ok := fieldOf(fl.Value, fields)
+		key, ok := keys[fl.Name]
 		if !ok {
-			unplaced = append(unplaced, fl.Name)
-			return
-		}
-		key, err := typed.KeyOf(f.t.Root(), names)
-		if err != nil {
-			unplaced = append(unplaced, fl.Name)
 			return
 		}
 		b := binding{name: fl.Name, key: key, from: func(string) ([]byte, error) { return read(key) }}
@@ -148,16 +138,40 @@ func (f *Flags) BindFields(fs *pflag.FlagSet, obj any, versioned func() ([]byte,
 	return unplaced
 }
 
+// FieldKeys maps each flag of fs that writes into a field of obj (a
+// pointer to the struct the flags were registered against) to the JSON
+// pointer of the field of the same Go name in into, and lists the flags
+// it could not place. BindFields binds by it; a loader that applies flags
+// itself attributes keys to flags by it.
+func FieldKeys(fs *pflag.FlagSet, obj any, into reflect.Type) (keys map[string]string, unplaced []string) {
+	root := reflect.ValueOf(obj)
+	if root.Kind() != reflect.Pointer || root.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("layers: FieldKeys takes a pointer to a struct, not %T", obj))
+	}
+	fields := typed.Addresses(root.Elem())
+	keys = map[string]string{}
+	fs.VisitAll(func(fl *pflag.Flag) {
+		names, ok := fieldOf(fl.Value, fields)
+		if !ok {
+			unplaced = append(unplaced, fl.Name)
+			return
+		}
+		key, err := typed.KeyOf(into, names)
+		if err != nil {
+			unplaced = append(unplaced, fl.Name)
+			return
+		}
+		keys[fl.Name] = key
+	})
+	return keys, unplaced
+}
+
 // fieldOf finds the field a flag value writes into: the value itself (a
 // pflag value of a named basic type points at it, or a struct such as a
 // duration is the field), or a pointer it holds (cliflag's map values,
 // kubelet's IPVar and ReservedMemoryVar). Among fields at one address,
 // the one whose kind is the value's wins.
 func fieldOf(v pflag.Value, fields map[uintptr][]typed.FieldAt) ([]string, bool) {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return nil, false
-	}
 	pick := func(addr uintptr, kind reflect.Kind) ([]string, bool) {
 		cands := fields[addr]
 		for _, c := range cands {
@@ -170,12 +184,20 @@ func fieldOf(v pflag.Value, fields map[uintptr][]typed.FieldAt) ([]string, bool)
 		}
 		return nil, false
 	}
-	if names, ok := pick(rv.Pointer(), rv.Elem().Kind()); ok {
-		return names, true
+	rv := reflect.ValueOf(v)
+	wrapper := rv // a struct holding the pointer, or a pointer to one
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, false
+		}
+		if names, ok := pick(rv.Pointer(), rv.Elem().Kind()); ok {
+			return names, true
+		}
+		wrapper = rv.Elem()
 	}
-	if e := rv.Elem(); e.Kind() == reflect.Struct {
-		for i := 0; i < e.NumField(); i++ {
-			if fv := e.Field(i); fv.Kind() == reflect.Pointer && !fv.IsNil() {
+	if wrapper.Kind() == reflect.Struct {
+		for i := 0; i < wrapper.NumField(); i++ {
+			if fv := wrapper.Field(i); fv.Kind() == reflect.Pointer && !fv.IsNil() {
 				if names, ok := pick(fv.Pointer(), fv.Type().Elem().Kind()); ok {
 					return names, true
 				}

@@ -23,10 +23,16 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Source.Kind == "" {
-		return e.Err.Error()
+	msg := e.Err.Error()
+	if e.Err.Field == "" || e.Err.Field == "<nil>" {
+		// An error of the whole configuration (a validator's plain error
+		// that names no field): its message says it all.
+		msg = e.Err.Detail
 	}
-	return e.Source.String() + ": " + e.Err.Error()
+	if e.Source.Kind == "" {
+		return msg
+	}
+	return e.Source.String() + ": " + msg
 }
 
 // Unwrap returns the field error.

@@ -3,6 +3,7 @@ package typed
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/stratacfg/strata/merge"
@@ -45,12 +46,16 @@ func addresses(v reflect.Value, path []string, out map[uintptr][]FieldAt) {
 // KeyOf returns the JSON pointer of the fields named by a Go field-name
 // path in t, a struct type (or a pointer to one): the same fields of
 // another version of a type map to its JSON names. A field embedded
-// without a JSON name adds no segment.
+// without a JSON name, or inlined, adds no segment; the fields inside a
+// type that encodes itself (a duration) are that type's key.
 func KeyOf(t reflect.Type, names []string) (string, error) {
 	var segs []string
 	for _, name := range names {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
+		}
+		if len(segs) > 0 && hasCustomJSON(t) {
+			break // a value that encodes itself (a duration): a leaf, whatever is inside
 		}
 		if t.Kind() != reflect.Struct {
 			return "", fmt.Errorf("%s is not a struct in %s", name, t)
@@ -59,11 +64,11 @@ func KeyOf(t reflect.Type, names []string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("no field %s in %s", name, t)
 		}
-		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		tag, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		switch {
 		case tag == "-":
 			return "", fmt.Errorf("field %s has no JSON name", name)
-		case tag == "" && sf.Anonymous:
+		case tag == "" && (sf.Anonymous || slices.Contains(strings.Split(opts, ","), "inline")):
 		case tag == "":
 			segs = append(segs, name)
 		default:

@@ -56,13 +56,18 @@ func NewKind() (*scheme.Kind, error) {
 }
 
 // validate is kubelet's validation under the feature gates the
-// configuration sets, over the process's.
+// configuration sets, over the process's. One of kubelet's checks is of
+// the machine, not of the configuration: with failCgroupV1 (the default)
+// kubelet refuses to run on a host with cgroup v1. A configuration is
+// checked here wherever it is loaded, so that check is left to kubelet.
 func validate(kc *kubeletconfig.KubeletConfiguration) error {
 	gates := utilfeature.DefaultFeatureGate.DeepCopy()
 	if err := gates.SetFromMap(kc.FeatureGates); err != nil {
 		return fmt.Errorf("invalid configuration: featureGates: %w", err)
 	}
-	return kubeletvalidation.ValidateKubeletConfiguration(kc, gates)
+	c := kc.DeepCopy()
+	c.FailCgroupV1 = false
+	return kubeletvalidation.ValidateKubeletConfiguration(c, gates)
 }
 
 // Versioned converts kc to v1beta1, with apiVersion and kind set.

@@ -1,0 +1,481 @@
+package kubeletconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/kubernetes/cmd/kubelet/app/options"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubeletv1beta1 "k8s.io/kubernetes/pkg/kubelet/apis/config/v1beta1"
+	"k8s.io/kubernetes/pkg/kubelet/eviction"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/watch"
+)
+
+// Result is a loaded configuration.
+type Result struct {
+	// Config is the configuration, internal type.
+	Config *kubeletconfig.KubeletConfiguration
+	// Provenance holds the effective keys (v1beta1) and where each came
+	// from.
+	Provenance *merge.Result
+	// Warnings are the decoding warnings of the files.
+	Warnings []string
+	// Skipped lists what the drop-in directory left out, and why.
+	Skipped []string
+}
+
+// KubeletDropIns is kubelet's drop-in policy: every file whose name ends
+// in ".conf", in every subdirectory, dot-files included, in the order
+// filepath.WalkDir walks them.
+var KubeletDropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true, Hidden: true, RequireTypeMeta: true}
+
+// loadKubelet loads as kubelet v1.36.3's command does before it runs
+// (cmd/kubelet/app.NewKubeletCommand):
+//
+//  1. Parse the command line into the initial configuration: v1beta1's
+//     defaults with kubelet's legacy defaults, under the default feature
+//     gates; then put --feature-gates in effect.
+//  2. With --config: the file replaces that configuration. It is decoded
+//     strictly, and leniently with a warning if that fails; defaulted
+//     under the gates in effect and its own; relative paths resolved
+//     against its directory; the eviction thresholds kubelet defaults
+//     outside its scheme filled in.
+//  3. With --config-dir: each drop-in, as JSON with its apiVersion and
+//     kind checked, is merged as a JSON merge patch into the
+//     configuration so far as v1beta1 JSON; the result is decoded as
+//     encoding/json decodes (unknown keys dropped, names matched without
+//     regard to case) and defaulted again.
+//  4. With either, the command line is parsed again over the result, so
+//     that flags win, and the feature gates it sets are put in effect.
+//  5. Validate.
+//
+// Each step's changes become layers, so that provenance names the file,
+// drop-in, flag or defaulting behind every key.
+func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
+	out := &Result{}
+	var stack []*merge.Layer
+	push := func(src merge.Source, before, after *kubeletconfig.KubeletConfiguration) error {
+		l, err := diffLayer(k, src, before, after)
+		if err == nil && len(l.Values) > 0 {
+			stack = append(stack, l)
+		}
+		return err
+	}
+
+	// (1)
+	kf := options.NewKubeletFlags()
+	kc, err := options.NewKubeletConfiguration()
+	if err != nil {
+		return nil, err
+	}
+	defaults, err := defaultConfiguration(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := push(merge.Source{Kind: layers.KindDefault}, &kubeletconfig.KubeletConfiguration{}, defaults); err != nil {
+		return nil, err
+	}
+	if err := push(merge.Source{Kind: layers.KindLegacyDefault, Name: "kubelet's legacy defaults"}, defaults, kc); err != nil {
+		return nil, err
+	}
+	initial := kc.DeepCopy()
+	fs := newKubeletFlagSet(kf, kc)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("flags: unknown command %q", fs.Arg(0))
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kc.FeatureGates); err != nil {
+		return nil, fmt.Errorf("flag --feature-gates: %w", err)
+	}
+	if err := options.ValidateKubeletFlags(kf); err != nil {
+		return nil, fmt.Errorf("flags: %w", err)
+	}
+	flagKeys, _ := layers.FieldKeys(fs, kc, reflect.TypeFor[kubeletconfigv1beta1.KubeletConfiguration]())
+	if kf.KubeletConfigFile == "" && kf.KubeletDropinConfigDirectory == "" {
+		if err := pushFlags(k, &stack, fs, flagKeys, initial, kc); err != nil {
+			return nil, err
+		}
+	}
+
+	// (2)
+	if path := kf.KubeletConfigFile; path != "" {
+		stack = stack[:0] // the file replaces everything
+		file, err := loadFile(k, path)
+		if err != nil {
+			return nil, err
+		}
+		out.Warnings = file.warnings
+		stack = append(stack, file.layer)
+		kc = file.config
+		if err := push(merge.Source{Kind: layers.KindDefault, Name: "for " + path}, file.raw, kc); err != nil {
+			return nil, err
+		}
+	}
+
+	// (3)
+	if dir := kf.KubeletDropinConfigDirectory; dir != "" {
+		paths, skipped, err := KubeletDropIns.Files(dir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--config-dir %s: %w", dir, err)
+		}
+		out.Skipped = skipped
+		base, err := JSON(k, kc)
+		if err != nil {
+			return nil, err
+		}
+		baseValues, err := merge.Flatten(base)
+		if err != nil {
+			return nil, err
+		}
+		merging := []*merge.Layer{{Values: baseValues}}
+		for _, p := range paths {
+			l, err := dropInLayer(k, p)
+			if err != nil {
+				return nil, err
+			}
+			stack = append(stack, l)
+			merging = append(merging, l)
+		}
+		doc, err := merge.Merge(merging...).Document()
+		if err != nil {
+			return nil, fmt.Errorf("--config-dir %s: merging the drop-ins: %w", dir, err)
+		}
+		versioned := &kubeletconfigv1beta1.KubeletConfiguration{}
+		if err := json.Unmarshal(doc, versioned); err != nil {
+			return nil, fmt.Errorf("--config-dir %s: the drop-ins make no configuration: %w", dir, err)
+		}
+		kubeletv1beta1.SetDefaults_KubeletConfiguration(versioned)
+		if kc, err = internal(k, versioned); err != nil {
+			return nil, err
+		}
+		// What defaulting did again, over the drop-ins, is defaulting's.
+		merged, err := internal(k, mustDecode(doc))
+		if err != nil {
+			return nil, err
+		}
+		if err := push(merge.Source{Kind: layers.KindDefault, Name: "after the drop-ins"}, merged, kc); err != nil {
+			return nil, err
+		}
+	}
+
+	// (4)
+	if kf.KubeletConfigFile != "" || kf.KubeletDropinConfigDirectory != "" {
+		before := kc.DeepCopy()
+		original := kc.FeatureGates
+		again := newReparseFlagSet(kc)
+		if err := again.Parse(args); err != nil {
+			return nil, fmt.Errorf("flags: %w", err)
+		}
+		for name, on := range original {
+			if _, ok := kc.FeatureGates[name]; !ok {
+				kc.FeatureGates[name] = on
+			}
+		}
+		keys, _ := layers.FieldKeys(again, kc, reflect.TypeFor[kubeletconfigv1beta1.KubeletConfiguration]())
+		if err := pushFlags(k, &stack, again, keys, before, kc); err != nil {
+			return nil, err
+		}
+		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kc.FeatureGates); err != nil {
+			return nil, fmt.Errorf("featureGates: %w", err)
+		}
+	}
+
+	// The provenance: the layers, and whatever the steps computed that
+	// no layer holds, credited to defaulting.
+	final, err := JSON(k, kc)
+	if err != nil {
+		return nil, err
+	}
+	out.Config = kc
+	out.Provenance, err = provenance(stack, final)
+	if err != nil {
+		return nil, err
+	}
+
+	// (5)
+	if errs := validation.Attribute(k.Validate(kc), out.Provenance.SourceOf); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid configuration:\n%w", errs)
+	}
+	return out, nil
+}
+
+// defaultConfiguration is v1beta1's defaults, converted.
+func defaultConfiguration(k *scheme.Kind) (*kubeletconfig.KubeletConfiguration, error) {
+	v := &kubeletconfigv1beta1.KubeletConfiguration{}
+	k.Scheme().Default(v)
+	return internal(k, v)
+}
+
+// loaded is the main file, loaded as kubelet loads it.
+type loaded struct {
+	layer    *merge.Layer // the keys the file sets, paths resolved
+	raw      *kubeletconfig.KubeletConfiguration
+	config   *kubeletconfig.KubeletConfiguration
+	warnings []string
+}
+
+// loadFile reads --config as kubelet's loadConfigFile does.
+func loadFile(k *scheme.Kind, path string) (*loaded, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	data, err := readFile(k, abs)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := k.Decode(data, scheme.DecodeOptions{Source: abs, Mode: scheme.Warn})
+	if err != nil {
+		return nil, err
+	}
+	out := &loaded{config: doc.Object.(*kubeletconfig.KubeletConfiguration)}
+	for _, w := range doc.Warnings {
+		out.warnings = append(out.warnings, w.String()+" (kubelet decodes the file leniently)")
+	}
+	resolve(out.config, filepath.Dir(abs))
+	fillEviction(out.config)
+	// The layer: what the file sets, paths resolved as above.
+	f := &layers.File{Path: abs, SourceKind: layers.KindFile, Kind: k, Mode: scheme.Warn, Files: snapshot{abs: data}}
+	if out.layer, _, err = f.Decode(); err != nil {
+		return nil, err
+	}
+	raw, err := internal(k, mustDecode(mustJSON(out.layer.Values)))
+	if err != nil {
+		return nil, err
+	}
+	resolve(raw, filepath.Dir(abs))
+	for key, v := range out.layer.Values {
+		if k.MergeFields().Has(key, validation.Path) {
+			var p string
+			if json.Unmarshal([]byte(v), &p) == nil && p != "" && !filepath.IsAbs(p) {
+				b, _ := json.Marshal(filepath.Join(filepath.Dir(abs), p))
+				out.layer.Values[key] = string(b)
+			}
+		}
+	}
+	out.raw = raw
+	return out, nil
+}
+
+// resolve makes the relative paths of kc absolute against dir, as kubelet
+// does for its main file only.
+func resolve(kc *kubeletconfig.KubeletConfiguration, dir string) {
+	for _, p := range kubeletconfig.KubeletConfigurationPathRefs(kc) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+}
+
+// fillEviction gives kc kubelet's default hard eviction thresholds when
+// it sets none, and, with mergeDefaultEvictionSettings, the ones it
+// leaves out.
+func fillEviction(kc *kubeletconfig.KubeletConfiguration) {
+	switch {
+	case kc.EvictionHard == nil:
+		kc.EvictionHard = maps.Clone(eviction.DefaultEvictionHard)
+	case kc.MergeDefaultEvictionSettings:
+		for key, v := range eviction.DefaultEvictionHard {
+			if _, ok := kc.EvictionHard[key]; !ok {
+				kc.EvictionHard[key] = v
+			}
+		}
+	}
+}
+
+// dropInLayer reads a drop-in as kubelet does: strict YAML (a duplicate
+// key is an error), kind required, and kubelet.config.k8s.io/v1beta1
+// KubeletConfiguration exactly; its keys go into the merge unchecked, as
+// kubelet merges the JSON before decoding anything.
+func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readFile(k, abs)
+	if err != nil {
+		return nil, err
+	}
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var meta struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(j, &meta); err != nil || !strings.HasPrefix(strings.TrimSpace(string(j)), "{") {
+		return nil, fmt.Errorf("%s: not a YAML or JSON object", path)
+	}
+	if meta.Kind == "" {
+		return nil, fmt.Errorf("%s: no kind: a kubelet drop-in names apiVersion %s and kind %s", path, kubeletconfigv1beta1.SchemeGroupVersion, Kind)
+	}
+	gv, err := schema.ParseGroupVersion(meta.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("%s: apiVersion: %w", path, err)
+	}
+	if gvk := gv.WithKind(meta.Kind); gvk != kubeletconfigv1beta1.SchemeGroupVersion.WithKind(Kind) {
+		return nil, fmt.Errorf("%s: %s is not %s: a kubelet drop-in is kubelet.config.k8s.io/v1beta1 KubeletConfiguration", path, gvk, Kind)
+	}
+	values, err := merge.Flatten(j)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	delete(values, "/apiVersion")
+	delete(values, "/kind")
+	return &merge.Layer{Source: merge.Source{Kind: layers.KindDropIn, Name: path}, Values: values}, nil
+}
+
+// readFile reads a file bounded and without blocking, as strata reads
+// every file, and refuses an empty one, as kubelet does.
+func readFile(k *scheme.Kind, path string) ([]byte, error) {
+	g, err := watch.Read(path, watch.ReadOptions{MaxBytes: k.MaxBytes(), Attempts: 1})
+	if err != nil {
+		return nil, err
+	}
+	data := g.Files[0].Data
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s: the file is empty", path)
+	}
+	return data, nil
+}
+
+// pushFlags adds the layers of the flags fs set: each key they changed
+// goes to the flag bound to it or to an ancestor of it; what changed under
+// no set flag (kubelet's parse resets --log-*-split-stream whether or not
+// they are given) to kubelet's command line as a whole.
+func pushFlags(k *scheme.Kind, stack *[]*merge.Layer, fs *pflag.FlagSet, keys map[string]string, before, after *kubeletconfig.KubeletConfiguration) error {
+	changed, err := diffLayer(k, merge.Source{Kind: layers.KindFlag, Name: "kubelet's command line"}, before, after)
+	if err != nil || len(changed.Values) == 0 {
+		return err
+	}
+	var set []string // the keys of the flags set, longest first
+	byKey := map[string]string{}
+	fs.Visit(func(f *pflag.Flag) {
+		if key, ok := keys[f.Name]; ok {
+			set = append(set, key)
+			byKey[key] = f.Name
+		}
+	})
+	slices.SortFunc(set, func(a, b string) int { return len(b) - len(a) })
+	perFlag := map[string]*merge.Layer{}
+	var order []string
+	for key, v := range changed.Values {
+		for _, bound := range set {
+			if key == bound || strings.HasPrefix(key, bound+"/") {
+				name := byKey[bound]
+				l := perFlag[name]
+				if l == nil {
+					l = &merge.Layer{Source: merge.Source{Kind: layers.KindFlag, Name: "--" + name}, Values: map[string]string{}}
+					perFlag[name] = l
+					order = append(order, name)
+				}
+				l.Values[key] = v
+				delete(changed.Values, key)
+				break
+			}
+		}
+	}
+	slices.Sort(order)
+	if len(changed.Values) > 0 {
+		*stack = append(*stack, changed)
+	}
+	for _, name := range order {
+		*stack = append(*stack, perFlag[name])
+	}
+	return nil
+}
+
+// diffLayer is the layer of the keys whose values differ between before
+// and after, as v1beta1 JSON: a key after drops is a tombstone.
+func diffLayer(k *scheme.Kind, src merge.Source, before, after *kubeletconfig.KubeletConfiguration) (*merge.Layer, error) {
+	b, err := flatJSON(k, before)
+	if err != nil {
+		return nil, err
+	}
+	a, err := flatJSON(k, after)
+	if err != nil {
+		return nil, err
+	}
+	l := &merge.Layer{Source: src, Values: map[string]string{}}
+	for key, v := range a {
+		if b[key] != v && key != "/apiVersion" && key != "/kind" {
+			l.Values[key] = v
+		}
+	}
+	for key := range b {
+		if _, ok := a[key]; !ok {
+			l.Values[key] = merge.Tombstone
+		}
+	}
+	return l, nil
+}
+
+func flatJSON(k *scheme.Kind, kc *kubeletconfig.KubeletConfiguration) (map[string]string, error) {
+	j, err := JSON(k, kc)
+	if err != nil {
+		return nil, err
+	}
+	return merge.Flatten(j)
+}
+
+// provenance merges the layers and credits to defaulting every key of
+// final that they do not give.
+func provenance(stack []*merge.Layer, final []byte) (*merge.Result, error) {
+	want, err := merge.Flatten(final)
+	if err != nil {
+		return nil, err
+	}
+	delete(want, "/apiVersion")
+	delete(want, "/kind")
+	got := merge.Merge(stack...).Values()
+	fill := &merge.Layer{Source: merge.Source{Kind: layers.KindDefault}, Values: map[string]string{}}
+	for key, v := range want {
+		if got[key] != v {
+			fill.Values[key] = v
+		}
+	}
+	for key := range got {
+		if _, ok := want[key]; !ok {
+			fill.Values[key] = merge.Tombstone
+		}
+	}
+	return merge.Merge(append(slices.Clip(stack), fill)...), nil
+}
+
+func mustJSON(values map[string]string) []byte {
+	doc, err := merge.Unflatten(values)
+	if err != nil {
+		panic(err)
+	}
+	return doc
+}
+
+func mustDecode(doc []byte) *kubeletconfigv1beta1.KubeletConfiguration {
+	v := &kubeletconfigv1beta1.KubeletConfiguration{}
+	_ = json.Unmarshal(doc, v)
+	return v
+}
+
+// snapshot is a layers.Files over one file already read.
+type snapshot map[string][]byte
+
+func (s snapshot) ReadFile(path string) ([]byte, error) { return s[path], nil }
+func (s snapshot) ReadDir(string) ([]string, error)     { return nil, nil }
