@@ -98,7 +98,7 @@ func loadStrata(k *scheme.Kind, args []string) (*Result, error) {
 // Explanation is the configuration and the provenance of every key, as
 // --explain prints it.
 type Explanation struct {
-	Config     json.RawMessage                `json:"config"`
+	Config     json.RawMessage                 `json:"config"`
 	Provenance map[string]layers.KeyProvenance `json:"provenance"`
 }
 
