@@ -165,3 +165,11 @@ featureGates: {PodAndContainerStatsFromCRI: false, MemoryQoS: true}
 	{name: "reserved memory", files: map[string]string{"kubelet.yaml": h + "reservedMemory: [{numaNode: 0, limits: {memory: 1100Mi}}]\nkubeReserved: {memory: 500Mi}\nsystemReserved: {memory: 500Mi}\nevictionHard: {memory.available: 100Mi}\nmemoryManagerPolicy: Static\n"}, args: cfg},
 	{name: "register with taints", files: map[string]string{"kubelet.yaml": h + "registerWithTaints: [{key: a, value: b, effect: NoSchedule}]\n"}, args: with(cfg, "--register-with-taints=c=d:NoExecute")},
 }
+
+func init() {
+	cases = append(cases,
+		dirCase{name: "an unknown gate in the file", files: map[string]string{"kubelet.yaml": h + "featureGates: {NoSuchGate: true}\n"}, args: cfg, fails: true},
+		dirCase{name: "a locked gate in a drop-in", files: map[string]string{"kubelet.yaml": h, "conf.d/10.conf": h + "featureGates: {DynamicResourceAllocation: false}\n"}, args: cfgDir, fails: true},
+		dirCase{name: "a main file of two documents", files: map[string]string{"kubelet.yaml": h + "port: 1111\n---\n" + h + "port: 2222\n"}, args: cfg},
+	)
+}

@@ -161,7 +161,9 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 		if err := json.Unmarshal(doc, versioned); err != nil {
 			return nil, fmt.Errorf("--config-dir %s: the drop-ins make no configuration: %w", dir, err)
 		}
-		kubeletv1beta1.SetDefaults_KubeletConfiguration(versioned)
+		if err := safely(func() { kubeletv1beta1.SetDefaults_KubeletConfiguration(versioned) }); err != nil {
+			return nil, fmt.Errorf("--config-dir %s: defaulting the merged drop-ins: %w", dir, err)
+		}
 		if kc, err = internal(k, versioned); err != nil {
 			return nil, err
 		}
@@ -214,6 +216,18 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 		return nil, fmt.Errorf("invalid configuration:\n%w", errs)
 	}
 	return out, nil
+}
+
+// safely runs fn, turning a panic into an error: kubelet's defaulter
+// panics on a feature gate it cannot set.
+func safely(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	fn()
+	return nil
 }
 
 // defaultConfiguration is v1beta1's defaults, converted.
