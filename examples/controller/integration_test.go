@@ -425,39 +425,45 @@ func TestInvalidClusterConfigMapAtStart(t *testing.T) {
 	}
 }
 
-func TestEvictionStopsTheWatch(t *testing.T) {
+// TestLazyModeSharesOneWatch resolves namespaces in Lazy mode and counts
+// the ConfigMap watches kube-apiserver holds: one, cluster-wide, however
+// many namespaces are cached, none per namespace; the namespaces it
+// follows come and go with the cache.
+func TestLazyModeSharesOneWatch(t *testing.T) {
 	f := newFixture(t, openGate)
 	a, b, c := f.tenant("a"), f.tenant("b"), f.tenant("c")
 	for i, ns := range []string{a, b, c} {
 		f.override(ns, map[string]string{"default-timeout-seconds": fmt.Sprint(100 * (i + 1))})
 	}
 	// Watches of earlier tests' resolvers close asynchronously on the
-	// server: wait until its count settles.
-	before := serverWatches(t)
+	// server: wait until its counts settle.
+	counts := func() [2]float64 { return [2]float64{serverWatches(t, "namespace"), serverWatches(t, "cluster")} }
+	before := counts()
 	for settled := false; !settled; {
 		time.Sleep(300 * time.Millisecond)
-		now := serverWatches(t)
+		now := counts()
 		settled, before = now == before, now
 	}
 	f.start(ModeLazy, 2)
 	f.resolve(a)
 	f.resolve(b)
-	eventually(t, 10*time.Second, func() string { // a watch opens just after its first resolve
-		if got := serverWatches(t) - before; got != 2 {
-			return fmt.Sprintf("the API server holds %v new ConfigMap watches, want 2", got)
-		}
-		return ""
-	})
-	f.resolve(c) // evicts a, the least recently used
+	f.resolve(c) // evicts a
 	eventually(t, 10*time.Second, func() string {
-		if got := serverWatches(t) - before; got != 2 {
-			return fmt.Sprintf("the API server holds %v new ConfigMap watches after an eviction, want 2", got)
+		now := counts()
+		if now[0] != before[0] || now[1] != before[1]+1 {
+			return fmt.Sprintf("the API server holds %v new namespaced and %v new cluster-wide ConfigMap watches, want 0 and 1", now[0]-before[0], now[1]-before[1])
 		}
 		return ""
 	})
+	if got := f.metric("test_namespace_watches", nil); got != 2 {
+		t.Errorf("followed namespaces = %v, want 2", got)
+	}
 	if got := f.metric("test_namespace_cache_evictions_total", nil); got != 1 {
 		t.Errorf("evictions = %v, want 1", got)
 	}
+	// A cached namespace's change comes through the shared watch.
+	f.override(c, map[string]string{"default-timeout-seconds": "333"})
+	f.waitTimeout(c, 333)
 	// An evicted namespace is read afresh on its next resolve.
 	f.override(a, map[string]string{"default-timeout-seconds": "150"})
 	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 150 {
@@ -465,9 +471,9 @@ func TestEvictionStopsTheWatch(t *testing.T) {
 	}
 }
 
-// serverWatches is kube-apiserver's own count of open namespaced ConfigMap
-// watches.
-func serverWatches(t *testing.T) float64 {
+// serverWatches is kube-apiserver's own count of open ConfigMap watches
+// of scope ("namespace" or "cluster").
+func serverWatches(t *testing.T, scope string) float64 {
 	t.Helper()
 	body, err := server.Client(t).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
@@ -475,7 +481,7 @@ func serverWatches(t *testing.T) float64 {
 	}
 	for _, line := range strings.Split(string(body), "\n") {
 		if strings.HasPrefix(line, "apiserver_longrunning_requests{") && strings.Contains(line, `resource="configmaps"`) &&
-			strings.Contains(line, `scope="namespace"`) && strings.Contains(line, `verb="WATCH"`) {
+			strings.Contains(line, `scope="`+scope+`"`) && strings.Contains(line, `verb="WATCH"`) {
 			var v float64
 			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
 			return v
@@ -487,7 +493,7 @@ func serverWatches(t *testing.T) float64 {
 // TestAPIServerRestart stops kube-apiserver while a namespace is watched
 // (etcd keeps running), changes nothing it could not see, starts it again,
 // and checks that changes made once it is back reach the snapshots: the
-// namespace watch and the cluster informer both resume.
+// shared ConfigMap watch and the cluster informer both resume.
 func TestAPIServerRestart(t *testing.T) {
 	own := kubetest.Start(t) // a server of its own: the others keep theirs
 	saved := server

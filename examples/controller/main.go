@@ -360,7 +360,7 @@ func runCommand(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("controller run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "The kubeconfig of the cluster.")
-	mode := fs.String("mode", ModeLazy, "How namespace ConfigMaps are read: lazy (per-namespace watches, a bounded cache) or informer (one cluster-wide informer).")
+	mode := fs.String("mode", ModeLazy, "How namespace ConfigMaps are read: lazy (a bounded cache, one shared watch) or informer (one cluster-wide informer).")
 	metricsAddr := fs.String("metrics-addr", "", "Serve /metrics on this address when set.")
 	if err := fs.Parse(args); err != nil {
 		return 2

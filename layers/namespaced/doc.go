@@ -21,8 +21,9 @@
 // built:
 //
 //   - NewLazy: a namespace's ConfigMaps are read on its first resolve and
-//     then watched, for as long as it stays in the cache (evicted by CLOCK); start-up cost
-//     does not grow with the number of namespaces.
+//     then followed, for as long as it stays in the cache (evicted by
+//     CLOCK), through one watch every cached namespace shares; start-up
+//     cost does not grow with the number of namespaces.
 //   - NewInformer: one label-filtered, cluster-wide informer keeps every
 //     namespace's ConfigMaps; for operators who can list and watch them
 //     cluster-wide.

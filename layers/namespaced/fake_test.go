@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -111,5 +113,73 @@ func TestFakeClientsets(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSharedWatchExpires ends Lazy mode's shared watch with 410 Gone while
+// a cached namespace's ConfigMap changes unseen: the namespace is listed
+// again and the change reaches its snapshot.
+func TestSharedWatchExpires(t *testing.T) {
+	kind, err := v1alpha1.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := namespaced.Options[*jobDefaults]{
+		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  tenantLabels,
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
+	}
+	c := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"}, Data: map[string]string{"enforced-config-level": "namespace"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels}, Data: map[string]string{"default-timeout-seconds": "5"}},
+	)
+	// The shared watch is cluster-wide: hand it a watcher the test ends.
+	shared := make(chan *watch.FakeWatcher, 4)
+	c.PrependWatchReactor("configmaps", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		if a.GetNamespace() != "" {
+			return false, nil, nil
+		}
+		w := watch.NewFake()
+		shared <- w
+		return true, w, nil
+	})
+	r, err := namespaced.NewLazy(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	timeout := func() int64 {
+		s, err := r.ForNamespace(ctx, "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *s.Object.DefaultTimeoutSeconds
+	}
+	if got := timeout(); got != 5 {
+		t.Fatalf("timeout %d", got)
+	}
+	first := <-shared
+	// A change the watch never delivers, then the watch expires.
+	cm, _ := c.CoreV1().ConfigMaps("team").Get(ctx, "overrides", metav1.GetOptions{})
+	cm.Data["default-timeout-seconds"] = "9"
+	if _, err := c.CoreV1().ConfigMaps("team").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+	deadline := time.Now().Add(5 * time.Second)
+	for timeout() != 9 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the change missed by the expired watch did not reach the snapshot: timeout %d", timeout())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-shared: // a new shared watch
+	case <-time.After(5 * time.Second):
+		t.Fatal("no new watch after the old one expired")
 	}
 }

@@ -9,7 +9,7 @@ import (
 //	<subsystem>_namespace_cache_size              namespaces with a cached snapshot
 //	<subsystem>_namespace_cache_misses_total      ForNamespace calls that built a snapshot
 //	<subsystem>_namespace_cache_evictions_total   namespaces evicted from the cache (CLOCK)
-//	<subsystem>_namespace_watches                 namespace watches open (lazy mode)
+//	<subsystem>_namespace_watches                 cached namespaces the shared watch follows (lazy mode)
 //	<subsystem>_resolve_duration_seconds          time to resolve a namespace on a miss
 //	<subsystem>_rejected_tenant_keys_total{reason} keys a tenant policy dropped, per snapshot built
 //	<subsystem>_invalid_configmaps_total{kind}    ConfigMaps ignored or refused as invalid
@@ -43,7 +43,7 @@ func NewMetrics(subsystem string) *Metrics {
 		cacheSize: gauge("namespace_cache_size", "Number of namespaces with a cached configuration snapshot."),
 		misses:    counter("namespace_cache_misses_total", "Number of namespace resolves that built a snapshot."),
 		evictions: counter("namespace_cache_evictions_total", "Number of namespaces evicted from the snapshot cache."),
-		watches:   gauge("namespace_watches", "Number of open namespace-scoped ConfigMap watches."),
+		watches:   gauge("namespace_watches", "Number of cached namespaces whose ConfigMaps the shared watch follows (lazy mode)."),
 		latency: metrics.NewHistogram(&metrics.HistogramOpts{
 			Subsystem: subsystem, Name: "resolve_duration_seconds",
 			Help:           "Time to resolve a namespace's configuration when it is not cached.",

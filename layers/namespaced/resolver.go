@@ -38,9 +38,12 @@ type mode[T runtime.Object] interface {
 
 // NewLazy returns a resolver that reads a namespace's ConfigMaps on its
 // first resolve, with one LIST scoped to the namespace and the required
-// labels, and then watches that namespace alone while it stays in the cache
-// cache (CacheSize namespaces); eviction stops the watch. The cluster
-// ConfigMap is watched by name; start-up lists nothing cluster-wide.
+// labels, and then keeps them current while the namespace stays in the
+// cache (CacheSize namespaces) through one watch all cached namespaces
+// share: the labelled ConfigMaps, cluster-wide, events of namespaces not
+// cached dropped. A cached namespace costs no goroutine and no watch of
+// its own. The cluster ConfigMap is watched by name; start-up lists
+// nothing cluster-wide.
 func NewLazy[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
 	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newLazy(c, st, client) })
 }

@@ -321,9 +321,9 @@ func (g *guarded[T]) rebuild(ns string, e *entry[T]) {
 
 // setCluster puts a new cluster state in effect, a new generation: every
 // cached namespace is now stale, for rebuildStale to rebuild. In Lazy
-// mode, closing the gate stops every namespace watch and drops the
-// namespaces' own ConfigMaps; opening it starts them, and each namespace
-// is rebuilt when its first list ends.
+// mode, closing the gate stops following every namespace and drops the
+// namespaces' own ConfigMaps; opening it lists each again, and each is
+// rebuilt when its list ends.
 func (g *guarded[T]) setCluster(st *clusterState[T]) {
 	old := g.cluster
 	g.cluster = st
