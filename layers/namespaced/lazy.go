@@ -175,7 +175,7 @@ func (m *lazyMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 		if err != nil {
 			return in, fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
 		}
-		in.cms, in.watch, in.rv = m.c.ownConfigMaps(pointers(list.Items)), true, list.ResourceVersion
+		in.cms, in.watch, in.rv = slimAll(m.c.ownConfigMaps(pointers(list.Items))), true, list.ResourceVersion
 		return in, nil
 	})
 }
@@ -398,7 +398,7 @@ func (m *lazyMode[T]) apply(ns string, e *entry[T], events []watch.Event) {
 			if ev.Type == watch.Deleted || !m.c.isNamespaceLayer(cm) {
 				delete(own, cm.Name)
 			} else {
-				own[cm.Name] = cm
+				own[cm.Name] = slim(cm)
 			}
 		}
 		g.setInputs(ns, e, own, e.labels)
@@ -451,7 +451,7 @@ func (m *lazyMode[T]) relistWorker() {
 				delay = min(2*delay, 30*time.Second)
 				continue
 			}
-			own := m.c.ownConfigMaps(pointers(list.Items))
+			own := slimAll(m.c.ownConfigMaps(pointers(list.Items)))
 			m.mu.Lock()
 			if f := m.followed[r.ns]; f != nil && f.e == r.e {
 				f.rv = list.ResourceVersion
@@ -472,6 +472,14 @@ func (m *lazyMode[T]) sleep(d time.Duration) bool {
 	case <-time.After(d):
 		return true
 	}
+}
+
+// slimAll slims every ConfigMap of cms, in place.
+func slimAll(cms map[string]*corev1.ConfigMap) map[string]*corev1.ConfigMap {
+	for name, cm := range cms {
+		cms[name] = slim(cm)
+	}
+	return cms
 }
 
 // newer reports whether resourceVersion v is newer than have. Versions

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stratacfg/strata/merge"
@@ -86,6 +87,21 @@ func (c *core[T]) ownConfigMaps(items []*corev1.ConfigMap) map[string]*corev1.Co
 		}
 	}
 	return out
+}
+
+// slim returns a copy of cm with only what a namespace layer needs of it:
+// its identity, version, labels and data. The rest (managedFields, a
+// last-applied annotation) can be larger than the data; a resolver that
+// keeps the ConfigMaps of every cached namespace (Lazy) keeps this.
+func slim(cm *corev1.ConfigMap) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta: cm.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID, ResourceVersion: cm.ResourceVersion,
+			Labels: cm.Labels, CreationTimestamp: cm.CreationTimestamp},
+		Data:       cm.Data,
+		BinaryData: cm.BinaryData,
+		Immutable:  cm.Immutable,
+	}
 }
 
 // ordered lists cms in NamespaceConfigMaps order.
