@@ -72,40 +72,17 @@ func setUpCluster(b *testing.B) (*cluster, error) {
 	for i := range names {
 		names[i] = namespaceName(i)
 	}
-	work := make(chan string)
-	errs := make(chan error, 16)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for ns := range work {
-				if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-				cm := NamespaceConfigMap(ns)
-				cm.ResourceVersion = ""
-				if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	for _, ns := range names {
-		select {
-		case work <- ns:
-		case err := <-errs:
-			close(work)
-			wg.Wait()
-			return nil, err
+	err := parallel(names, func(ns string) error {
+		if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
 		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
+		cm := NamespaceConfigMap(ns)
+		cm.ResourceVersion = ""
+		_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
 		return nil, err
-	default:
 	}
 	b.Logf("created %d namespaces with overlays in %v", len(names), time.Since(start).Round(time.Millisecond))
 
@@ -131,4 +108,40 @@ func setUpCluster(b *testing.B) (*cluster, error) {
 		}
 	}
 	return &cluster{r: r, names: names}, nil
+}
+
+// parallel runs fn for every name, sixteen at a time, and returns the
+// first error.
+func parallel(names []string, fn func(name string) error) error {
+	work := make(chan string)
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for name := range work {
+				if err := fn(name); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var err error
+feed:
+	for _, name := range names {
+		select {
+		case work <- name:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return err
 }

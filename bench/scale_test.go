@@ -246,34 +246,14 @@ func clusterChange(b *testing.B, c kubernetes.Interface, r *namespaced.Resolver[
 // UnlabelledSize in each namespace.
 func createUnlabelled(b *testing.B, c kubernetes.Interface, names []string) {
 	payload := strings.Repeat("x", UnlabelledSize-64)
-	work := make(chan string)
-	errs := make(chan error, 16)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for ns := range work {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-blob"}, Data: map[string]string{"blob": payload}}
-				if _, err := c.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
 	start := time.Now()
-	for _, ns := range names {
-		select {
-		case work <- ns:
-		case err := <-errs:
-			b.Fatal(err)
-		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
+	err := parallel(names, func(ns string) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant-blob"}, Data: map[string]string{"blob": payload}}
+		_, err := c.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
 		b.Fatal(err)
-	default:
 	}
 	b.Logf("created %d unlabelled ConfigMaps of %d KiB in %v", len(names), UnlabelledSize>>10, time.Since(start).Round(time.Second))
 }

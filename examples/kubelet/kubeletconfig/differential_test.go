@@ -26,7 +26,7 @@ import (
 
 // kubelet's own loading functions, in cmd/kubelet/app: the file, the
 // drop-ins, the flags parsed again over them. They are not exported;
-// go:linkname reaches them as they are compiled into kubelet.
+// the linkname directives below reach them as compiled into kubelet.
 
 //go:linkname kubeletLoadConfigFile k8s.io/kubernetes/cmd/kubelet/app.loadConfigFile
 func kubeletLoadConfigFile(ctx context.Context, name string) (*kubeletapi.KubeletConfiguration, error)
