@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
@@ -21,19 +24,26 @@ import (
 // lazyMode reads a namespace's ConfigMaps on its first resolve, with one
 // request scoped to it, and then follows them while the namespace stays
 // cached through one watch that all cached namespaces share: a watch of
-// the ConfigMaps that carry the required labels, cluster-wide, whose
-// events for namespaces not cached are dropped. A cached namespace costs
-// no goroutine and no watch of its own. The cluster ConfigMap, and with
-// selector layers the selector ConfigMaps and the namespaces, come from
-// informers.
+// the ConfigMaps that carry the required labels (and, with one layer name,
+// that name), cluster-wide, whose events for namespaces not cached are
+// dropped. A cached namespace costs no goroutine and no watch of its own.
+// The cluster ConfigMap, and with selector layers the selector ConfigMaps
+// and the namespaces, come from informers.
 //
 // Events and lists meet by resourceVersion (comparable since Kubernetes
 // 1.34, KEP-5504): an event applies to a namespace only when it is newer
-// than what the namespace's list or last event gave, and events that come
-// while the namespace is being listed wait for the list. A watch that
-// breaks resumes from the last version seen, across API server restarts;
-// one whose version expired (410 Gone) starts again from now, and every
-// followed namespace is listed again, so that no change is lost.
+// than what the namespace holds, a list only when it is not older, and
+// events that come while the namespace is being listed wait for the list,
+// the newest per layer name. A watch that breaks resumes from the last
+// version seen, across API server restarts; one that ends for good (its
+// version expired, 410 Gone) starts again from now, after a pause that
+// grows while watches keep ending, and every followed namespace is listed
+// again, those whose first list was under way too, so that no change is
+// lost.
+//
+// Every state change of a namespace happens either under a list (its
+// events wait) or on the dispatcher, one event at a time; the dispatcher
+// alone ends a namespace's lists, so the two never interleave.
 type lazyMode[T runtime.Object] struct {
 	c      *core[T]
 	st     *state[T]
@@ -42,37 +52,50 @@ type lazyMode[T runtime.Object] struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	stopEv func()
-	wg     sync.WaitGroup // the shared watch and the relist workers
+	wg     sync.WaitGroup // the dispatcher and the relist workers
+
+	// flushed wakes the dispatcher for flushes, queued a worker for
+	// relists; neither blocks who sends.
+	flushed, queued chan struct{}
+
+	// unversioned: the server gave an object with no resourceVersion
+	// (client-go's fake clientsets): the shared watch is a plain one.
+	unversioned atomic.Bool
 
 	mu       sync.Mutex
+	seq      uint64                // numbers each following, to tell a stale one apart
 	followed map[string]*follow[T] // by namespace
-	flushes  chan string           // namespaces whose list ended, for the dispatcher
-	relists  chan relist[T]        // namespaces to list again
+	flushes  []string              // a namespace per list ended, for the dispatcher
+	relists  []string              // namespaces to list again, for the workers
 }
 
 // follow is how the shared watch follows one namespace.
 type follow[T runtime.Object] struct {
-	e  *entry[T] // the cached entry events update; nil until it is cached
-	rv string    // what e holds is at least this version ("": unknown)
-	// listing counts the lists of the namespace under way; while any is,
-	// its events wait in buffer, to apply in order once the list did.
+	e   *entry[T] // the cached entry events update; nil while not cached
+	seq uint64    // which following of e (the gate may close and open again on one entry)
+	rv  string    // what e holds is at least this version ("": unknown)
+	// listing counts the lists of the namespace under way, a miss's or a
+	// worker's; while any is, its events wait, the newest per ConfigMap
+	// name, to apply once the last list ended.
 	listing int
-	buffer  []watch.Event
-}
-
-// relist is a namespace to list again, and the entry its list is for.
-type relist[T runtime.Object] struct {
-	ns string
-	e  *entry[T]
+	waiting map[string]watch.Event
+	// queued: a worker is to list the namespace again. stale: the shared
+	// watch started again from now while a list was under way, which may
+	// have missed a change: the namespace is listed again once cached.
+	queued, stale bool
 }
 
 // relistWorkers bounds the lists of namespaces under way at once after the
-// shared watch expired, or when the gate opens.
+// shared watch started again, or when the gate opened.
 const relistWorkers = 4
+
+// listPage bounds the ConfigMaps one list request returns: a tenant may
+// label as many as it likes.
+const listPage = 32
 
 func newLazy[T runtime.Object](c *core[T], st *state[T], client kubernetes.Interface) *lazyMode[T] {
 	m := &lazyMode[T]{c: c, st: st, client: client, stopEv: func() {},
-		followed: map[string]*follow[T]{}, flushes: make(chan string, 64), relists: make(chan relist[T], 64)}
+		flushed: make(chan struct{}, 1), queued: make(chan struct{}, 1), followed: map[string]*follow[T]{}}
 	st.g.watch = m.follow
 	return m
 }
@@ -94,13 +117,13 @@ func (m *lazyMode[T]) start(ctx context.Context) error {
 		m.stop()
 		return err
 	}
-	rv, err := m.currentVersion(m.ctx)
+	w, err := m.watchFromNow()
 	if err != nil {
 		m.stop()
 		return fmt.Errorf("namespaced: starting the ConfigMap watch: %w", err)
 	}
 	m.wg.Add(1 + relistWorkers)
-	go m.dispatch(rv)
+	go m.dispatch(w)
 	for range relistWorkers {
 		go m.relistWorker()
 	}
@@ -108,6 +131,9 @@ func (m *lazyMode[T]) start(ctx context.Context) error {
 		m.stop()
 		return err
 	}
+	// A resolver started again lists the namespaces it kept: what they
+	// hold may have changed while it was stopped.
+	m.st.do(func(g *guarded[T]) { g.followAgain(false) })
 	if err := m.inf.handle(m.changed); err != nil {
 		m.stop()
 		return err
@@ -122,6 +148,14 @@ func (m *lazyMode[T]) stop() {
 	m.inf.shutdown()
 	m.wg.Wait()
 	m.stopEv()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.followed {
+		if f.e != nil {
+			m.c.m.watches.Dec()
+		}
+	}
+	m.followed, m.flushes, m.relists = map[string]*follow[T]{}, nil, nil
 }
 
 // changed applies a change the informers saw: the cluster ConfigMap, a
@@ -171,131 +205,199 @@ func (m *lazyMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 			m.beginList(ns) // events from now wait for this list
 			listed = true
 		}
-		list, err := m.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: m.c.nsLabels.String()})
-		if err != nil {
-			return in, fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
-		}
-		in.cms, in.watch, in.rv = slimAll(m.c.ownConfigMaps(pointers(list.Items))), true, list.ResourceVersion
-		return in, nil
+		in.cms, in.rv, err = m.list(ctx, ns)
+		in.watch = err == nil
+		return in, err
 	})
+}
+
+// listOptions selects the namespace layers: the required labels and, with
+// one layer name, that name, so that a tenant's other labelled ConfigMaps
+// never reach the resolver.
+func (m *lazyMode[T]) listOptions(o metav1.ListOptions) metav1.ListOptions {
+	o.LabelSelector = m.c.nsLabels.String()
+	if names := m.c.o.NamespaceConfigMaps; len(names) == 1 {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", names[0]).String()
+	}
+	return o
+}
+
+// list reads the namespace layers of ns, slimmed, and the version they
+// are at, listPage ConfigMaps per request.
+func (m *lazyMode[T]) list(ctx context.Context, ns string) (map[string]*corev1.ConfigMap, string, error) {
+	own := map[string]*corev1.ConfigMap{}
+	o := m.listOptions(metav1.ListOptions{Limit: listPage})
+	for {
+		list, err := m.client.CoreV1().ConfigMaps(ns).List(ctx, o)
+		if err != nil {
+			return nil, "", fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
+		}
+		for i := range list.Items {
+			if cm := &list.Items[i]; m.c.isNamespaceLayer(cm) {
+				own[cm.Name] = slim(cm)
+			}
+		}
+		if list.Continue == "" {
+			return own, list.ResourceVersion, nil
+		}
+		o.Continue = list.Continue
+	}
 }
 
 // beginList makes the events of ns wait until endList.
 func (m *lazyMode[T]) beginList(ns string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.followedAs(ns).listing++
+}
+
+// followedAs returns how ns is followed, recording it if it is not.
+// m.mu is held.
+func (m *lazyMode[T]) followedAs(ns string) *follow[T] {
 	f := m.followed[ns]
 	if f == nil {
 		f = &follow[T]{}
 		m.followed[ns] = f
 	}
-	f.listing++
+	return f
 }
 
 // endList hands ns to the dispatcher, which applies the events that
-// waited, in order, before any newer one.
+// waited, newer than what the list gave, before any later one. It never
+// waits.
 func (m *lazyMode[T]) endList(ns string) {
+	m.mu.Lock()
+	m.flushes = append(m.flushes, ns)
+	m.mu.Unlock()
+	wake(m.flushed)
+}
+
+func wake(ch chan struct{}) {
 	select {
-	case m.flushes <- ns:
-	case <-m.ctx.Done():
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
 // follow makes the shared watch update e, the entry of ns just cached
-// (or whose gate just opened), from rv. guarded calls it with the state
-// lock held. With rv empty the namespace is listed first, by a worker.
-// The returned function stops following it.
-func (m *lazyMode[T]) follow(ns string, e *entry[T], rv string) context.CancelFunc {
+// (or whose gate just opened): from rv if listed, else after a worker
+// listed it. guarded calls it with the state lock held. The returned
+// function stops following it.
+func (m *lazyMode[T]) follow(ns string, e *entry[T], listed bool, rv string) context.CancelFunc {
 	m.mu.Lock()
-	f := m.followed[ns]
-	if f == nil {
-		f = &follow[T]{}
-		m.followed[ns] = f
-	}
+	defer m.mu.Unlock()
+	f := m.followedAs(ns)
 	if f.e == nil {
 		m.c.m.watches.Inc()
 	}
-	f.e, f.rv = e, rv
-	if rv == "" {
-		f.listing++ // the worker's list, ended by endList
+	m.seq++
+	f.e, f.seq, f.rv = e, m.seq, rv
+	if !listed || f.stale {
+		f.stale = false
+		m.enqueue(ns, f)
 	}
-	m.mu.Unlock()
-	if rv == "" {
-		go func() {
-			select {
-			case m.relists <- relist[T]{ns: ns, e: e}:
-			case <-m.ctx.Done():
-			}
-		}()
-	}
-	return func() { m.unfollow(ns, e) }
+	seq := f.seq
+	return func() { m.unfollow(ns, e, seq) }
 }
 
-// unfollow stops following ns for e (evicted, or the gate closed).
-func (m *lazyMode[T]) unfollow(ns string, e *entry[T]) {
+// unfollow stops following ns for e (evicted, or the gate closed). Events
+// that wait stay while a list of ns is under way: it may be for an entry
+// cached next.
+func (m *lazyMode[T]) unfollow(ns string, e *entry[T], seq uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f := m.followed[ns]
-	if f == nil || f.e != e {
+	if f == nil || f.e != e || f.seq != seq {
 		return
 	}
-	f.e, f.rv, f.buffer = nil, "", nil
+	f.e, f.rv = nil, ""
 	m.c.m.watches.Dec()
 	if f.listing == 0 {
 		delete(m.followed, ns)
 	}
 }
 
-// currentVersion returns the resourceVersion of now for the shared watch,
-// at the cost of one object: a list of at most one ConfigMap.
-func (m *lazyMode[T]) currentVersion(ctx context.Context) (string, error) {
-	list, err := m.client.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: m.c.nsLabels.String(), Limit: 1})
-	if err != nil {
-		return "", err
+// following reports whether ns is still followed for e as seq. m.mu is
+// held.
+func (m *lazyMode[T]) following(ns string, e *entry[T], seq uint64) (*follow[T], bool) {
+	f := m.followed[ns]
+	return f, f != nil && f.e == e && f.seq == seq
+}
+
+// enqueue has a worker list ns again, unless one is to already. m.mu is
+// held.
+func (m *lazyMode[T]) enqueue(ns string, f *follow[T]) {
+	if f.queued {
+		return
 	}
-	return list.ResourceVersion, nil
+	f.queued = true
+	f.listing++ // the worker's list, ended by endList
+	m.relists = append(m.relists, ns)
+	wake(m.queued)
+}
+
+// watchFromNow starts the shared watch from the resourceVersion of now,
+// learnt at the cost of one object: a list of at most one ConfigMap.
+func (m *lazyMode[T]) watchFromNow() (watch.Interface, error) {
+	cms := m.client.CoreV1().ConfigMaps("")
+	list, err := cms.List(m.ctx, m.listOptions(metav1.ListOptions{Limit: 1}))
+	if err != nil {
+		return nil, err
+	}
+	if list.ResourceVersion == "" || m.unversioned.Load() || (len(list.Items) > 0 && list.Items[0].ResourceVersion == "") {
+		// Objects without versions to resume from (client-go's fake
+		// clientsets): a plain watch, started before anything is listed.
+		return cms.Watch(m.ctx, m.listOptions(metav1.ListOptions{}))
+	}
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		w, err := cms.Watch(ctx, m.listOptions(o))
+		if err != nil {
+			return nil, err
+		}
+		return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+			if cm, ok := ev.Object.(*corev1.ConfigMap); ok && cm.ResourceVersion == "" && !m.unversioned.Load() {
+				// The watch cannot resume from it and ends; the next
+				// is a plain one.
+				m.unversioned.Store(true)
+			}
+			return ev, true
+		}), nil
+	}}
+	return watchtools.NewRetryWatcherWithContext(m.ctx, list.ResourceVersion, lw)
 }
 
 // dispatch runs the shared watch and applies what it sees, one event at
 // a time, and the events that waited for a list when the list ends. It
 // ends with the resolver.
-func (m *lazyMode[T]) dispatch(rv string) {
+func (m *lazyMode[T]) dispatch(w watch.Interface) {
 	defer m.wg.Done()
-	sel := m.c.nsLabels.String()
-	cms := m.client.CoreV1().ConfigMaps("")
-	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		o.LabelSelector = sel
-		return cms.Watch(ctx, o)
-	}}
-	delay := 100 * time.Millisecond
-	for m.ctx.Err() == nil {
-		var w watch.Interface
-		var err error
-		if rv == "" {
-			// No resourceVersion to resume from (client-go's fake
-			// clientset gives none): a plain watch.
-			w, err = cms.Watch(m.ctx, metav1.ListOptions{LabelSelector: sel})
-		} else {
-			w, err = watchtools.NewRetryWatcherWithContext(m.ctx, rv, lw)
-		}
-		if err != nil {
-			m.c.log.V(2).Info("Starting the ConfigMap watch failed; retrying", "err", err, "after", delay)
-			if !m.sleep(delay) {
-				return
-			}
-			delay = min(2*delay, 30*time.Second)
-			continue
-		}
-		delay = 100 * time.Millisecond
+	const first, most = 100 * time.Millisecond, 30 * time.Second
+	delay, plain := first, m.unversioned.Load()
+	for {
+		began := time.Now()
 		m.drain(w)
 		w.Stop()
 		if m.ctx.Err() != nil {
 			return
 		}
-		// The watch ended for good (its version expired): start again
-		// from now, and list every followed namespace again.
-		if rv, err = m.currentVersion(m.ctx); err != nil {
-			rv = ""
+		// The watch ended for good: its version expired, or the server
+		// refused it. Start again from now, after a pause that grows
+		// while watches keep ending at once, and list every followed
+		// namespace again.
+		if time.Since(began) > 2*most || (m.unversioned.Load() && !plain) {
+			delay = first
+		}
+		plain = m.unversioned.Load()
+		for {
+			if !m.wait(delay) {
+				return
+			}
+			delay = min(2*delay, most)
+			var err error
+			if w, err = m.watchFromNow(); err == nil {
+				break
+			}
+			m.c.log.V(2).Info("Starting the ConfigMap watch failed; retrying", "err", err, "after", delay)
 		}
 		m.relistAll()
 	}
@@ -307,26 +409,46 @@ func (m *lazyMode[T]) drain(w watch.Interface) {
 		select {
 		case <-m.ctx.Done():
 			return
-		case ns := <-m.flushes:
-			m.flush(ns)
+		case <-m.flushed:
+			m.flushAll()
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return
 			}
-			if ev.Type == watch.Error {
-				m.c.log.V(2).Info("The ConfigMap watch ended; starting again from now", "status", apierrors.FromObject(ev.Object))
+			switch ev.Type {
+			case watch.Error:
+				m.c.log.Info("The ConfigMap watch ended; starting again from now", "status", apierrors.FromObject(ev.Object))
 				return
-			}
-			if cm, ok := ev.Object.(*corev1.ConfigMap); ok && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
-				m.event(ev, cm)
+			case watch.Added, watch.Modified, watch.Deleted:
+				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && slices.Contains(m.c.o.NamespaceConfigMaps, cm.Name) {
+					m.event(watch.Event{Type: ev.Type, Object: slim(cm)})
+				}
 			}
 		}
 	}
 }
 
+// wait waits d, applying flushes meanwhile, and reports false if the
+// resolver stopped.
+func (m *lazyMode[T]) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return false
+		case <-m.flushed:
+			m.flushAll()
+		case <-t.C:
+			return true
+		}
+	}
+}
+
 // event applies one event to the namespace it is of, if followed: at
-// once, or after the list under way.
-func (m *lazyMode[T]) event(ev watch.Event, cm *corev1.ConfigMap) {
+// once, or after the lists under way.
+func (m *lazyMode[T]) event(ev watch.Event) {
+	cm := ev.Object.(*corev1.ConfigMap)
 	m.mu.Lock()
 	f := m.followed[cm.Namespace]
 	switch {
@@ -334,22 +456,36 @@ func (m *lazyMode[T]) event(ev watch.Event, cm *corev1.ConfigMap) {
 		m.mu.Unlock()
 		return // a namespace not cached
 	case f.listing > 0:
-		f.buffer = append(f.buffer, ev)
+		if f.waiting == nil {
+			f.waiting = map[string]watch.Event{}
+		}
+		f.waiting[cm.Name] = ev // the watch delivers in order: the newest
 		m.mu.Unlock()
 		return
 	}
-	e, rv := f.e, f.rv
-	if e == nil || !newer(cm.ResourceVersion, rv) {
+	e, seq := f.e, f.seq
+	if e == nil || !newer(cm.ResourceVersion, f.rv) {
 		m.mu.Unlock()
 		return
 	}
 	f.rv = cm.ResourceVersion
 	m.mu.Unlock()
-	m.apply(cm.Namespace, e, []watch.Event{ev})
+	m.apply(cm.Namespace, e, seq, []watch.Event{ev})
 }
 
-// flush ends one list of ns: the events that waited apply, those newer
-// than what the entry holds.
+// flushAll ends the lists endList handed over.
+func (m *lazyMode[T]) flushAll() {
+	m.mu.Lock()
+	todo := m.flushes
+	m.flushes = nil
+	m.mu.Unlock()
+	for _, ns := range todo {
+		m.flush(ns)
+	}
+}
+
+// flush ends one list of ns; after the last, the events that waited
+// apply, those newer than what the entry holds.
 func (m *lazyMode[T]) flush(ns string) {
 	m.mu.Lock()
 	f := m.followed[ns]
@@ -357,36 +493,42 @@ func (m *lazyMode[T]) flush(ns string) {
 		m.mu.Unlock()
 		return
 	}
-	f.listing--
-	if f.listing > 0 {
+	if f.listing--; f.listing > 0 {
 		m.mu.Unlock()
 		return
 	}
-	waited := f.buffer
-	f.buffer = nil
-	e := f.e
+	waited := f.waiting
+	f.waiting = nil
+	e, seq := f.e, f.seq
 	if e == nil {
 		delete(m.followed, ns) // listed, but not cached
 		m.mu.Unlock()
 		return
 	}
 	var apply []watch.Event
+	held := f.rv
 	for _, ev := range waited {
-		if cm := ev.Object.(*corev1.ConfigMap); newer(cm.ResourceVersion, f.rv) {
+		if v := ev.Object.(*corev1.ConfigMap).ResourceVersion; newer(v, held) {
 			apply = append(apply, ev)
-			f.rv = cm.ResourceVersion
+			if newer(v, f.rv) {
+				f.rv = v
+			}
 		}
 	}
 	m.mu.Unlock()
 	if len(apply) > 0 {
-		m.apply(ns, e, apply)
+		m.apply(ns, e, seq, apply)
 	}
 }
 
-// apply puts events into the inputs of e, if it is still the entry of ns.
-func (m *lazyMode[T]) apply(ns string, e *entry[T], events []watch.Event) {
+// apply puts events into the inputs of e, if ns is still cached and
+// followed as e, seq.
+func (m *lazyMode[T]) apply(ns string, e *entry[T], seq uint64, events []watch.Event) {
 	m.st.do(func(g *guarded[T]) {
-		if g.st.cache.get(ns) != e {
+		m.mu.Lock()
+		_, ok := m.following(ns, e, seq)
+		m.mu.Unlock()
+		if !ok || g.st.cache.get(ns) != e {
 			return
 		}
 		own := maps.Clone(e.cms)
@@ -398,7 +540,7 @@ func (m *lazyMode[T]) apply(ns string, e *entry[T], events []watch.Event) {
 			if ev.Type == watch.Deleted || !m.c.isNamespaceLayer(cm) {
 				delete(own, cm.Name)
 			} else {
-				own[cm.Name] = slim(cm)
+				own[cm.Name] = cm
 			}
 		}
 		g.setInputs(ns, e, own, e.labels)
@@ -406,62 +548,108 @@ func (m *lazyMode[T]) apply(ns string, e *entry[T], events []watch.Event) {
 }
 
 // relistAll lists every followed namespace again, after the shared watch
-// expired: the events it missed are in the lists.
+// started again from now: the changes it missed are in the lists. A
+// namespace whose first list is under way is listed again once cached.
 func (m *lazyMode[T]) relistAll() {
 	m.mu.Lock()
-	var todo []relist[T]
+	n := 0
 	for ns, f := range m.followed {
-		if f.e != nil {
-			f.listing++
-			todo = append(todo, relist[T]{ns: ns, e: f.e})
+		switch {
+		case f.e != nil:
+			m.enqueue(ns, f)
+			n++
+		case f.listing > 0:
+			f.stale = true
 		}
 	}
 	m.mu.Unlock()
-	m.c.log.Info("Listing the followed namespaces again", "namespaces", len(todo))
-	go func() {
-		for _, r := range todo {
-			select {
-			case m.relists <- r:
-			case <-m.ctx.Done():
-				return
-			}
-		}
-	}()
+	m.c.log.Info("Listing the followed namespaces again", "namespaces", n)
 }
 
-// relistWorker lists the namespaces sent to it: each list replaces what
-// the entry holds, and ends the list for the dispatcher.
+// relistWorker lists the namespaces enqueued: each list replaces what the
+// entry holds, unless a newer one did, and ends the list for the
+// dispatcher.
 func (m *lazyMode[T]) relistWorker() {
 	defer m.wg.Done()
 	for {
-		var r relist[T]
+		ns, e, seq, ok := m.nextRelist()
+		if !ok {
+			return
+		}
+		if e != nil {
+			m.relist(ns, e, seq)
+		}
+		m.endList(ns)
+	}
+}
+
+// nextRelist waits for a namespace to list again, and returns it with
+// the entry and following its list is for (nil: no longer cached); false
+// when the resolver stopped.
+func (m *lazyMode[T]) nextRelist() (string, *entry[T], uint64, bool) {
+	for {
+		m.mu.Lock()
+		if len(m.relists) > 0 {
+			ns := m.relists[0]
+			if m.relists = m.relists[1:]; len(m.relists) == 0 {
+				m.relists = nil
+			} else {
+				wake(m.queued) // another worker may take the next
+			}
+			f := m.followed[ns] // kept: its listing counts this list
+			f.queued = false
+			e, seq := f.e, f.seq
+			m.mu.Unlock()
+			return ns, e, seq, true
+		}
+		m.mu.Unlock()
 		select {
 		case <-m.ctx.Done():
-			return
-		case r = <-m.relists:
+			return "", nil, 0, false
+		case <-m.queued:
 		}
-		delay := 100 * time.Millisecond
-		for m.ctx.Err() == nil {
-			list, err := m.client.CoreV1().ConfigMaps(r.ns).List(m.ctx, metav1.ListOptions{LabelSelector: m.c.nsLabels.String()})
-			if err != nil {
-				m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", r.ns, "err", err, "after", delay)
-				if !m.sleep(delay) {
-					return
-				}
-				delay = min(2*delay, 30*time.Second)
-				continue
-			}
-			own := slimAll(m.c.ownConfigMaps(pointers(list.Items)))
-			m.mu.Lock()
-			if f := m.followed[r.ns]; f != nil && f.e == r.e {
-				f.rv = list.ResourceVersion
-			}
-			m.mu.Unlock()
-			m.st.do(func(g *guarded[T]) { g.setInputs(r.ns, r.e, own, r.e.labels) })
-			break
-		}
-		m.endList(r.ns)
 	}
+}
+
+// relist lists ns for e, seq until a list succeeds, the namespace is no
+// longer followed so, or the resolver stops.
+func (m *lazyMode[T]) relist(ns string, e *entry[T], seq uint64) {
+	delay := 100 * time.Millisecond
+	for {
+		own, rv, err := m.list(m.ctx, ns)
+		if err == nil {
+			m.listed(ns, e, seq, own, rv)
+			return
+		}
+		m.mu.Lock()
+		_, ok := m.following(ns, e, seq)
+		m.mu.Unlock()
+		if !ok {
+			return // evicted meanwhile, or the gate closed
+		}
+		m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "after", delay)
+		if !m.sleep(delay) {
+			return
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+// listed puts what a worker listed at rv in effect for e, unless ns is no
+// longer followed so or holds a newer version already (another list of
+// it ended first).
+func (m *lazyMode[T]) listed(ns string, e *entry[T], seq uint64, own map[string]*corev1.ConfigMap, rv string) {
+	m.st.do(func(g *guarded[T]) {
+		m.mu.Lock()
+		f, ok := m.following(ns, e, seq)
+		if ok = ok && !older(rv, f.rv); ok {
+			f.rv = rv
+		}
+		m.mu.Unlock()
+		if ok {
+			g.setInputs(ns, e, own, e.labels)
+		}
+	})
 }
 
 // sleep waits d, and reports false if the resolver stopped meanwhile.
@@ -474,14 +662,6 @@ func (m *lazyMode[T]) sleep(d time.Duration) bool {
 	}
 }
 
-// slimAll slims every ConfigMap of cms, in place.
-func slimAll(cms map[string]*corev1.ConfigMap) map[string]*corev1.ConfigMap {
-	for name, cm := range cms {
-		cms[name] = slim(cm)
-	}
-	return cms
-}
-
 // newer reports whether resourceVersion v is newer than have. Versions
 // that are not comparable (client-go's fake clientset gives none) count
 // as newer: the event applies.
@@ -491,4 +671,14 @@ func newer(v, have string) bool {
 	}
 	c, err := resourceversion.CompareResourceVersion(v, have)
 	return err != nil || c > 0
+}
+
+// older reports whether resourceVersion v is older than have; versions
+// that are not comparable are not.
+func older(v, have string) bool {
+	if v == "" || have == "" {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(v, have)
+	return err == nil && c < 0
 }

@@ -42,8 +42,9 @@ type mode[T runtime.Object] interface {
 // cache (CacheSize namespaces) through one watch all cached namespaces
 // share: the labelled ConfigMaps, cluster-wide, events of namespaces not
 // cached dropped. A cached namespace costs no goroutine and no watch of
-// its own. The cluster ConfigMap is watched by name; start-up lists
-// nothing cluster-wide.
+// its own. The cluster ConfigMap is watched by name; start-up lists one
+// labelled ConfigMap cluster-wide, for the version the watch starts from.
+// It needs list and watch on ConfigMaps cluster-wide.
 func NewLazy[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
 	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newLazy(c, st, client) })
 }

@@ -114,11 +114,3 @@ func (c *core[T]) ordered(cms map[string]*corev1.ConfigMap) []*corev1.ConfigMap 
 	}
 	return out
 }
-
-func pointers(items []corev1.ConfigMap) []*corev1.ConfigMap {
-	out := make([]*corev1.ConfigMap, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
-}

@@ -240,9 +240,9 @@ type guarded[T runtime.Object] struct {
 	// ConfigMap ("kind/name") already reported; pruned with the
 	// namespace.
 	reported map[string]map[string]string
-	// watch, in Lazy mode, starts the watch of a cached namespace from
-	// rv ("": list first) and returns how to stop it.
-	watch   func(ns string, e *entry[T], rv string) context.CancelFunc
+	// watch, in Lazy mode, follows a cached namespace from rv when it
+	// was listed, or after a list, and returns how to stop it.
+	watch   func(ns string, e *entry[T], listed bool, rv string) context.CancelFunc
 	changes []change[T]
 }
 
@@ -275,7 +275,7 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 	e.snap.Store(snap)
 	g.st.cache.put(ns, e)
 	if in.watch {
-		e.cancel = g.watch(ns, e, in.rv)
+		e.cancel = g.watch(ns, e, true, in.rv)
 	}
 	g.evict(ns)
 	c.m.cacheSize.Set(float64(g.st.cache.n))
@@ -333,18 +333,28 @@ func (g *guarded[T]) setCluster(st *clusterState[T]) {
 	}
 	if g.watch != nil && old.policy.open != st.policy.open {
 		g.c.log.Info("Namespace overrides turned", "open", st.policy.open, "namespaces", g.st.cache.n)
-		g.st.cache.each(func(ns string, e *entry[T]) {
-			if e.cancel != nil {
-				e.cancel()
-				e.cancel = nil
-			}
-			e.cms, e.pending = map[string]*corev1.ConfigMap{}, false
-			if g.wantsWatch(ns) {
-				e.pending = true
-				e.cancel = g.watch(ns, e, "")
-			}
-		})
+		g.followAgain(true)
 	}
+}
+
+// followAgain stops following every cached namespace and, where the gate
+// lets it read its own ConfigMaps, follows it again after a list. With
+// clear (the gate turned), what a namespace held goes, and one whose list
+// is under way keeps its snapshot until the list ends.
+func (g *guarded[T]) followAgain(clear bool) {
+	g.st.cache.each(func(ns string, e *entry[T]) {
+		if e.cancel != nil {
+			e.cancel()
+			e.cancel = nil
+		}
+		if clear {
+			e.cms, e.pending = map[string]*corev1.ConfigMap{}, false
+		}
+		if g.wantsWatch(ns) {
+			e.pending = e.pending || clear
+			e.cancel = g.watch(ns, e, false, "")
+		}
+	})
 }
 
 // setSelectors puts new selector layers in effect and rebuilds the cached

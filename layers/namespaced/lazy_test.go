@@ -1,0 +1,276 @@
+package namespaced_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// scripted is client-go's fake clientset with the lists of namespace
+// "team" and the shared (cluster-wide) ConfigMap watches scripted by a
+// test, resourceVersions as a real server gives them. (The fake holds a
+// lock while a reactor runs; a list that waits must not.)
+type scripted struct {
+	*fake.Clientset
+	mu      sync.Mutex
+	lists   []func() (*corev1.ConfigMapList, error) // the next lists of "team", in turn; the last repeats
+	listed  chan int                                // the number of each list of "team", as it begins
+	n       int
+	nowRV   string                  // the version of now, for the watch to start from
+	watches chan *watch.FakeWatcher // each shared watch
+	calls   atomic.Int32            // shared watches asked for
+}
+
+func newScripted(rv string) *scripted {
+	return &scripted{
+		Clientset: fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"},
+			Data: map[string]string{"enforced-config-level": "namespace"}}),
+		listed: make(chan int, 64), nowRV: rv, watches: make(chan *watch.FakeWatcher, 64),
+	}
+}
+
+func (s *scripted) CoreV1() typedcorev1.CoreV1Interface {
+	return scriptedCore{s.Clientset.CoreV1(), s}
+}
+
+type scriptedCore struct {
+	typedcorev1.CoreV1Interface
+	s *scripted
+}
+
+func (c scriptedCore) ConfigMaps(ns string) typedcorev1.ConfigMapInterface {
+	return scriptedConfigMaps{c.CoreV1Interface.ConfigMaps(ns), ns, c.s}
+}
+
+type scriptedConfigMaps struct {
+	typedcorev1.ConfigMapInterface
+	ns string
+	s  *scripted
+}
+
+func (c scriptedConfigMaps) List(ctx context.Context, o metav1.ListOptions) (*corev1.ConfigMapList, error) {
+	s := c.s
+	switch c.ns {
+	case "":
+		return &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: s.nowRV}}, nil
+	case "team":
+		s.mu.Lock()
+		next := s.lists[0]
+		if len(s.lists) > 1 {
+			s.lists = s.lists[1:]
+		}
+		s.n++
+		s.listed <- s.n
+		s.mu.Unlock()
+		return next()
+	}
+	return c.ConfigMapInterface.List(ctx, o)
+}
+
+func (c scriptedConfigMaps) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	if c.ns != "" {
+		return c.ConfigMapInterface.Watch(ctx, o)
+	}
+	c.s.calls.Add(1)
+	w := watch.NewFakeWithChanSize(4, false)
+	c.s.watches <- w
+	return w, nil
+}
+
+// overrides returns a list of "team" at rv whose override sets the
+// timeout.
+func overrides(rv string, timeout int) func() (*corev1.ConfigMapList, error) {
+	return func() (*corev1.ConfigMapList, error) {
+		return &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: rv}, Items: []corev1.ConfigMap{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels, ResourceVersion: rv},
+			Data:       map[string]string{"default-timeout-seconds": fmt.Sprint(timeout)},
+		}}}, nil
+	}
+}
+
+// blocked returns list once release is closed.
+func blocked(release <-chan struct{}, list func() (*corev1.ConfigMapList, error)) func() (*corev1.ConfigMapList, error) {
+	return func() (*corev1.ConfigMapList, error) {
+		<-release
+		return list()
+	}
+}
+
+func (s *scripted) script(lists ...func() (*corev1.ConfigMapList, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lists = lists
+}
+
+func (s *scripted) lazy(t *testing.T) *namespaced.Resolver[*jobDefaults] {
+	t.Helper()
+	kind, err := v1alpha1.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := namespaced.NewLazy(s, namespaced.Options[*jobDefaults]{
+		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  tenantLabels,
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r
+}
+
+func expired(w *watch.FakeWatcher) {
+	w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+}
+
+func eventually(t *testing.T, r *namespaced.Resolver[*jobDefaults], want int64, why string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for timeoutOf(t, r, "team") != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: timeout %d after 5s, want %d", why, timeoutOf(t, r, "team"), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWatchRestartsDuringFirstList expires the shared watch while a
+// namespace's first list is under way: that list may predate changes the
+// new watch, started from now, never delivers, so the namespace is listed
+// again once cached.
+func TestWatchRestartsDuringFirstList(t *testing.T) {
+	s := newScripted("300")
+	release := make(chan struct{})
+	s.script(blocked(release, overrides("100", 5)), overrides("400", 9))
+	r := s.lazy(t)
+	first := <-s.watches
+	got := make(chan int64, 1)
+	go func() {
+		s, err := r.ForNamespace(t.Context(), "team")
+		if err != nil {
+			got <- -1
+			return
+		}
+		got <- *s.Object.DefaultTimeoutSeconds
+	}()
+	<-s.listed // the miss lists, and waits
+	expired(first)
+	<-s.watches // the new watch: the followed namespaces are listed again now
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	if v := <-got; v != 5 {
+		t.Fatalf("the first list gave timeout %d, want 5", v)
+	}
+	eventually(t, r, 9, "the change made while the first list was under way")
+}
+
+// TestOlderListNeverWins runs two lists of one namespace after two expiries
+// of the shared watch; the older ends last and must not replace the newer.
+func TestOlderListNeverWins(t *testing.T) {
+	s := newScripted("300")
+	release := make(chan struct{})
+	s.script(overrides("100", 5), blocked(release, overrides("150", 6)), overrides("200", 9))
+	r := s.lazy(t)
+	w := <-s.watches
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("timeout %d, want 5", v)
+	}
+	<-s.listed
+	expired(w)
+	<-s.listed // the relist that will give 150, waiting
+	w = <-s.watches
+	expired(w)
+	eventually(t, r, 9, "the second relist")
+	close(release)
+	time.Sleep(300 * time.Millisecond)
+	if v := timeoutOf(t, r, "team"); v != 9 {
+		t.Fatalf("the older list, ended last, replaced the newer: timeout %d, want 9", v)
+	}
+}
+
+// TestWatchEndingAtOnceBacksOff has the server end every shared watch as
+// soon as it starts (it refuses the watch, as without RBAC for it): the
+// resolver starts again after a growing pause, not in a loop.
+func TestWatchEndingAtOnceBacksOff(t *testing.T) {
+	s := newScripted("")
+	s.script(overrides("", 5))
+	go func() {
+		for {
+			select {
+			case w := <-s.watches:
+				w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "forbidden"})
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}()
+	s.lazy(t)
+	time.Sleep(1500 * time.Millisecond)
+	// 100, 200, 400 and 800 ms of pause: at most 5 watches in 1.5 s.
+	if n := s.calls.Load(); n > 6 {
+		t.Fatalf("%d watches in 1.5s: no backoff", n)
+	}
+}
+
+// TestSubscriberResolves resolves 100 namespaces not cached from inside a
+// subscriber, which the shared watch's goroutine runs: none of them waits
+// for that goroutine.
+func TestSubscriberResolves(t *testing.T) {
+	s := newScripted("")
+	s.script(overrides("", 5))
+	r := s.lazy(t)
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("timeout %d", v)
+	}
+	done := make(chan error, 1)
+	var once sync.Once
+	r.Subscribe(func(string, *namespaced.Snapshot[*jobDefaults], *namespaced.Snapshot[*jobDefaults]) {
+		once.Do(func() {
+			var wg sync.WaitGroup
+			errs := make(chan error, 100)
+			for i := range 100 {
+				wg.Go(func() {
+					if _, err := r.ForNamespace(context.Background(), fmt.Sprintf("ns-%d", i)); err != nil {
+						errs <- err
+					}
+				})
+			}
+			finished := make(chan struct{})
+			go func() { wg.Wait(); close(finished) }()
+			select {
+			case <-finished:
+				close(errs)
+				done <- <-errs
+			case <-time.After(10 * time.Second):
+				done <- fmt.Errorf("100 resolves from a subscriber not done in 10s")
+			}
+		})
+	})
+	w := <-s.watches
+	w.Modify(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels},
+		Data: map[string]string{"default-timeout-seconds": "7"}})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the subscriber never ran")
+	}
+}
