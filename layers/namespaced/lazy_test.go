@@ -274,3 +274,20 @@ func TestSubscriberResolves(t *testing.T) {
 		t.Fatal("the subscriber never ran")
 	}
 }
+
+// TestLazyStartedAgain stops a Lazy resolver, changes a namespace it kept
+// cached, and starts it again: the namespace is listed again.
+func TestLazyStartedAgain(t *testing.T) {
+	s := newScripted("")
+	s.script(overrides("", 5))
+	r := s.lazy(t)
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("timeout %d", v)
+	}
+	r.Stop()
+	s.script(overrides("", 9))
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, r, 9, "the change made while the resolver was stopped")
+}
