@@ -3,6 +3,8 @@ package namespaced
 import (
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -30,19 +32,37 @@ func (r *Resolver[T]) ResolveObjects(ns string, objs []runtime.Object) (*Snapsho
 }
 
 // unique refuses two objects of one kind, namespace and name: which one a
-// cluster would hold is not known, and taking the last would hide it.
+// cluster would hold is not known, and taking the last would hide it. It
+// allocates nothing unless it refuses (a webhook calls it per request).
 func unique(objs []runtime.Object) error {
-	seen := make(map[string]bool, len(objs))
+	type id struct {
+		typ      reflect.Type
+		ns, name string
+	}
+	var small [16]id // a linear search while the objects are few
+	ids := small[:0]
+	var seen map[id]bool
 	for _, o := range objs {
 		acc, err := meta.Accessor(o)
 		if err != nil {
 			continue
 		}
-		id := fmt.Sprintf("%s %s/%s", strings.TrimPrefix(fmt.Sprintf("%T", o), "*v1."), acc.GetNamespace(), acc.GetName())
-		if seen[id] {
-			return fmt.Errorf("namespaced: %s is given twice", id)
+		k := id{reflect.TypeOf(o), acc.GetNamespace(), acc.GetName()}
+		if seen == nil && len(ids) == len(small) {
+			seen = make(map[id]bool, len(objs))
+			for _, k := range ids {
+				seen[k] = true
+			}
 		}
-		seen[id] = true
+		var twice bool
+		if seen != nil {
+			twice, seen[k] = seen[k], true
+		} else {
+			twice, ids = slices.Contains(ids, k), append(ids, k)
+		}
+		if twice {
+			return fmt.Errorf("namespaced: %s %s/%s is given twice", strings.TrimPrefix(fmt.Sprintf("%T", o), "*v1."), k.ns, k.name)
+		}
 	}
 	return nil
 }

@@ -463,6 +463,19 @@ func TestResolveObjectsRefusesDuplicates(t *testing.T) {
 	if _, err := r.ResolveObjects("team", []runtime.Object{cluster, a, b}); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
 		t.Errorf("two ConfigMaps team/overrides: %v", err)
 	}
+	// Past the objects unique searches linearly: a duplicate among many,
+	// and a Namespace that shares a ConfigMap's name is no duplicate.
+	many := []runtime.Object{cluster, a}
+	for i := range 20 {
+		many = append(many, configMap("team", fmt.Sprintf("other-%d", i), nil, nil))
+	}
+	many = append(many, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "overrides"}})
+	if _, err := r.ResolveObjects("team", many); err != nil {
+		t.Errorf("22 distinct objects: %v", err)
+	}
+	if _, err := r.ResolveObjects("team", append(many, b)); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
+		t.Errorf("two ConfigMaps team/overrides among 23 objects: %v", err)
+	}
 }
 
 // BenchmarkEvictingMiss resolves namespaces never seen before into a full

@@ -183,6 +183,10 @@ type kase struct {
 	goals      []goal
 	watch      bool     // a watch case: seen, missed and latency instead of time
 	columns    []string // the units its table shows; ns/op, B/op and allocs/op when empty
+	// compare are the units its table's ratios compare, the first a row
+	// and strata's both measured, before ns/op (the wall time of a
+	// once-run scenario says nothing).
+	compare []string
 }
 
 // defaultColumns are the units a case's table shows unless it says.
@@ -210,12 +214,13 @@ var cases = []kase{
 			{text: "a reconcile's configuration read faster than the hand-written reconciler's", strata: "reconcile/strata", peer: "reconcile/hand-written", max: 1, strict: true},
 		}},
 	{key: "case7", title: "7. Tenant abuse at scale, against the real kube-apiserver", bench: "Case7Scale", strata: "lazy-10k/strata",
-		columns: []string{"ns/op", "heap-B-per-ns", "goroutines-per-ns", "api-watches", "all-current-ms", "max-read-µs", "heap-MiB"}, goals: []goal{
+		columns: []string{"ns/op", "heap-B-per-ns", "goroutines-per-ns", "api-watches", "all-current-ms", "max-read-µs", "heap-MiB"},
+		compare: []string{"heap-MiB"}, goals: []goal{
 			{text: "a namespace cached in Lazy mode costs at most 4 KiB of heap", strata: "lazy-10k/strata", unit: "heap-B-per-ns", max: 4096, absolute: true},
 			{text: "a namespace cached in Lazy mode costs at most one goroutine", strata: "lazy-10k/strata", unit: "goroutines-per-ns", max: 1, absolute: true},
 			{text: "every snapshot current within 1 s of a cluster change, 10,000 cached", strata: "cluster-change/strata", unit: "all-current-ms", max: 1000, absolute: true},
 			{text: "10,000 unlabelled tenant ConfigMaps grow the resolvers, all modes, by under 10 MiB", strata: "unlabelled/strata", unit: "heap-MiB", max: 10, absolute: true},
-			{text: "a miss into a full cache no slower at 10,000 than at 1,000 (eviction in constant time)", strata: "evict/cache=10000", peer: "evict/cache=1000", max: 1.5},
+			{text: "a miss into a full cache of 10,000 within 1.5 times of one into 1,000 (eviction in constant time)", strata: "evict/cache=10000", peer: "evict/cache=1000", max: 1.5},
 		}},
 }
 
@@ -304,6 +309,12 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 		for _, sub := range subs {
 			m := res.bench[c.bench+"/"+sub].metrics
 			unit := "ns/op"
+			for _, u := range c.compare {
+				if m[u] != 0 {
+					unit = u
+					break
+				}
+			}
 			if _, ok := m[unit]; !ok || m[unit] == 0 {
 				unit = ""
 				for _, col := range cols {

@@ -66,7 +66,8 @@ func TestWrite(t *testing.T) {
 		"| memory/hand-written | – | – | – | 81 | 0.5 (2× less) |",
 		"| 7 | a namespace cached in Lazy mode costs at most 4 KiB of heap | 2,100 heap-B-per-ns (at most 4,096) | met |",
 		"| 7 | every snapshot current within 1 s of a cluster change, 10,000 cached | 180 all-current-ms (at most 1,000) | met |",
-		"| 7 | a miss into a full cache no slower at 10,000 than at 1,000 (eviction in constant time) | 1.03 (1× slower) | met |",
+		"| 7 | a miss into a full cache of 10,000 within 1.5 times of one into 1,000 (eviction in constant time) | 1.03 (1× slower) | met |",
+		"| unlabelled/unfiltered-informer | 20,000,000,000 | – | – | – | – | – | 1,100 | 0.000364 (2,750× less) |",
 		"| CPU | Test CPU,",
 		"| commit | abc |",
 	} {
