@@ -177,6 +177,7 @@ func (m *lazyMode[T]) changed(obj any) {
 	case *corev1.Namespace:
 		e := m.st.cache.get(o.Name)
 		if e == nil {
+			m.st.touched(o.Name) // a miss may have read its labels before
 			return
 		}
 		ls, _ := m.inf.labels(m.ctx, o.Name)

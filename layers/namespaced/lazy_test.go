@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -290,4 +291,99 @@ func TestLazyStartedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, r, 9, "the change made while the resolver was stopped")
+}
+
+// blockingReader is a Reader over ConfigMaps the test holds whose first
+// list of namespace "team" waits for release.
+type blockingReader struct {
+	mu      sync.Mutex
+	cms     map[string]*corev1.ConfigMap // by namespace/name
+	first   bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingReader) ConfigMap(_ context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cms[ns+"/"+name], nil
+}
+
+func (b *blockingReader) ConfigMaps(_ context.Context, ns string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	b.mu.Lock()
+	var out []*corev1.ConfigMap
+	for _, cm := range b.cms {
+		if cm.Namespace == ns && sel.Matches(labels.Set(cm.Labels)) {
+			out = append(out, cm)
+		}
+	}
+	wait := ns == "team" && !b.first
+	b.first = b.first || wait
+	b.mu.Unlock()
+	if wait {
+		close(b.entered)
+		<-b.release
+	}
+	return out, nil
+}
+
+func (b *blockingReader) NamespaceLabels(context.Context, string) (map[string]string, error) {
+	return nil, nil
+}
+
+func (b *blockingReader) set(cm *corev1.ConfigMap) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cms[cm.Namespace+"/"+cm.Name] = cm
+}
+
+// TestChangeDuringMiss changes a namespace's ConfigMap while its first
+// resolve reads it, and tells the resolver, which finds nothing cached to
+// update: the resolve reads again rather than cache what it read before.
+func TestChangeDuringMiss(t *testing.T) {
+	kind, err := v1alpha1.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	overrides := func(rv string, timeout int) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels, ResourceVersion: rv},
+			Data: map[string]string{"default-timeout-seconds": fmt.Sprint(timeout)}}
+	}
+	b := &blockingReader{entered: make(chan struct{}), release: make(chan struct{}), cms: map[string]*corev1.ConfigMap{
+		"ops/defaults": {ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults", ResourceVersion: "1"},
+			Data: map[string]string{"enforced-config-level": "namespace"}},
+		"team/overrides": overrides("2", 5),
+	}}
+	r, err := namespaced.NewFromReader(b, namespaced.Options[*jobDefaults]{
+		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  tenantLabels,
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	got := make(chan int64, 1)
+	go func() {
+		s, err := r.ForNamespace(t.Context(), "team")
+		if err != nil {
+			got <- -1
+			return
+		}
+		got <- *s.Object.DefaultTimeoutSeconds
+	}()
+	<-b.entered
+	changed := overrides("3", 9)
+	b.set(changed)
+	r.Invalidate(changed)
+	close(b.release)
+	if v := <-got; v != 9 {
+		t.Errorf("the resolve read before the change and cached timeout %d, want 9", v)
+	}
+	if v := timeoutOf(t, r, "team"); v != 9 {
+		t.Errorf("cached timeout %d, want 9", v)
+	}
 }

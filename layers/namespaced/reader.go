@@ -225,6 +225,7 @@ func (m *readerMode[T]) refresh(ns string) {
 	defer m.refreshMu.Unlock()
 	e := m.st.cache.get(ns)
 	if e == nil {
+		m.st.touched(ns) // a miss may have read its inputs before
 		return
 	}
 	own, ls, err := m.read(m.ctx, ns)

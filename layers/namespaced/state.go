@@ -70,6 +70,10 @@ type state[T runtime.Object] struct {
 	// order they were made, each after its snapshot is readable.
 	notify sync.Mutex
 	subs   subscribers[T]
+
+	// reads counts the misses reading a namespace's inputs, so that a
+	// change seen for a namespace not cached costs nothing when none is.
+	reads atomic.Int32
 }
 
 func newState[T runtime.Object](c *core[T]) *state[T] {
@@ -208,24 +212,81 @@ type nsInput struct {
 }
 
 // miss builds and caches the snapshot of ns, reading its inputs with read
-// outside the lock.
+// outside the lock. A change of ns seen while it reads (touched) makes it
+// read again: what it read may predate the change, which found nothing
+// cached to apply to.
 func (s *state[T]) miss(ctx context.Context, ns string, read func(context.Context, string, *clusterState[T]) (nsInput, error)) (*Snapshot[T], error) {
+	s.reads.Add(1)
+	defer s.reads.Add(-1)
 	for {
-		cl := s.cluster()
+		var cl *clusterState[T]
+		var gen uint32
+		s.do(func(g *guarded[T]) {
+			if cl = g.cluster; cl != nil {
+				gen = g.beginRead(ns)
+			}
+		})
 		if cl == nil {
 			return nil, errNotStarted
 		}
 		in, err := read(ctx, ns, cl)
+		var snap *Snapshot[T]
+		var again bool
+		s.do(func(g *guarded[T]) {
+			if err == nil {
+				if again = g.reading[ns].gen != gen; !again {
+					snap, again = g.insert(ns, in)
+				}
+			}
+			g.endRead(ns)
+		})
 		if err != nil {
 			return nil, err
 		}
-		var snap *Snapshot[T]
-		var again bool
-		s.do(func(g *guarded[T]) { snap, again = g.insert(ns, in) })
 		if !again {
 			return snap, nil
 		}
 	}
+}
+
+// reads is what guarded knows of the reads of one namespace's inputs
+// under way: how many, and how many times the namespace was touched
+// meanwhile.
+type reads struct{ n, gen uint32 }
+
+// beginRead records a read of ns under way and returns the touches so far.
+func (g *guarded[T]) beginRead(ns string) uint32 {
+	if g.reading == nil {
+		g.reading = map[string]reads{}
+	}
+	r := g.reading[ns]
+	r.n++
+	g.reading[ns] = r
+	return r.gen
+}
+
+// endRead records the end of a read of ns.
+func (g *guarded[T]) endRead(ns string) {
+	if r := g.reading[ns]; r.n > 1 {
+		r.n--
+		g.reading[ns] = r
+	} else {
+		delete(g.reading, ns)
+	}
+}
+
+// touched tells the misses reading ns that it changed; modes call it for
+// a change of a namespace they found not cached.
+func (s *state[T]) touched(ns string) {
+	if s.reads.Load() == 0 {
+		return
+	}
+	s.do(func(g *guarded[T]) {
+		if r, ok := g.reading[ns]; ok {
+			r.gen++
+			g.reading[ns] = r
+		}
+	})
 }
 
 // guarded is the part of a state its lock guards.
@@ -244,6 +305,8 @@ type guarded[T runtime.Object] struct {
 	// was listed, or after a list, and returns how to stop it.
 	watch   func(ns string, e *entry[T], listed bool, rv string) context.CancelFunc
 	changes []change[T]
+	// reading holds, by namespace, the reads of misses under way.
+	reading map[string]reads
 }
 
 // wantsWatch reports whether, in Lazy mode, namespace ns reads its own
