@@ -62,11 +62,16 @@ type lazyMode[T runtime.Object] struct {
 	// (client-go's fake clientsets): the shared watch is a plain one.
 	unversioned atomic.Bool
 
-	mu       sync.Mutex
-	seq      uint64                // numbers each following, to tell a stale one apart
-	followed map[string]*follow[T] // by namespace
-	flushes  []string              // a namespace per list ended, for the dispatcher
-	relists  []string              // namespaces to list again, for the workers
+	mu  sync.Mutex
+	seq uint64 // numbers each following, to tell a stale one apart
+	// run counts the resolver's stops: a list begun before one ends
+	// nothing after it. epoch counts the shared watch's starts from now
+	// (and the stops): a list begun in an earlier epoch may have missed a
+	// change the watch never delivers.
+	run, epoch uint64
+	followed   map[string]*follow[T] // by namespace
+	flushes    []string              // a namespace per list ended, for the dispatcher
+	relists    []string              // namespaces to list again, for the workers
 }
 
 // follow is how the shared watch follows one namespace.
@@ -79,10 +84,7 @@ type follow[T runtime.Object] struct {
 	// name, to apply once the last list ended.
 	listing int
 	waiting map[string]watch.Event
-	// queued: a worker is to list the namespace again. stale: the shared
-	// watch started again from now while a list was under way, which may
-	// have missed a change: the namespace is listed again once cached.
-	queued, stale bool
+	queued  bool // a worker is to list the namespace again
 }
 
 // relistWorkers bounds the lists of namespaces under way at once after the
@@ -156,6 +158,8 @@ func (m *lazyMode[T]) stop() {
 		}
 	}
 	m.followed, m.flushes, m.relists = map[string]*follow[T]{}, nil, nil
+	m.run++
+	m.epoch++
 }
 
 // changed applies a change the informers saw: the cluster ConfigMap, a
@@ -175,21 +179,27 @@ func (m *lazyMode[T]) changed(obj any) {
 		cms, _ := m.inf.selectors(m.ctx)
 		m.st.applySelectors(cms)
 	case *corev1.Namespace:
-		e := m.st.cache.get(o.Name)
+		e := m.st.cachedOrTouch(o.Name) // a miss may have read its labels before
 		if e == nil {
-			m.st.touched(o.Name) // a miss may have read its labels before
 			return
 		}
 		ls, _ := m.inf.labels(m.ctx, o.Name)
-		m.st.do(func(g *guarded[T]) { g.setInputs(o.Name, e, e.cms, ls) })
+		m.st.do(func(g *guarded[T]) {
+			if e.pending {
+				e.labels = ls // for the list under way to put in effect
+				return
+			}
+			g.setInputs(o.Name, e, e.cms, ls)
+		})
 	}
 }
 
 func (m *lazyMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error) {
+	var run uint64
 	listed := false
 	defer func() {
 		if listed {
-			m.endList(ns)
+			m.endList(ns, run)
 		}
 	}()
 	return m.st.miss(ctx, ns, func(ctx context.Context, ns string, cl *clusterState[T]) (nsInput, error) {
@@ -203,10 +213,13 @@ func (m *lazyMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 			return in, nil
 		}
 		if !listed {
-			m.beginList(ns) // events from now wait for this list
 			listed = true
+			run = m.beginList(ns) // events from now wait for this list
 		}
-		in.cms, in.rv, err = m.list(ctx, ns)
+		// A watch started from now after this epoch may miss a change
+		// the list does not see.
+		in.at.epoch = m.currentEpoch()
+		in.cms, in.at.rv, err = m.list(ctx, ns)
 		in.watch = err == nil
 		return in, err
 	})
@@ -245,11 +258,19 @@ func (m *lazyMode[T]) list(ctx context.Context, ns string) (map[string]*corev1.C
 	}
 }
 
-// beginList makes the events of ns wait until endList.
-func (m *lazyMode[T]) beginList(ns string) {
+// beginList makes the events of ns wait until endList, and returns the
+// run it began in.
+func (m *lazyMode[T]) beginList(ns string) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.followedAs(ns).listing++
+	return m.run
+}
+
+func (m *lazyMode[T]) currentEpoch() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.epoch
 }
 
 // followedAs returns how ns is followed, recording it if it is not.
@@ -265,9 +286,14 @@ func (m *lazyMode[T]) followedAs(ns string) *follow[T] {
 
 // endList hands ns to the dispatcher, which applies the events that
 // waited, newer than what the list gave, before any later one. It never
-// waits.
-func (m *lazyMode[T]) endList(ns string) {
+// waits. A list begun before the resolver stopped ends nothing: what it
+// counted went with the stop.
+func (m *lazyMode[T]) endList(ns string, run uint64) {
 	m.mu.Lock()
+	if run != m.run {
+		m.mu.Unlock()
+		return
+	}
 	m.flushes = append(m.flushes, ns)
 	m.mu.Unlock()
 	wake(m.flushed)
@@ -281,10 +307,11 @@ func wake(ch chan struct{}) {
 }
 
 // follow makes the shared watch update e, the entry of ns just cached
-// (or whose gate just opened): from rv if listed, else after a worker
-// listed it. guarded calls it with the state lock held. The returned
-// function stops following it.
-func (m *lazyMode[T]) follow(ns string, e *entry[T], listed bool, rv string) context.CancelFunc {
+// (or whose gate just opened): from where a list left it, or (at nil, or
+// listed in an earlier epoch) after a worker listed it again. guarded
+// calls it with the state lock held. The returned function stops
+// following it.
+func (m *lazyMode[T]) follow(ns string, e *entry[T], at *listedAt) context.CancelFunc {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	f := m.followedAs(ns)
@@ -292,9 +319,11 @@ func (m *lazyMode[T]) follow(ns string, e *entry[T], listed bool, rv string) con
 		m.c.m.watches.Inc()
 	}
 	m.seq++
-	f.e, f.seq, f.rv = e, m.seq, rv
-	if !listed || f.stale {
-		f.stale = false
+	f.e, f.seq, f.rv = e, m.seq, ""
+	if at != nil {
+		f.rv = at.rv
+	}
+	if at == nil || at.epoch != m.epoch {
 		m.enqueue(ns, f)
 	}
 	seq := f.seq
@@ -355,16 +384,40 @@ func (m *lazyMode[T]) watchFromNow() (watch.Interface, error) {
 		if err != nil {
 			return nil, err
 		}
-		return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-			if cm, ok := ev.Object.(*corev1.ConfigMap); ok && cm.ResourceVersion == "" && !m.unversioned.Load() {
-				// The watch cannot resume from it and ends; the next
-				// is a plain one.
-				m.unversioned.Store(true)
-			}
-			return ev, true
-		}), nil
+		return m.noteVersions(w), nil
 	}}
 	return watchtools.NewRetryWatcherWithContext(m.ctx, list.ResourceVersion, lw)
+}
+
+// noteVersions passes w's events on, noting an object with no
+// resourceVersion: the retry watcher cannot resume from it and ends, and
+// the next watch is a plain one.
+func (m *lazyMode[T]) noteVersions(w watch.Interface) watch.Interface {
+	out := make(chan watch.Event)
+	pw := watch.NewProxyWatcher(out)
+	go func() {
+		defer close(out)
+		defer w.Stop()
+		for {
+			select {
+			case <-pw.StopChan():
+				return
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					return
+				}
+				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && cm.ResourceVersion == "" {
+					m.unversioned.Store(true)
+				}
+				select {
+				case out <- ev:
+				case <-pw.StopChan():
+					return
+				}
+			}
+		}
+	}()
+	return pw
 }
 
 // dispatch runs the shared watch and applies what it sees, one event at
@@ -550,17 +603,16 @@ func (m *lazyMode[T]) apply(ns string, e *entry[T], seq uint64, events []watch.E
 
 // relistAll lists every followed namespace again, after the shared watch
 // started again from now: the changes it missed are in the lists. A
-// namespace whose first list is under way is listed again once cached.
+// namespace whose first list is under way is listed again once cached:
+// that list began in the epoch this ends.
 func (m *lazyMode[T]) relistAll() {
 	m.mu.Lock()
+	m.epoch++
 	n := 0
 	for ns, f := range m.followed {
-		switch {
-		case f.e != nil:
+		if f.e != nil {
 			m.enqueue(ns, f)
 			n++
-		case f.listing > 0:
-			f.stale = true
 		}
 	}
 	m.mu.Unlock()
@@ -573,40 +625,41 @@ func (m *lazyMode[T]) relistAll() {
 func (m *lazyMode[T]) relistWorker() {
 	defer m.wg.Done()
 	for {
-		ns, e, seq, ok := m.nextRelist()
+		ns, e, seq, run, ok := m.nextRelist()
 		if !ok {
 			return
 		}
 		if e != nil {
 			m.relist(ns, e, seq)
 		}
-		m.endList(ns)
+		m.endList(ns, run)
 	}
 }
 
 // nextRelist waits for a namespace to list again, and returns it with
-// the entry and following its list is for (nil: no longer cached); false
-// when the resolver stopped.
-func (m *lazyMode[T]) nextRelist() (string, *entry[T], uint64, bool) {
+// the entry and following its list is for (nil: no longer cached) and the
+// run it is of; false when the resolver stopped.
+func (m *lazyMode[T]) nextRelist() (ns string, e *entry[T], seq, run uint64, ok bool) {
 	for {
 		m.mu.Lock()
 		if len(m.relists) > 0 {
-			ns := m.relists[0]
+			ns = m.relists[0]
 			if m.relists = m.relists[1:]; len(m.relists) == 0 {
 				m.relists = nil
 			} else {
 				wake(m.queued) // another worker may take the next
 			}
-			f := m.followed[ns] // kept: its listing counts this list
+			// Kept while queued: its listing counts this list.
+			f := m.followed[ns]
 			f.queued = false
-			e, seq := f.e, f.seq
+			e, seq, run = f.e, f.seq, m.run
 			m.mu.Unlock()
-			return ns, e, seq, true
+			return ns, e, seq, run, true
 		}
 		m.mu.Unlock()
 		select {
 		case <-m.ctx.Done():
-			return "", nil, 0, false
+			return "", nil, 0, 0, false
 		case <-m.queued:
 		}
 	}

@@ -116,16 +116,25 @@ func (s *scripted) script(lists ...func() (*corev1.ConfigMapList, error)) {
 }
 
 func (s *scripted) lazy(t *testing.T) *namespaced.Resolver[*jobDefaults] {
+	return s.lazyWith(t, nil)
+}
+
+// lazyWith starts a Lazy resolver over s with the options set changes.
+func (s *scripted) lazyWith(t *testing.T, set func(*namespaced.Options[*jobDefaults])) *namespaced.Resolver[*jobDefaults] {
 	t.Helper()
 	kind, err := v1alpha1.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := namespaced.NewLazy(s, namespaced.Options[*jobDefaults]{
+	o := namespaced.Options[*jobDefaults]{
 		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  tenantLabels,
 		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
-	})
+	}
+	if set != nil {
+		set(&o)
+	}
+	r, err := namespaced.NewLazy(s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,5 +394,114 @@ func TestChangeDuringMiss(t *testing.T) {
 	}
 	if v := timeoutOf(t, r, "team"); v != 9 {
 		t.Errorf("cached timeout %d, want 9", v)
+	}
+}
+
+// resolveLater resolves namespace ns of r in a goroutine and sends its
+// timeout (-1 on an error).
+func resolveLater(t *testing.T, r *namespaced.Resolver[*jobDefaults], ns string) <-chan int64 {
+	got := make(chan int64, 1)
+	go func() {
+		s, err := r.ForNamespace(t.Context(), ns)
+		if err != nil {
+			got <- -1
+			return
+		}
+		got <- *s.Object.DefaultTimeoutSeconds
+	}()
+	return got
+}
+
+// TestWatchRestartsDuringTwoFirstLists has two first resolves of one
+// namespace list it while the shared watch starts again from now; the
+// first is cached, listed again, and evicted; the second, whose list is
+// as old, is cached next and must be listed again too.
+func TestWatchRestartsDuringTwoFirstLists(t *testing.T) {
+	s := newScripted("300")
+	rel1, rel2 := make(chan struct{}), make(chan struct{})
+	s.script(blocked(rel1, overrides("100", 5)), blocked(rel2, overrides("110", 5)), overrides("400", 9))
+	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) { o.CacheSize = 1 })
+	first := <-s.watches
+	got1 := resolveLater(t, r, "team")
+	<-s.listed
+	got2 := resolveLater(t, r, "team")
+	<-s.listed
+	expired(first)
+	<-s.watches // the new watch; the lists under way began before it
+	time.Sleep(200 * time.Millisecond)
+	close(rel1)
+	if v := <-got1; v != 5 {
+		t.Fatalf("the first list gave timeout %d, want 5", v)
+	}
+	eventually(t, r, 9, "the first resolve's namespace listed again")
+	if _, err := r.ForNamespace(t.Context(), "other"); err != nil { // evicts team
+		t.Fatal(err)
+	}
+	close(rel2)
+	if v := <-got2; v != 5 {
+		t.Fatalf("the second list gave timeout %d, want 5", v)
+	}
+	eventually(t, r, 9, "the second resolve's namespace, cached from a list as old, listed again")
+}
+
+// TestLazyStartedAgainDuringMiss stops and starts a Lazy resolver while a
+// first resolve lists a namespace: the namespace it caches is listed
+// again, since its list may predate changes made while it was stopped,
+// and the shared watch then updates it.
+func TestLazyStartedAgainDuringMiss(t *testing.T) {
+	s := newScripted("")
+	release := make(chan struct{})
+	s.script(blocked(release, overrides("", 5)), overrides("", 9))
+	r := s.lazy(t)
+	<-s.watches
+	got := resolveLater(t, r, "team")
+	<-s.listed
+	r.Stop()
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	w := <-s.watches
+	close(release)
+	if v := <-got; v != 5 {
+		t.Fatalf("the list gave timeout %d, want 5", v)
+	}
+	eventually(t, r, 9, "the namespace cached across the restart, listed again")
+	w.Modify(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels},
+		Data: map[string]string{"default-timeout-seconds": "11"}})
+	eventually(t, r, 11, "a change through the shared watch after the restart")
+}
+
+// TestLazyLabelChangeDuringMiss changes a namespace's labels while its
+// first resolve lists its ConfigMaps, having read the labels before: the
+// resolve reads again, and a selector layer the new labels match applies.
+func TestLazyLabelChangeDuringMiss(t *testing.T) {
+	s := newScripted("")
+	ctx := t.Context()
+	if _, err := s.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team",
+		Labels: map[string]string{"tier": "bronze"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clientset.CoreV1().ConfigMaps("ops").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "gold",
+		Labels:      map[string]string{"layer": "selector"},
+		Annotations: map[string]string{namespaced.DefaultSelectorAnnotation: "tier=gold"}},
+		Data: map[string]string{"default-timeout-seconds": "30"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	none := func() (*corev1.ConfigMapList, error) { return &corev1.ConfigMapList{}, nil }
+	s.script(blocked(release, none), none)
+	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) {
+		o.Selectors = &namespaced.Selectors{Labels: map[string]string{"layer": "selector"}}
+	})
+	got := resolveLater(t, r, "team")
+	<-s.listed
+	if _, err := s.Clientset.CoreV1().Namespaces().Update(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team",
+		Labels: map[string]string{"tier": "gold"}}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the namespace informer sees it
+	close(release)
+	if v := <-got; v != 30 {
+		t.Errorf("the resolve cached the labels it read before the change: timeout %d, want the gold selector layer's 30", v)
 	}
 }

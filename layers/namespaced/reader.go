@@ -223,9 +223,8 @@ func (m *readerMode[T]) invalidate(obj any) {
 func (m *readerMode[T]) refresh(ns string) {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
-	e := m.st.cache.get(ns)
+	e := m.st.cachedOrTouch(ns) // a miss may have read its inputs before
 	if e == nil {
-		m.st.touched(ns) // a miss may have read its inputs before
 		return
 	}
 	own, ls, err := m.read(m.ctx, ns)

@@ -205,10 +205,18 @@ func (s *state[T]) cluster() *clusterState[T] {
 type nsInput struct {
 	cms    map[string]*corev1.ConfigMap
 	labels map[string]string
-	// watch, in Lazy mode, starts a watch of the namespace from rv: the
-	// gate was open when the namespace's ConfigMaps were read.
+	// watch, in Lazy mode: the gate was open when the namespace's
+	// ConfigMaps were read, by the list at; the namespace is followed
+	// from there.
 	watch bool
+	at    listedAt
+}
+
+// listedAt is where a Lazy mode list of a namespace's ConfigMaps was: the
+// version it gave, and the shared watch's epoch when it began.
+type listedAt struct {
 	rv    string
+	epoch uint64
 }
 
 // miss builds and caches the snapshot of ns, reading its inputs with read
@@ -275,18 +283,24 @@ func (g *guarded[T]) endRead(ns string) {
 	}
 }
 
-// touched tells the misses reading ns that it changed; modes call it for
-// a change of a namespace they found not cached.
-func (s *state[T]) touched(ns string) {
+// cachedOrTouch returns the entry of ns for a change of it the caller
+// saw; with none, it tells the misses reading ns, which read again. (A
+// miss under way holds reads: with none, one that starts now reads what
+// the caller saw.)
+func (s *state[T]) cachedOrTouch(ns string) *entry[T] {
 	if s.reads.Load() == 0 {
-		return
+		return s.cache.get(ns)
 	}
+	var e *entry[T]
 	s.do(func(g *guarded[T]) {
-		if r, ok := g.reading[ns]; ok {
-			r.gen++
-			g.reading[ns] = r
+		if e = g.st.cache.get(ns); e == nil {
+			if r, ok := g.reading[ns]; ok {
+				r.gen++
+				g.reading[ns] = r
+			}
 		}
 	})
+	return e
 }
 
 // guarded is the part of a state its lock guards.
@@ -301,9 +315,9 @@ type guarded[T runtime.Object] struct {
 	// ConfigMap ("kind/name") already reported; pruned with the
 	// namespace.
 	reported map[string]map[string]string
-	// watch, in Lazy mode, follows a cached namespace from rv when it
-	// was listed, or after a list, and returns how to stop it.
-	watch   func(ns string, e *entry[T], listed bool, rv string) context.CancelFunc
+	// watch, in Lazy mode, follows a cached namespace from where it was
+	// listed, or (at nil) after a list, and returns how to stop it.
+	watch   func(ns string, e *entry[T], at *listedAt) context.CancelFunc
 	changes []change[T]
 	// reading holds, by namespace, the reads of misses under way.
 	reading map[string]reads
@@ -338,7 +352,7 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 	e.snap.Store(snap)
 	g.st.cache.put(ns, e)
 	if in.watch {
-		e.cancel = g.watch(ns, e, true, in.rv)
+		e.cancel = g.watch(ns, e, &in.at)
 	}
 	g.evict(ns)
 	c.m.cacheSize.Set(float64(g.st.cache.n))
@@ -415,7 +429,7 @@ func (g *guarded[T]) followAgain(clear bool) {
 		}
 		if g.wantsWatch(ns) {
 			e.pending = e.pending || clear
-			e.cancel = g.watch(ns, e, false, "")
+			e.cancel = g.watch(ns, e, nil)
 		}
 	})
 }
