@@ -84,7 +84,8 @@ type follow[T runtime.Object] struct {
 	// name, to apply once the last list ended.
 	listing int
 	waiting map[string]watch.Event
-	queued  bool // a worker is to list the namespace again
+	queued  bool          // a worker is to list the namespace again
+	retry   time.Duration // the pause before the next list, after failures in a row
 }
 
 // relistWorkers bounds the lists of namespaces under way at once after the
@@ -665,28 +666,36 @@ func (m *lazyMode[T]) nextRelist() (ns string, e *entry[T], seq, run uint64, ok 
 	}
 }
 
-// relist lists ns for e, seq until a list succeeds, the namespace is no
-// longer followed so, or the resolver stops.
+// relist lists ns for e, seq once. On a failure the namespace is
+// enqueued again after a pause that doubles with each failure in a row,
+// if still followed so: the worker moves on, and a namespace whose lists
+// keep failing holds up no other.
 func (m *lazyMode[T]) relist(ns string, e *entry[T], seq uint64) {
-	delay := 100 * time.Millisecond
-	for {
-		own, rv, err := m.list(m.ctx, ns)
-		if err == nil {
-			m.listed(ns, e, seq, own, rv)
-			return
-		}
-		m.mu.Lock()
-		_, ok := m.following(ns, e, seq)
-		m.mu.Unlock()
-		if !ok {
-			return // evicted meanwhile, or the gate closed
-		}
-		m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "after", delay)
-		if !m.sleep(delay) {
-			return
-		}
-		delay = min(2*delay, 30*time.Second)
+	own, rv, err := m.list(m.ctx, ns)
+	if err == nil {
+		m.listed(ns, e, seq, own, rv)
+		return
 	}
+	var after time.Duration
+	m.mu.Lock()
+	f, ok := m.following(ns, e, seq)
+	if ok {
+		f.retry = min(max(2*f.retry, 100*time.Millisecond), 30*time.Second)
+		after = f.retry
+	}
+	m.mu.Unlock()
+	if !ok {
+		return // evicted meanwhile, or the gate closed
+	}
+	m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "after", after)
+	ctx := m.ctx
+	time.AfterFunc(after, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if f, ok := m.following(ns, e, seq); ok && ctx.Err() == nil {
+			m.enqueue(ns, f)
+		}
+	})
 }
 
 // listed puts what a worker listed at rv in effect for e, unless ns is no
@@ -696,6 +705,9 @@ func (m *lazyMode[T]) listed(ns string, e *entry[T], seq uint64, own map[string]
 	m.st.do(func(g *guarded[T]) {
 		m.mu.Lock()
 		f, ok := m.following(ns, e, seq)
+		if ok {
+			f.retry = 0
+		}
 		if ok = ok && !older(rv, f.rv); ok {
 			f.rv = rv
 		}
@@ -704,16 +716,6 @@ func (m *lazyMode[T]) listed(ns string, e *entry[T], seq uint64, own map[string]
 			g.setInputs(ns, e, own, e.labels)
 		}
 	})
-}
-
-// sleep waits d, and reports false if the resolver stopped meanwhile.
-func (m *lazyMode[T]) sleep(d time.Duration) bool {
-	select {
-	case <-m.ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }
 
 // newer reports whether resourceVersion v is newer than have. Versions

@@ -3,12 +3,14 @@ package namespaced_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
@@ -32,6 +34,7 @@ type scripted struct {
 	nowRV   string                  // the version of now, for the watch to start from
 	watches chan *watch.FakeWatcher // each shared watch
 	calls   atomic.Int32            // shared watches asked for
+	failing atomic.Bool             // lists of namespaces named bad-* fail
 }
 
 func newScripted(rv string) *scripted {
@@ -76,6 +79,9 @@ func (c scriptedConfigMaps) List(ctx context.Context, o metav1.ListOptions) (*co
 		s.listed <- s.n
 		s.mu.Unlock()
 		return next()
+	}
+	if strings.HasPrefix(c.ns, "bad-") && s.failing.Load() {
+		return nil, apierrors.NewTimeoutError("request timed out", 1)
 	}
 	return c.ConfigMapInterface.List(ctx, o)
 }
@@ -504,4 +510,25 @@ func TestLazyLabelChangeDuringMiss(t *testing.T) {
 	if v := <-got; v != 30 {
 		t.Errorf("the resolve cached the labels it read before the change: timeout %d, want the gold selector layer's 30", v)
 	}
+}
+
+// TestFailingRelistsHoldUpNoOther expires the shared watch while the lists
+// of 100 namespaces keep failing: the namespace whose list works is listed
+// again all the same (the workers do not wait on the failing ones).
+func TestFailingRelistsHoldUpNoOther(t *testing.T) {
+	s := newScripted("300")
+	s.script(overrides("100", 5), overrides("400", 9))
+	r := s.lazy(t)
+	w := <-s.watches
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("timeout %d", v)
+	}
+	for i := range 100 {
+		if _, err := r.ForNamespace(t.Context(), fmt.Sprintf("bad-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.failing.Store(true)
+	expired(w)
+	eventually(t, r, 9, "the namespace listed again beside 100 whose lists fail")
 }
