@@ -257,15 +257,15 @@ func (s *state[T]) miss(ctx context.Context, ns string, read func(context.Contex
 	}
 }
 
-// reads is what guarded knows of the reads of one namespace's inputs
+// inflight is what guarded knows of the reads of one namespace's inputs
 // under way: how many, and how many times the namespace was touched
 // meanwhile.
-type reads struct{ n, gen uint32 }
+type inflight struct{ n, gen uint32 }
 
 // beginRead records a read of ns under way and returns the touches so far.
 func (g *guarded[T]) beginRead(ns string) uint32 {
 	if g.reading == nil {
-		g.reading = map[string]reads{}
+		g.reading = map[string]inflight{}
 	}
 	r := g.reading[ns]
 	r.n++
@@ -320,7 +320,7 @@ type guarded[T runtime.Object] struct {
 	watch   func(ns string, e *entry[T], at *listedAt) context.CancelFunc
 	changes []change[T]
 	// reading holds, by namespace, the reads of misses under way.
-	reading map[string]reads
+	reading map[string]inflight
 }
 
 // wantsWatch reports whether, in Lazy mode, namespace ns reads its own
