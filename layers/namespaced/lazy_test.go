@@ -176,15 +176,7 @@ func TestWatchRestartsDuringFirstList(t *testing.T) {
 	s.script(blocked(release, overrides("100", 5)), overrides("400", 9))
 	r := s.lazy(t)
 	first := <-s.watches
-	got := make(chan int64, 1)
-	go func() {
-		s, err := r.ForNamespace(t.Context(), "team")
-		if err != nil {
-			got <- -1
-			return
-		}
-		got <- *s.Object.DefaultTimeoutSeconds
-	}()
+	got := resolveLater(t, r, "team")
 	<-s.listed // the miss lists, and waits
 	expired(first)
 	<-s.watches // the new watch: the followed namespaces are listed again now
@@ -381,15 +373,7 @@ func TestChangeDuringMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Stop()
-	got := make(chan int64, 1)
-	go func() {
-		s, err := r.ForNamespace(t.Context(), "team")
-		if err != nil {
-			got <- -1
-			return
-		}
-		got <- *s.Object.DefaultTimeoutSeconds
-	}()
+	got := resolveLater(t, r, "team")
 	<-b.entered
 	changed := overrides("3", 9)
 	b.set(changed)
