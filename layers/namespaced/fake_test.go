@@ -17,19 +17,27 @@ import (
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
-// TestFakeClientsets runs every way of reading ConfigMaps on client-go's
-// fake clientsets, which give objects no resourceVersion: a namespace
-// edit must still reach the snapshot, and notify once.
-func TestFakeClientsets(t *testing.T) {
+// fakeOptions are the options of the resolvers these tests run on fake
+// clients: the cluster ConfigMap ops/defaults, the namespace layer
+// "overrides", the gate enforced-config-level.
+func fakeOptions(t *testing.T) namespaced.Options[*jobDefaults] {
+	t.Helper()
 	kind, err := v1alpha1.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := namespaced.Options[*jobDefaults]{
+	return namespaced.Options[*jobDefaults]{
 		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  tenantLabels,
 		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
 	}
+}
+
+// TestFakeClientsets runs every way of reading ConfigMaps on client-go's
+// fake clientsets, which give objects no resourceVersion: a namespace
+// edit must still reach the snapshot, and notify once.
+func TestFakeClientsets(t *testing.T) {
+	o := fakeOptions(t)
 	objects := func() []runtime.Object {
 		return []runtime.Object{
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"},
@@ -120,15 +128,7 @@ func TestFakeClientsets(t *testing.T) {
 // a cached namespace's ConfigMap changes unseen: the namespace is listed
 // again and the change reaches its snapshot.
 func TestSharedWatchExpires(t *testing.T) {
-	kind, err := v1alpha1.NewKind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := namespaced.Options[*jobDefaults]{
-		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
-		Labels:  tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
-	}
+	o := fakeOptions(t)
 	c := fake.NewClientset(
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"}, Data: map[string]string{"enforced-config-level": "namespace"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels}, Data: map[string]string{"default-timeout-seconds": "5"}},

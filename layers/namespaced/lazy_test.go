@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -128,15 +127,7 @@ func (s *scripted) lazy(t *testing.T) *namespaced.Resolver[*jobDefaults] {
 // lazyWith starts a Lazy resolver over s with the options set changes.
 func (s *scripted) lazyWith(t *testing.T, set func(*namespaced.Options[*jobDefaults])) *namespaced.Resolver[*jobDefaults] {
 	t.Helper()
-	kind, err := v1alpha1.NewKind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := namespaced.Options[*jobDefaults]{
-		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
-		Labels:  tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
-	}
+	o := fakeOptions(t)
 	if set != nil {
 		set(&o)
 	}
@@ -348,10 +339,6 @@ func (b *blockingReader) set(cm *corev1.ConfigMap) {
 // resolve reads it, and tells the resolver, which finds nothing cached to
 // update: the resolve reads again rather than cache what it read before.
 func TestChangeDuringMiss(t *testing.T) {
-	kind, err := v1alpha1.NewKind()
-	if err != nil {
-		t.Fatal(err)
-	}
 	overrides := func(rv string, timeout int) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels, ResourceVersion: rv},
 			Data: map[string]string{"default-timeout-seconds": fmt.Sprint(timeout)}}
@@ -361,11 +348,7 @@ func TestChangeDuringMiss(t *testing.T) {
 			Data: map[string]string{"enforced-config-level": "namespace"}},
 		"team/overrides": overrides("2", 5),
 	}}
-	r, err := namespaced.NewFromReader(b, namespaced.Options[*jobDefaults]{
-		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
-		Labels:  tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
-	})
+	r, err := namespaced.NewFromReader(b, fakeOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
