@@ -3,7 +3,6 @@ package layers_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,22 +13,10 @@ import (
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/scheme"
 )
-
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestKubeletDropInPolicy reads a drop-in directory with kubelet's policy:
 // .conf only, subdirectories walked as filepath.WalkDir walks them,
@@ -38,7 +25,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 func TestKubeletDropInPolicy(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "conf.d")
-	writeTree(t, dir, map[string]string{
+	watchtest.WriteFiles(t, dir, map[string]string{
 		"c.yaml":              head + "port: 1\nport: 2\n", // a duplicate: tolerated in the main file (warn)
 		"conf.d/a-b.conf":     head + "port: 30\n",
 		"conf.d/a/z.conf":     head + "port: 20\n", // WalkDir: a/z.conf before a-b.conf
@@ -68,7 +55,7 @@ func TestKubeletDropInPolicy(t *testing.T) {
 		"no type meta":      "port: 5\n",
 		"a duplicate field": head + "port: 5\nport: 6\n",
 	} {
-		writeTree(t, dir, map[string]string{"conf.d/b.conf": content})
+		watchtest.WriteFiles(t, dir, map[string]string{"conf.d/b.conf": content})
 		if _, _, err := c.Load(context.Background(), []string{"--config-dir", conf}); err == nil || !strings.Contains(err.Error(), "b.conf") {
 			t.Errorf("%s in a drop-in: %v", name, err)
 		}
@@ -107,7 +94,7 @@ func TestUnboundFlagFailsAtConstruction(t *testing.T) {
 // one that merges into it.
 func TestReplaceMapFlag(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"c.yaml": head + "featureGates: {AlphaThing: true, BetaThing: true}\n"})
+	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": head + "featureGates: {AlphaThing: true, BetaThing: true}\n"})
 	for _, tc := range []struct {
 		opts []layers.BindOption
 		want string
@@ -141,7 +128,7 @@ func TestReplaceMapFlag(t *testing.T) {
 // after the merge, credited to "default".
 func TestComponentDefault(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"c.yaml": head + "allowedOrigins: [https://a.example]\n"})
+	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": head + "allowedOrigins: [https://a.example]\n"})
 	c := component(t)
 	c.Default = func(obj runtime.Object) {
 		cfg := obj.(*v1beta1.ComponentConfiguration)

@@ -67,16 +67,16 @@ func TestEventsPlainFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	w, rec := newTextWatcher(t, path, nil)
 	start(t, w, rec)
 	// Written in place.
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Value != "two" {
 		t.Fatalf("%+v", r)
 	}
 	// Replaced by rename, as editors and kubectl cp do.
-	writeFiles(t, dir, map[string]string{"config.tmp": "three"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config.tmp": "three"})
 	if err := os.Rename(filepath.Join(dir, "config.tmp"), path); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestEventsPathCreatedLater(t *testing.T) {
 func TestEventsLostWatch(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "conf")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	path := filepath.Join(dir, "config")
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) { o.Read.Attempts = 1 })
 	start(t, w, rec)
@@ -128,11 +128,11 @@ func TestEventsLostWatch(t *testing.T) {
 	if r := rec.next(t); r.Status != StatusFailure || r.Value != "one" {
 		t.Fatalf("after removal: %+v", r)
 	}
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
 		t.Fatalf("after recreation: %+v", r)
 	}
-	writeFiles(t, dir, map[string]string{"config": "three"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "three"})
 	r := rec.next(t)
 	if r.Value == "" {
 		// An in-place write truncates first: under load the watcher

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/validation"
 )
 
@@ -254,7 +255,7 @@ func FuzzLoadManifests(f *testing.F) {
 func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	watchtest.WriteFiles(t, dir, map[string]string{
 		"a.yaml":     policy("a" + suffix),
 		".b.yaml":    policy("b" + suffix), // read, as kube-apiserver reads it
 		"a.yaml.bak": strings.Repeat("x", DefaultMaxBytes+1),

@@ -17,19 +17,6 @@ import (
 	"github.com/stratacfg/strata/internal/watchtest"
 )
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func names(s *Generation) string {
 	var out []string
 	for _, f := range s.Files {
@@ -41,14 +28,14 @@ func names(s *Generation) string {
 func TestReadPlain(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	watchtest.WriteFiles(t, dir, map[string]string{
 		"b.yaml":       "b",
 		"a.yaml":       "a",
 		".hidden.yaml": "hidden",
 		"sub/c.yaml":   "nested",
 	})
 	outside := filepath.Join(t.TempDir(), "linked.yaml")
-	writeFiles(t, filepath.Dir(outside), map[string]string{"linked.yaml": "linked"})
+	watchtest.WriteFiles(t, filepath.Dir(outside), map[string]string{"linked.yaml": "linked"})
 	if err := os.Symlink(outside, filepath.Join(dir, "l.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +94,7 @@ func TestReadMissingAndTooLarge(t *testing.T) {
 	if err != nil || len(s.Files) != 0 || s.Hash != hashFiles(nil) {
 		t.Fatalf("missing with AllowMissing: %+v, %v", s, err)
 	}
-	writeFiles(t, dir, map[string]string{"big.yaml": strings.Repeat("x", 11)})
+	watchtest.WriteFiles(t, dir, map[string]string{"big.yaml": strings.Repeat("x", 11)})
 	if _, err := Read(filepath.Join(dir, "big.yaml"), ReadOptions{MaxBytes: 10}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "big.yaml") {
 		t.Fatalf("too large: %v", err)
 	}
@@ -124,7 +111,7 @@ func TestReadHostileEntries(t *testing.T) {
 	t.Parallel()
 	yamlOnly := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"a.yaml": "a"})
+	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": "a"})
 	for _, err := range []error{
 		syscall.Mkfifo(filepath.Join(dir, "notes.txt"), 0o644),
 		os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "README")),
@@ -232,7 +219,7 @@ func TestReadGitSync(t *testing.T) {
 func TestContentsReadFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"conf.d/10.yaml": "ten", "conf.d/20.yaml": "twenty", "main.yaml": "main"})
+	watchtest.WriteFiles(t, dir, map[string]string{"conf.d/10.yaml": "ten", "conf.d/20.yaml": "twenty", "main.yaml": "main"})
 	c, err := ReadContents([]string{filepath.Join(dir, "main.yaml"), filepath.Join(dir, "conf.d")}, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

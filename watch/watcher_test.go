@@ -225,7 +225,7 @@ func TestStartRefusesInvalidInitialConfiguration(t *testing.T) {
 	for name, content := range map[string]string{"invalid": "bad", "missing": ""} {
 		path := filepath.Join(dir, name)
 		if content != "" {
-			writeFiles(t, dir, map[string]string{name: content})
+			watchtest.WriteFiles(t, dir, map[string]string{name: content})
 		}
 		w, rec := newTextWatcher(t, path, nil)
 		err := w.Start(t.Context())
@@ -301,7 +301,7 @@ func TestDegradesToPolling(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	fake := newFakeNotifier()
 	var mu sync.Mutex
 	calls := 0
@@ -338,7 +338,7 @@ func TestEventsAreHints(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	fake := newFakeNotifier()
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
 		o.newNotifier = func() (notifier, error) { return fake, nil }
@@ -347,13 +347,13 @@ func TestEventsAreHints(t *testing.T) {
 
 	// Any operation on any name is a reason to read (prow and
 	// configmap-reload#190 filtered on Create and missed reloads).
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "two"})
 	fake.events <- fsnotify.Event{Name: filepath.Join(dir, "unrelated"), Op: fsnotify.Chmod}
 	if r := rec.next(t); r.Value != "two" {
 		t.Fatalf("%+v", r)
 	}
 	// A burst is one reload (viper#408 called back twice per change).
-	writeFiles(t, dir, map[string]string{"config": "three"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "three"})
 	for range 7 {
 		fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Create}
 	}
@@ -363,7 +363,7 @@ func TestEventsAreHints(t *testing.T) {
 	rec.quiet(t, 100*time.Millisecond)
 
 	// An identical rewrite fires no event; Resync reads anyway.
-	writeFiles(t, dir, map[string]string{"config": "four"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "four"})
 	w.Resync()
 	if r := rec.next(t); r.Value != "four" {
 		t.Fatalf("%+v", r)
@@ -374,7 +374,7 @@ func TestFailingAddFallsBackToPolling(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	fake := newFakeNotifier()
 	fake.addErr = errors.New("no space left on device") // max_user_watches
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
@@ -382,7 +382,7 @@ func TestFailingAddFallsBackToPolling(t *testing.T) {
 		o.newNotifier = func() (notifier, error) { return fake, nil }
 	})
 	start(t, w, rec)
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Value != "two" {
 		t.Fatalf("%+v", r)
 	}
@@ -396,7 +396,7 @@ func TestRetryAfterReadFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	fake := newFakeNotifier()
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
 		o.Debounce = time.Millisecond
@@ -411,7 +411,7 @@ func TestRetryAfterReadFailure(t *testing.T) {
 	if r := rec.next(t); r.Status != StatusFailure || r.Value != "one" {
 		t.Fatalf("%+v", r)
 	}
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "two"})
 	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
 		t.Fatalf("%+v", r)
 	}
@@ -430,7 +430,7 @@ func TestWatchDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := filepath.Join(root, "plain")
-	writeFiles(t, plain, map[string]string{"f": "f"})
+	watchtest.WriteFiles(t, plain, map[string]string{"f": "f"})
 
 	cases := []struct {
 		path string
@@ -467,7 +467,7 @@ func TestFIFOInPlaceOfTheFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config")
-	writeFiles(t, dir, map[string]string{"config": "one"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "one"})
 	fake := newFakeNotifier()
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) {
 		o.Debounce = time.Millisecond
@@ -483,7 +483,7 @@ func TestFIFOInPlaceOfTheFile(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	os.Remove(path)
-	writeFiles(t, dir, map[string]string{"config": "two"})
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "two"})
 	fake.events <- fsnotify.Event{Name: path, Op: fsnotify.Create}
 	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "two" {
 		t.Fatalf("%+v", r)

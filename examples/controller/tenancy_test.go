@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/tools/record"
 
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced/namespacedtest"
 )
 
@@ -177,11 +178,7 @@ func TestResolveFromDirRefusesDuplicates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for name, content := range tc.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			watchtest.WriteFiles(t, dir, tc.files)
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), []string{"resolve", "--namespace", "team-a", "--from-dir", dir}, &stdout, &stderr)
 			if code == 0 || !strings.Contains(stderr.String(), tc.want) || (tc.name == "a key written twice" && !strings.Contains(stderr.String(), `"backoffLimit" already set`)) {

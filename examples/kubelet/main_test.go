@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 const h = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -27,17 +28,8 @@ func kubeletConfig(t *testing.T, args ...string) (int, string, string) {
 }
 
 func files(t *testing.T, fs map[string]string) string {
-	t.Helper()
 	dir := t.TempDir()
-	for name, content := range fs {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	watchtest.WriteFiles(t, dir, fs)
 	return dir
 }
 

@@ -168,7 +168,7 @@ func TestOnceFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "m")
 			if tc.files != nil {
-				writeAll(t, dir, tc.files)
+				watchtest.WriteFiles(t, dir, tc.files)
 			}
 			out := newLines()
 			if code := run(t.Context(), []string{"--dir", dir, "--plugin", tc.plugin, "--once"}, out, io.Discard); code != 1 {
@@ -184,18 +184,6 @@ func TestOnceFailure(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func writeAll(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -365,7 +353,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestInvalidInitialSet(t *testing.T) {
 	dir := t.TempDir()
-	writeAll(t, dir, map[string]string{"p.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
+	watchtest.WriteFiles(t, dir, map[string]string{"p.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
 	out := newLines()
 	var stderr strings.Builder
 	if code := run(t.Context(), []string{"--dir", dir, "--plugin", admission.ValidatingAdmissionPolicy}, out, &stderr); code != 1 {

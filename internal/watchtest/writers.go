@@ -158,16 +158,7 @@ func (g *GitSync) Write(files map[string]string) error {
 	g.rev++
 	rel := filepath.Join(".worktrees", fmt.Sprintf("%040x", g.rev))
 	wt := filepath.Join(g.Root, rel)
-	for name, content := range files {
-		p := filepath.Join(wt, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(wt, 0o755); err != nil {
+	if err := WriteTree(wt, files); err != nil {
 		return err
 	}
 	tmp := filepath.Join(g.Root, "tmp-link")
@@ -185,6 +176,32 @@ func (g *GitSync) Write(files map[string]string) error {
 	}
 	g.prev = wt
 	return nil
+}
+
+// WriteTree writes files into dir, name → content, creating dir and the
+// directories a name (which may contain slashes) needs.
+func WriteTree(dir string, files map[string]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFiles is WriteTree failing t on an error.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	if err := WriteTree(dir, files); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Buffer is an output a command under test writes to from its goroutines

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -21,6 +19,7 @@ import (
 	kubeletapi "k8s.io/kubernetes/pkg/kubelet/apis/config"
 
 	"github.com/stratacfg/strata/examples/kubelet/kubeletconfig"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -235,17 +234,8 @@ type dirCase struct {
 }
 
 func write(t testing.TB, files map[string]string) string {
-	t.Helper()
 	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	watchtest.WriteFiles(t, dir, files)
 	return dir
 }
 
