@@ -79,13 +79,7 @@ func TestFakeClientsets(t *testing.T) {
 				defer r.Stop()
 				notified := make(chan string, 8)
 				r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*jobDefaults]) { notified <- ns })
-				timeout := func() int64 {
-					s, err := r.ForNamespace(ctx, "team")
-					if err != nil {
-						t.Fatal(err)
-					}
-					return *s.Object.DefaultTimeoutSeconds
-				}
+				timeout := func() int64 { return timeoutOf(t, r, "team") }
 				if got := timeout(); got != 5 {
 					t.Fatalf("timeout %d, want the override's 5", got)
 				}
@@ -152,13 +146,7 @@ func TestSharedWatchExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Stop()
-	timeout := func() int64 {
-		s, err := r.ForNamespace(ctx, "team")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return *s.Object.DefaultTimeoutSeconds
-	}
+	timeout := func() int64 { return timeoutOf(t, r, "team") }
 	if got := timeout(); got != 5 {
 		t.Fatalf("timeout %d", got)
 	}
