@@ -232,7 +232,7 @@ func (p DropInPolicy) Files(dir string, fsys Files) (paths []string, skipped []s
 	if p.Recursive {
 		return p.walk(dir)
 	}
-	entries, sk, err := files.List(dir, func(name string) bool {
+	names, sk, err := files.List(dir, func(name string) bool {
 		if why := p.why(name); why != "" {
 			skipped = append(skipped, filepath.Join(dir, name)+": "+why)
 			return false
@@ -242,8 +242,8 @@ func (p DropInPolicy) Files(dir string, fsys Files) (paths []string, skipped []s
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
 	}
-	for _, e := range entries {
-		paths = append(paths, filepath.Join(dir, e.Name))
+	for _, name := range names {
+		paths = append(paths, filepath.Join(dir, name))
 	}
 	for _, s := range sk {
 		skipped = append(skipped, filepath.Join(dir, s.Name)+": "+s.Reason)

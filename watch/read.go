@@ -239,12 +239,12 @@ func readDir(dir, display string, match func(string) bool, maxBytes int, pause f
 		skipped = append(skipped, Skip{Name: s.Name, Reason: s.Reason, Link: s.Link})
 	}
 	out := make([]Entry, 0, len(list))
-	for _, e := range list {
-		data, err := files.Read(filepath.Join(dir, e.Name), maxBytes)
+	for _, name := range list {
+		data, err := files.Read(filepath.Join(dir, name), maxBytes)
 		if err != nil {
 			return nil, nil, files.Rename(err, dir, display)
 		}
-		out = append(out, Entry{Name: e.Name, Data: data})
+		out = append(out, Entry{Name: name, Data: data})
 		if pause != nil {
 			pause()
 		}

@@ -61,23 +61,9 @@ func Read(path string, limit int) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
-	size := 512
-	if st.Size() < int64(limit) {
-		size = int(st.Size()) + 1
-	}
-	data := make([]byte, 0, size)
-	for len(data) <= limit {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, &Error{Path: path, Problem: "cannot be read: " + err.Error(), Err: err}
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, &Error{Path: path, Problem: "cannot be read: " + err.Error(), Err: err}
 	}
 	if len(data) > limit {
 		return nil, &Error{Path: path, Problem: fmt.Sprintf("is over the limit of %d bytes", limit), Err: ErrTooLarge}
@@ -113,12 +99,6 @@ func Rename(err error, dir, display string) error {
 	return &c
 }
 
-// Entry is a regular file a directory listing kept.
-type Entry struct {
-	// Name is the entry's name in the directory.
-	Name string
-}
-
 // Skipped is an entry a listing left out although its name matched, and
 // why. Link says it is a symbolic link (to a directory).
 type Skipped struct {
@@ -127,19 +107,19 @@ type Skipped struct {
 	Link   bool
 }
 
-// List lists the entries of dir whose names match (all when match is
-// nil), sorted by name. An entry whose name does not match is not looked
+// List returns the names of the regular files of dir whose names match
+// (all when match is nil), sorted. An entry whose name does not match is not looked
 // at. A matching entry that is a directory is skipped and reported; one
 // that is (or links to) a FIFO, a device or a socket, or a link to
 // nothing, is an error naming it, since its name says it is
 // configuration. When dir itself has gone (a mount's generation removed
 // while it was listed), the error wraps fs.ErrNotExist.
-func List(dir string, match func(name string) bool) ([]Entry, []Skipped, error) {
+func List(dir string, match func(name string) bool) ([]string, []Skipped, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []Entry
+	var out []string
 	var skipped []Skipped
 	for _, de := range des {
 		name := de.Name()
@@ -167,10 +147,10 @@ func List(dir string, match func(name string) bool) ([]Entry, []Skipped, error) 
 		case !mode.IsRegular():
 			return nil, nil, notRegular(p, mode)
 		default:
-			out = append(out, Entry{Name: name})
+			out = append(out, name)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Strings(out)
 	return out, skipped, nil
 }
 

@@ -90,15 +90,11 @@ func TestList(t *testing.T) {
 	yaml := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
 	// Only names that match are looked at: the pipe, the dangling link and
 	// the notes beside the configuration do not matter.
-	entries, skipped, err := List(d, func(name string) bool {
+	names, skipped, err := List(d, func(name string) bool {
 		return name == "a.yaml" || name == "link.yaml" || name == "sub.yaml" || name == "big.yaml"
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name)
 	}
 	if strings.Join(names, ",") != "a.yaml,big.yaml,link.yaml" || len(skipped) != 1 || skipped[0].Name != "sub.yaml" || skipped[0].Reason != "a directory" {
 		t.Errorf("entries %v, skipped %v", names, skipped)
