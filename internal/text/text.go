@@ -18,21 +18,24 @@ const MaxListed = 20
 // MaxQuoted is how many bytes of a value a message quotes.
 const MaxQuoted = 128
 
-// Cut returns s cut to at most max bytes on a rune boundary, saying how
+// Cut returns s cut to at most limit bytes on a rune boundary, saying how
 // many bytes were cut.
-func Cut(s string, max int) string {
-	if len(s) <= max {
+func Cut(s string, limit int) string {
+	if len(s) <= limit {
 		return s
 	}
 	suffix := fmt.Sprintf("… (%d more bytes)", len(s)) // at least as long as the final one
-	cut := max - len(suffix)
-	if cut < 0 {
-		cut = 0
+	kept := prefix(s, max(limit-len(suffix), 0))
+	return fmt.Sprintf("%s… (%d more bytes)", kept, len(s)-len(kept))
+}
+
+// prefix returns the longest prefix of s of at most n bytes (n < len(s))
+// that ends on a rune boundary.
+func prefix(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+	return s[:n]
 }
 
 // Quote quotes value as strconv.Quote does, at most MaxQuoted bytes of
@@ -41,11 +44,7 @@ func Quote(value string) string {
 	if len(value) <= MaxQuoted {
 		return strconv.Quote(value)
 	}
-	cut := MaxQuoted
-	for cut > 0 && !utf8.RuneStart(value[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(value[:cut]), len(value))
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(prefix(value, MaxQuoted)), len(value))
 }
 
 // MaxMessage is how many bytes of one listed problem a message keeps.
