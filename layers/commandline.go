@@ -24,6 +24,18 @@ type ConfigFlags struct {
 	DecodeMode     string
 }
 
+// paths returns the files and directory the flags name, in the order
+// they apply.
+func (f ConfigFlags) paths() []string {
+	var out []string
+	for _, p := range []string{f.ConfigFile, f.ConfigDir, f.InstanceConfig} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // CommandLine is a component's command line: an isolated flag set that
 // holds only the component's own flags (nothing a third-party package
 // registered on a global flag set appears or parses), in named sections.

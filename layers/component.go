@@ -8,16 +8,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/watch"
 )
 
 // Component describes how a component loads its configuration:
@@ -110,21 +113,72 @@ func (c *Component[T]) Load(ctx context.Context, args []string) (*Loaded[T], *Co
 // Nothing is applied on error: the error says which file or flag, which
 // field and what is wrong.
 func (c *Component[T]) LoadFrom(ctx context.Context, cl *CommandLine) (*Loaded[T], error) {
-	return c.load(ctx, cl, nil, nil)
-}
-
-// LoadFiles is LoadFrom reading the configuration files from files, for
-// example a watcher's consistent snapshot, instead of the operating system.
-func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files Files) (*Loaded[T], error) {
+	files, err := c.Read(cl)
+	if err != nil {
+		return nil, err
+	}
 	return c.load(ctx, cl, files, nil)
 }
 
-// Reload loads the configuration again, from files (nil means the operating
-// system), while running is in effect. Keys marked restart-only whose
-// effective values changed keep their running values: they are listed in
-// RestartRequired, and provenance credits them to KindRunning, shadowing
-// the layer that set the new value. Nothing is applied on error.
-func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files Files, running *Loaded[T]) (*Loaded[T], error) {
+// Read reads every file the command line names (--config, --config-dir,
+// --instance-config) as one snapshot, the way Watch reads them: a
+// ConfigMap mount's ..data or a git-sync link resolved once for all of
+// them, so that --config and --config-dir in one volume are never read
+// from two updates; only drop-ins read from --config-dir (its
+// subdirectories too when DropIns.Recursive); every file bounded by the
+// kind's MaxBytes; gzip'd files decompressed.
+func (c *Component[T]) Read(cl *CommandLine) (*watch.Contents, error) {
+	if c.Kind == nil {
+		return nil, errors.New("layers: component " + c.Name + " has no Kind")
+	}
+	paths := cl.Config.paths()
+	if len(paths) == 0 {
+		return &watch.Contents{}, nil
+	}
+	files, err := watch.ReadContents(paths, c.readOptions(cl))
+	if err != nil {
+		return nil, readError(failedPath(paths, err), c.Kind.MaxBytes(), err)
+	}
+	return files, nil
+}
+
+// readOptions are how Read and Watch read the files cl names.
+func (c *Component[T]) readOptions(cl *CommandLine) watch.ReadOptions {
+	o := watch.ReadOptions{MaxBytes: c.Kind.MaxBytes()}
+	for _, f := range []string{cl.Config.ConfigFile, cl.Config.InstanceConfig} {
+		if f != "" {
+			o.FileTargets = append(o.FileTargets, f)
+		}
+	}
+	return c.DropIns.read(o)
+}
+
+// failedPath returns the path of paths that err is about, or the first.
+func failedPath(paths []string, err error) string {
+	var fe *files.Error
+	if errors.As(err, &fe) {
+		for _, p := range paths {
+			if fe.Path == p || strings.HasPrefix(fe.Path, p+string(filepath.Separator)) {
+				return fe.Path
+			}
+		}
+	}
+	return paths[0]
+}
+
+// LoadFiles is LoadFrom building the configuration from files, a snapshot
+// Read took or a watcher read, instead of reading them.
+func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files *watch.Contents) (*Loaded[T], error) {
+	return c.load(ctx, cl, files, nil)
+}
+
+// Reload loads the configuration again, from files (a snapshot Read took
+// or a watcher read), while running is in effect. Keys marked
+// restart-only whose effective values changed keep their running values:
+// they are listed in RestartRequired, and provenance credits them to
+// KindRunning, shadowing the layer that set the new value. Nothing is
+// applied on error.
+func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files *watch.Contents, running *Loaded[T]) (*Loaded[T], error) {
 	next, err := c.load(ctx, cl, files, nil)
 	if err != nil || running == nil {
 		return next, err
@@ -166,7 +220,7 @@ func restartPins(fields *validation.Fields, running, next map[string]string) map
 	return pin
 }
 
-func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, pin map[string]string) (*Loaded[T], error) {
+func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watch.Contents, pin map[string]string) (*Loaded[T], error) {
 	if c.Kind == nil {
 		return nil, errors.New("layers: component " + c.Name + " has no Kind")
 	}
@@ -179,11 +233,28 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 	}
 	t := typed.For(c.Kind.MergeFields().Type())
 	out := &Loaded[T]{}
+	if contents == nil {
+		if contents, err = c.Read(cl); err != nil {
+			return nil, err
+		}
+	}
 
 	// (1)
 	var files []*File
 	newFile := func(path, kind string, mode scheme.Mode) *File {
-		return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: reader}
+		return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: contents}
+	}
+	target := func(flag, path string, dir bool) (*watch.Generation, error) {
+		g, ok := contents.Target(path)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--%s %s: not in the files read", flag, path)
+		case g.Dir && !dir:
+			return nil, fmt.Errorf("--%s %s: is a directory, not a file", flag, path)
+		case !g.Dir && dir:
+			return nil, fmt.Errorf("--%s %s: is a file, not a directory of drop-ins", flag, path)
+		}
+		return g, nil
 	}
 	fileMode, dropInMode := mode, mode
 	if c.FileMode != nil {
@@ -192,14 +263,18 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 	if c.DropIns.Mode != nil {
 		dropInMode = *c.DropIns.Mode
 	}
-	if cl.Config.ConfigFile != "" {
-		files = append(files, newFile(cl.Config.ConfigFile, KindFile, fileMode))
+	if p := cl.Config.ConfigFile; p != "" {
+		if _, err := target("config", p, false); err != nil {
+			return nil, err
+		}
+		files = append(files, newFile(p, KindFile, fileMode))
 	}
-	if cl.Config.ConfigDir != "" {
-		paths, skipped, err := c.DropIns.Files(cl.Config.ConfigDir, reader)
+	if dir := cl.Config.ConfigDir; dir != "" {
+		g, err := target("config-dir", dir, true)
 		if err != nil {
 			return nil, err
 		}
+		paths, skipped := dropIns(g)
 		out.Skipped = skipped
 		for _, p := range paths {
 			f := newFile(p, KindDropIn, dropInMode)
@@ -207,8 +282,11 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, reader Files, 
 			files = append(files, f)
 		}
 	}
-	if cl.Config.InstanceConfig != "" {
-		files = append(files, newFile(cl.Config.InstanceConfig, KindInstanceConfig, fileMode))
+	if p := cl.Config.InstanceConfig; p != "" {
+		if _, err := target("instance-config", p, false); err != nil {
+			return nil, err
+		}
+		files = append(files, newFile(p, KindInstanceConfig, fileMode))
 	}
 	var fileLayers []*merge.Layer
 	for _, f := range files {

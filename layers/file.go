@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,6 +19,7 @@ import (
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/watch"
 )
 
 // File is a configuration file read as one layer, expressed in the keys of
@@ -39,19 +40,18 @@ type File struct {
 	InheritTypeMeta bool
 	// AllowExperimental lets a file use an experimental version.
 	AllowExperimental bool
-	// Files reads the file; nil means the operating system.
+	// Files reads the file; nil means reading it on its own with
+	// watch.Read (a link resolved once, bounded, gzip decompressed).
 	Files Files
 }
 
-// Files reads configuration files. A watcher passes the snapshot it took
-// (watch.Contents), so that a configuration is built from one generation of
-// a mounted ConfigMap, never from files of two updates.
+// Files reads configuration files. A component passes the snapshot it took
+// of all its files (*watch.Contents), so that a configuration is built
+// from one generation of a mounted ConfigMap, never from files of two
+// updates.
 type Files interface {
 	// ReadFile returns the content of a file.
 	ReadFile(path string) ([]byte, error)
-	// ReadDir returns the names of the regular files directly inside
-	// dir, sorted.
-	ReadDir(dir string) ([]string, error)
 }
 
 // Decode reads, decodes and flattens the file, and returns its decoding
@@ -59,7 +59,7 @@ type Files interface {
 // that every error names this file and the field. The layer's Source
 // carries the path and a content hash. It is safe to call concurrently.
 func (f *File) Decode() (*merge.Layer, []string, error) {
-	data, err := f.read()
+	data, compressed, err := f.read()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,36 +98,46 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return &merge.Layer{
-		Source: merge.Source{Kind: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:])},
+		Source: merge.Source{Kind: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
 		Values: values,
 	}, warnings, nil
 }
 
-func (f *File) read() ([]byte, error) {
+// read returns the file's content, decompressed, and whether it was
+// compressed.
+func (f *File) read() ([]byte, bool, error) {
 	limit := f.Kind.MaxBytes()
-	if f.Files == nil {
-		data, err := files.Read(f.Path, limit)
-		if errors.Is(err, files.ErrTooLarge) {
-			return nil, tooLarge(f.Path, limit)
-		}
+	fsys := f.Files
+	if fsys == nil {
+		c, err := watch.ReadContents([]string{f.Path}, watch.ReadOptions{MaxBytes: limit})
 		if err != nil {
-			return nil, fmt.Errorf("reading configuration: %w", err)
+			return nil, false, readError(f.Path, limit, err)
 		}
-		return data, nil
+		fsys = c
 	}
-	data, err := f.Files.ReadFile(f.Path)
+	data, err := fsys.ReadFile(f.Path)
 	if err != nil {
-		return nil, fmt.Errorf("reading configuration: %w", err)
+		return nil, false, fmt.Errorf("reading configuration: %w", err)
 	}
 	if len(data) > limit {
-		return nil, tooLarge(f.Path, limit)
+		return nil, false, readError(f.Path, limit, &files.Error{Path: f.Path, Problem: fmt.Sprintf("is over the limit of %d bytes", limit), Err: files.ErrTooLarge})
 	}
-	return data, nil
+	compressed := false
+	if c, ok := fsys.(interface{ Compressed(string) bool }); ok {
+		compressed = c.Compressed(f.Path)
+	}
+	return data, compressed, nil
 }
 
-func tooLarge(path string, limit int) error {
-	return &scheme.Error{Source: path, Kind: scheme.ErrTooLarge,
-		Details: []string{fmt.Sprintf("the file is over the limit of %d bytes", limit)}}
+// readError is the error of reading path: a size limit is a decoding
+// error of the file (scheme.ErrTooLarge) saying which limit, anything
+// else a read error.
+func readError(path string, limit int, err error) error {
+	var fe *files.Error
+	if errors.Is(err, files.ErrTooLarge) && errors.As(err, &fe) {
+		return &scheme.Error{Source: path, Kind: scheme.ErrTooLarge, Details: []string{"the file " + fe.Problem}}
+	}
+	return fmt.Errorf("reading configuration: %w", err)
 }
 
 // addTypeMeta gives a document that names neither apiVersion nor kind the
@@ -164,16 +174,17 @@ func DefaultDropInExtensions() []string { return []string{".conf", ".json", ".ya
 // mount's ..data and timestamped directories among them), each decoded
 // per --decode-mode, one that names neither apiVersion nor kind taking
 // the main file's, relative paths resolved against the drop-in's own
-// directory.
+// directory. The directory is read as every target of a component is
+// (watch.ReadContents): a mount's ..data or a git-sync link resolved once,
+// in the same generation as --config, bounded, gzip'd files decompressed.
 type DropInPolicy struct {
 	// Extensions a drop-in's name ends with, compared exactly;
 	// DefaultDropInExtensions when empty. kubelet reads ".conf" only.
 	Extensions []string
 	// Recursive reads the subdirectories too, as filepath.WalkDir walks
 	// them: depth first, each directory's entries in byte order of their
-	// names, a symbolic link never followed as a directory, and a
-	// directory argument that is itself a symbolic link not walked at
-	// all (kubelet's walk).
+	// names, a symbolic link never followed as a directory (it is
+	// skipped), at most watch.DefaultMaxDepth levels deep.
 	Recursive bool
 	// Hidden reads names starting with "." too (kubelet does).
 	Hidden bool
@@ -191,8 +202,9 @@ func (p DropInPolicy) extensions() []string {
 	return DefaultDropInExtensions()
 }
 
-// why returns why name is not a drop-in's, or "" when it is.
-func (p DropInPolicy) why(name string) string {
+// Why returns why a file named name is not a drop-in ("no extension;
+// drop-ins end in .conf"), or "" when it is one.
+func (p DropInPolicy) Why(name string) string {
 	if !p.Hidden && strings.HasPrefix(name, ".") {
 		return "hidden"
 	}
@@ -206,76 +218,30 @@ func (p DropInPolicy) why(name string) string {
 	return ""
 }
 
-// Files lists the drop-ins of dir in the order they apply, and the
-// entries it left out, each with why ("config.d/README: no extension;
-// drop-ins end in .conf"). A name that is not a drop-in's is never opened,
-// so a README or a dangling link beside the drop-ins never fails a load;
-// a drop-in's name on a FIFO, a device or a link to nothing is an error.
-// A missing directory is an error. fsys nil means the operating system;
-// otherwise only its direct children are read.
-func (p DropInPolicy) Files(dir string, fsys Files) (paths []string, skipped []string, err error) {
-	if fsys != nil {
-		names, err := fsys.ReadDir(dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
+// read returns how a drop-in directory is read: the names Why takes, its
+// subdirectories when Recursive (hidden ones only when Hidden).
+func (p DropInPolicy) read(o watch.ReadOptions) watch.ReadOptions {
+	o.Select = func(rel string) string { return p.Why(path.Base(rel)) }
+	o.Tree = p.Recursive
+	o.SelectDir = func(rel string) string {
+		if !p.Hidden && strings.HasPrefix(path.Base(rel), ".") {
+			return "hidden"
 		}
-		for _, name := range names {
-			if why := p.why(name); why != "" {
-				skipped = append(skipped, filepath.Join(dir, name)+": "+why)
-			} else {
-				paths = append(paths, filepath.Join(dir, name))
-			}
-		}
-		sort.Strings(paths)
-		return paths, skipped, nil
+		return ""
 	}
-	if p.Recursive {
-		return p.walk(dir)
-	}
-	names, sk, err := files.List(dir, func(name string) bool {
-		if why := p.why(name); why != "" {
-			skipped = append(skipped, filepath.Join(dir, name)+": "+why)
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
-	}
-	for _, name := range names {
-		paths = append(paths, filepath.Join(dir, name))
-	}
-	for _, s := range sk {
-		skipped = append(skipped, filepath.Join(dir, s.Name)+": "+s.Reason)
-	}
-	sort.Strings(skipped)
-	return paths, skipped, nil
+	return o
 }
 
-// walk lists the drop-ins of dir and its subdirectories as
-// filepath.WalkDir walks them. A drop-in is opened later by the one rule
-// for files (files.Read): regular files only, without blocking.
-func (p DropInPolicy) walk(dir string) (paths []string, skipped []string, err error) {
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != dir && !p.Hidden && strings.HasPrefix(d.Name(), ".") {
-				skipped = append(skipped, path+": hidden")
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if why := p.why(d.Name()); why != "" {
-			skipped = append(skipped, path+": "+why)
-			return nil
-		}
-		paths = append(paths, path)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
+// dropIns returns the drop-ins of the directory target g in the order
+// they apply, and the entries left out, each with why
+// ("config.d/README: no extension; drop-ins end in .conf").
+func dropIns(g *watch.Generation) (paths, skipped []string) {
+	for _, f := range g.Files {
+		paths = append(paths, filepath.Join(g.Path, filepath.FromSlash(f.Name)))
 	}
-	return paths, skipped, nil
+	for _, s := range g.Skipped {
+		skipped = append(skipped, filepath.Join(g.Path, filepath.FromSlash(s.Name))+": "+s.Reason)
+	}
+	sort.Strings(skipped)
+	return paths, skipped
 }

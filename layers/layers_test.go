@@ -19,6 +19,7 @@ import (
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/watch"
 )
 
 func component(t testing.TB) *layers.Component[*config.ComponentConfiguration] {
@@ -176,17 +177,10 @@ featureGates: {AlphaThing: true}
 	// {"source":"file DIR/config.yaml","shadowed":[]}
 }
 
-// mapFiles is a Files over literals.
-type mapFiles map[string]string
-
-func (m mapFiles) ReadFile(p string) ([]byte, error) {
-	if s, ok := m[p]; ok {
-		return []byte(s), nil
-	}
-	return nil, os.ErrNotExist
+// fileSnapshot is the snapshot of one file target holding content.
+func fileSnapshot(path, content string) *watch.Contents {
+	return &watch.Contents{Generations: []*watch.Generation{{Path: path, Files: []watch.Entry{{Name: filepath.Base(path), Data: []byte(content)}}}}}
 }
-
-func (m mapFiles) ReadDir(string) ([]string, error) { return nil, nil }
 
 func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 	c := component(t)
@@ -198,11 +192,11 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"
-	running, err := c.LoadFiles(context.Background(), cl, mapFiles{"/etc/c.yaml": head + "enableProfiling: true\n"})
+	running, err := c.LoadFiles(context.Background(), cl, fileSnapshot("/etc/c.yaml", head+"enableProfiling: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := c.Reload(context.Background(), cl, mapFiles{"/etc/c.yaml": head + "enableProfiling: false\nsyncFrequency: 5m\nport: 9000\n"}, running)
+	next, err := c.Reload(context.Background(), cl, fileSnapshot("/etc/c.yaml", head+"enableProfiling: false\nsyncFrequency: 5m\nport: 9000\n"), running)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +212,7 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 		t.Fatalf("provenance of /syncFrequency: %+v", p)
 	}
 	// Once nothing restart-only differs, nothing is pinned.
-	same, err := c.Reload(context.Background(), cl, mapFiles{"/etc/c.yaml": head + "enableProfiling: true\n"}, running)
+	same, err := c.Reload(context.Background(), cl, fileSnapshot("/etc/c.yaml", head+"enableProfiling: true\n"), running)
 	if err != nil || len(same.RestartRequired) != 0 {
 		t.Fatalf("reload to the running values: %v, %v", same.RestartRequired, err)
 	}

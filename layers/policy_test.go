@@ -15,6 +15,7 @@ import (
 	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -199,4 +200,80 @@ func TestBindFields(t *testing.T) {
 			t.Errorf("%s from %s, want flag %s", key, src, flag)
 		}
 	}
+}
+
+// TestWatchReadsAsLoadReads loads the same files with Load and with Watch
+// under a recursive drop-in policy, on a plain tree and on the same tree
+// published by a git-sync-style link, and requires the same configuration,
+// provenance and skipped entries: the watcher reads what Load reads, the
+// subdirectories included (a watcher that read only direct children gave
+// port 8443 where Load gave 7000).
+func TestWatchReadsAsLoadReads(t *testing.T) {
+	tree := map[string]string{
+		"c.yaml":                 head + "enableProfiling: true\n",
+		"conf.d/10.conf":         head + "port: 6000\n",
+		"conf.d/team/20.conf":    head + "port: 7000\n",
+		"conf.d/.hidden/30.conf": head + "port: 9999\n", // a hidden directory: not read
+		"conf.d/team/README":     "not a drop-in",
+	}
+	for _, tc := range []struct {
+		name string
+		root func(t *testing.T) string
+	}{
+		{"plain", func(t *testing.T) string {
+			dir := t.TempDir()
+			watchtest.WriteFiles(t, dir, tree)
+			return dir
+		}},
+		{"git-sync", func(t *testing.T) string {
+			g := watchtest.NewGitSync(t.TempDir(), "link")
+			if err := g.Write(tree); err != nil {
+				t.Fatal(err)
+			}
+			return g.Path()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tc.root(t)
+			c := component(t)
+			c.DropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true}
+			args := []string{"--config", filepath.Join(root, "c.yaml"), "--config-dir", filepath.Join(root, "conf.d")}
+			loaded, cl, err := c.Load(context.Background(), args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			watched := w.Current()
+			if loaded.Object.Port != 7000 || watched.Object.Port != 7000 {
+				t.Errorf("port: Load %d, Watch %d; want 7000 from team/20.conf", loaded.Object.Port, watched.Object.Port)
+			}
+			if a, b := explainJSON(t, loaded.Provenance), explainJSON(t, watched.Provenance); a != b {
+				t.Errorf("provenance differs:\nLoad  %s\nWatch %s", a, b)
+			}
+			if a, b := strings.Join(loaded.Skipped, "|"), strings.Join(watched.Skipped, "|"); a != b || !strings.Contains(a, "conf.d/.hidden: hidden") || !strings.Contains(a, "conf.d/team/README: no extension") {
+				t.Errorf("skipped: Load %q, Watch %q", a, b)
+			}
+			cancel()
+			<-w.Done()
+		})
+	}
+}
+
+// explainJSON is every key of r with its provenance, as JSON.
+func explainJSON(t *testing.T, r *merge.Result) string {
+	t.Helper()
+	all := map[string]merge.Provenance{}
+	for _, k := range r.Keys() {
+		all[k], _ = r.Explain(k)
+	}
+	out, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

@@ -37,12 +37,7 @@ type WatchOptions[T runtime.Object] struct {
 // running until ctx is done; read the configuration with Current. An
 // invalid first load is an error: refuse to start.
 func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOptions[T]) (*watch.Watcher[*Loaded[T]], error) {
-	var paths []string
-	for _, p := range []string{cl.Config.ConfigFile, cl.Config.ConfigDir, cl.Config.InstanceConfig} {
-		if p != "" {
-			paths = append(paths, p)
-		}
-	}
+	paths := cl.Config.paths()
 	if len(paths) == 0 {
 		return nil, errors.New("nothing to watch: no --config, --config-dir or --instance-config")
 	}
@@ -50,9 +45,8 @@ func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOption
 	var w *watch.Watcher[*Loaded[T]]
 	w, err := watch.New(watch.Options[*Loaded[T]]{
 		Paths: paths,
-		// Only drop-ins are read from --config-dir, each bounded as a
-		// load bounds it.
-		Read:         watch.ReadOptions{Match: func(name string) bool { return c.DropIns.why(name) == "" }, MaxBytes: c.Kind.MaxBytes()},
+		// Read as Load reads them.
+		Read:         c.readOptions(cl),
 		PollInterval: o.PollInterval,
 		Metrics:      o.Metrics,
 		// Built from the generation the watcher read, never from the

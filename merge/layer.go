@@ -32,15 +32,23 @@ type Source struct {
 	// Version is the version of the content when the source has one:
 	// a resourceVersion or a content hash.
 	Version string
+	// Compressed says the content was stored gzip'd and was
+	// decompressed to be read.
+	Compressed bool
 }
 
 // String returns the kind and the name, "file /etc/x.yaml", "flag --port",
-// or the kind alone when there is no name.
+// or the kind alone when there is no name; " (gzip)" follows a compressed
+// source.
 func (s Source) String() string {
-	if s.Name == "" {
-		return s.Kind
+	out := s.Kind
+	if s.Name != "" {
+		out += " " + s.Name
 	}
-	return s.Kind + " " + s.Name
+	if s.Compressed {
+		out += " (gzip)"
+	}
+	return out
 }
 
 // Layer is one source's configuration as raw keys.

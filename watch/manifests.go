@@ -301,13 +301,21 @@ func isManifest(name string) bool {
 	return false
 }
 
+// selectManifest takes the names isManifest takes, dot-files included.
+func selectManifest(name string) string {
+	if isManifest(name) {
+		return ""
+	}
+	return "not a manifest: manifests end in " + strings.Join(ManifestExtensions, ", ")
+}
+
 // Manifests returns watcher options that keep dir's manifest set live: the
 // caller adds OnReload, Metrics and intervals, then calls New and Start.
 // An empty directory is an empty set; a missing one is an error.
 func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
 	return Options[*ManifestSet]{
 		Paths: []string{dir},
-		Read:  ReadOptions{Match: isManifest},
+		Read:  ReadOptions{Select: selectManifest},
 		Load: func(_ context.Context, c *Contents) (*ManifestSet, error) {
 			return LoadManifests(c.Generations[0], opts)
 		},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,16 +26,28 @@ import (
 // through it.
 const DataLink = "..data"
 
-// DefaultMaxBytes is the size limit of one file in a snapshot.
-const DefaultMaxBytes = 4 << 20
+// Limits of one read, where ReadOptions leave them at zero. They bound
+// what a hostile or careless writer of a mount can make a reader hold.
+const (
+	// DefaultMaxBytes bounds one file, once decompressed.
+	DefaultMaxBytes = 4 << 20
+	// DefaultMaxFiles bounds the files one target holds.
+	DefaultMaxFiles = 20_000
+	// DefaultMaxTotalBytes bounds the bytes of one target's files, once
+	// decompressed.
+	DefaultMaxTotalBytes = 256 << 20
+	// DefaultMaxDepth bounds how deep a tree is read: a file directly in
+	// the target is at depth 1.
+	DefaultMaxDepth = 16
+)
 
 // DefaultReadAttempts is how many times a read starts over when the
 // writer replaced or removed what it was reading.
 const DefaultReadAttempts = 10
 
-// ErrInconsistent is returned when every attempt to read a target saw it
-// change underneath: the writer kept replacing it. The caller keeps its
-// previous snapshot and tries again on the next event or poll.
+// ErrInconsistent is returned when every attempt to read the targets saw
+// one of them change underneath: the writer kept replacing it. The caller
+// keeps its previous snapshot and tries again on the next event or poll.
 var ErrInconsistent = errors.New("the content kept changing while it was read")
 
 // missingError marks a target that does not exist, as opposed to a
@@ -44,15 +57,27 @@ type missingError struct{ err error }
 func (m missingError) Error() string { return m.err.Error() }
 func (m missingError) Unwrap() error { return m.err }
 
-// ErrTooLarge is wrapped by the error for a file over the size limit.
+// movedError says a target's anchor moved between the start and the end of
+// a read: the read starts over.
+type movedError struct{ path string }
+
+func (m movedError) Error() string { return m.path + " was replaced while it was read" }
+
+// ErrTooLarge is wrapped by the error for content over a limit: a file's
+// size, a target's file count, total size or depth.
 var ErrTooLarge = files.ErrTooLarge
 
 // Entry is one file of a generation.
 type Entry struct {
-	// Name is the file's name: relative to the directory for a
-	// directory target, the base name for a file target.
+	// Name is the file's path relative to a directory target,
+	// slash-separated (a direct child's name), or a file target's base
+	// name.
 	Name string
+	// Data is the file's content, decompressed when it was gzip'd.
 	Data []byte
+	// Compressed says the file was gzip'd and Data is what it holds
+	// decompressed.
+	Compressed bool
 }
 
 // Generation is the content of one target, read from a single generation:
@@ -67,136 +92,329 @@ type Generation struct {
 	// Path, or Path itself. Empty for a missing target read with
 	// AllowMissing.
 	Resolved string
-	// Files holds the regular files of a directory target (direct
-	// children whose names ReadOptions.Match chose), sorted by name, or
-	// the one file of a file target.
+	// Files holds the files of a directory target that
+	// ReadOptions.Select took, in the order filepath.WalkDir visits them
+	// (each directory's entries in byte order of names, a directory's
+	// files where its name falls), or the one file of a file target.
 	Files []Entry
-	// Skipped are the entries of a directory target that Match chose but
-	// that are directories, or links to them, and so were not read.
+	// Skipped are the entries of a directory target that were left out,
+	// each with why.
 	Skipped []Skip
-	// Hash is "sha256:" and the hex digest of the file names and
-	// contents.
+	// Hash is "sha256:" and the hex digest of the file names and their
+	// contents as stored (compressed where they were).
 	Hash string
 }
 
 // Skip is a directory entry a read passed over, and why; Link says it is
-// a symbolic link to a directory.
+// a symbolic link to a directory. Name is relative to the target, as an
+// Entry's.
 type Skip struct {
 	Name   string
 	Reason string
 	Link   bool
 }
 
-// ReadOptions tune Read.
+// ReadOptions tune Read and ReadContents. Every limit applies to each
+// target on its own, after decompression.
 type ReadOptions struct {
 	// Attempts bounds how many times a read starts over; zero means
 	// DefaultReadAttempts.
 	Attempts int
 	// MaxBytes bounds each file; zero means DefaultMaxBytes.
 	MaxBytes int
+	// MaxFiles bounds the files of a directory target; zero means
+	// DefaultMaxFiles.
+	MaxFiles int
+	// MaxTotalBytes bounds the bytes of a directory target's files;
+	// zero means DefaultMaxTotalBytes.
+	MaxTotalBytes int64
 	// AllowMissing makes a target that does not exist read as an empty
 	// snapshot instead of an error.
 	AllowMissing bool
-	// Match chooses the names of a directory target's files; nil means
-	// every name not starting with ".". An entry whose name does not
-	// match is never looked at, so a dangling link or a FIFO beside the
-	// configuration fails nothing; one whose name matches must be a
-	// regular file (a subdirectory is left out).
-	Match func(name string) bool
+	// FileTargets are the targets that must be files (a --config): one
+	// that is a directory fails the read, naming it, as any target that
+	// is not a regular file does.
+	FileTargets []string
+	// Select says why an entry of a directory target that is not a
+	// directory is left out, or "" to read it. It is called with the
+	// entry's path relative to the target, slash-separated. An entry it
+	// leaves out is never looked at, so a dangling link or a FIFO beside
+	// the configuration fails nothing; one it takes must be a regular
+	// file or a link to one (a link to a directory is skipped). Nil
+	// takes every name not starting with ".".
+	Select func(rel string) string
+	// Tree reads a directory target's subdirectories too, depth first
+	// as filepath.WalkDir walks. A symbolic link is never followed as a
+	// directory.
+	Tree bool
+	// SelectDir, in a tree, says why a subdirectory is not read, or ""
+	// to read it; it is called with the directory's path relative to
+	// the target. Nil reads every directory whose name does not start
+	// with "." (a checkout's .git among them).
+	SelectDir func(rel string) string
+	// MaxDepth bounds how deep a tree is read: a file directly in the
+	// target is at depth 1. Zero means DefaultMaxDepth.
+	MaxDepth int
+	// KeepGzip leaves gzip'd files as they are. By default a file that
+	// starts with gzip's magic bytes (1F 8B) is decompressed, as prow
+	// and ci-tools read the ConfigMaps prow's updateconfig compresses.
+	KeepGzip bool
 
 	// pause, when set, runs after each file is read: tests make a slow
 	// reader with it.
 	pause func()
 }
 
-// Read reads path, a file or a directory, as one consistent generation:
-//
-//  1. Resolve the target: for a directory holding ..data, the directory
-//     ..data names; otherwise path with every symbolic link followed (a
-//     git-sync checkout behind a root link, a ConfigMap key's link).
-//  2. Read the files inside the resolved directory, never through the
-//     top-level links, which a writer may swap between two reads.
-//  3. Resolve again. If the answer changed, or step 1 or 2 failed because
-//     the writer had already removed the directory (ENOENT, ENOTDIR),
-//     start over, at most Attempts times.
-//
-// Holding the directory open would not help: the writer removes the files
-// themselves. When the attempts run out Read returns ErrInconsistent (with
-// the last cause) and the caller keeps what it had. A directory written in
-// place, not through links, is read as it is; its next change is seen on
-// the next read. Read is safe to call concurrently.
+func (o ReadOptions) withDefaults() ReadOptions {
+	if o.Attempts <= 0 {
+		o.Attempts = DefaultReadAttempts
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.MaxTotalBytes <= 0 {
+		o.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.Select == nil {
+		o.Select = notHidden
+	}
+	if o.SelectDir == nil {
+		o.SelectDir = notHidden
+	}
+	return o
+}
+
+// Read reads path, a file or a directory, as one consistent generation;
+// it is ReadContents of one path.
 func Read(path string, opts ReadOptions) (*Generation, error) {
-	attempts := opts.Attempts
-	if attempts <= 0 {
-		attempts = DefaultReadAttempts
+	c, err := ReadContents([]string{path}, opts)
+	if err != nil {
+		return nil, err
 	}
-	maxBytes := opts.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
-	}
-	match := opts.Match
-	if match == nil {
-		match = notHidden
-	}
+	return c.Generations[0], nil
+}
+
+// ReadContents reads every path, each a file or a directory, as one
+// consistent snapshot:
+//
+//  1. Pin every target: for a directory holding ..data, the directory
+//     ..data names; otherwise the path with every symbolic link followed
+//     (a git-sync checkout behind a root link, a ConfigMap key's link);
+//     and the identity of what that names (device, inode, modification
+//     time).
+//  2. Read each target inside what it was pinned to, never through the
+//     top-level links, which a writer may swap between two reads.
+//  3. Pin every target again. If any moved, or step 1 or 2 failed
+//     because a writer had already removed a directory (ENOENT,
+//     ENOTDIR), start the whole set over, at most Attempts times.
+//
+// So two targets under one anchor (a --config file and a --config-dir in
+// one ConfigMap volume, two subdirectories of one git-sync checkout) are
+// always read in the same generation, and no target's content mixes two.
+// Holding the directories open would not help: the writer removes the
+// files themselves. When the attempts run out ReadContents returns
+// ErrInconsistent (with the last cause) and the caller keeps what it had.
+// A directory written in place, not through links, is read as it is,
+// unless its modification time moved while it was read; its next change
+// is seen on the next read. ReadContents is safe to call concurrently.
+func ReadContents(paths []string, opts ReadOptions) (*Contents, error) {
+	o := opts.withDefaults()
 	var last error
-	missing := false
-	for attempt := 0; attempt < attempts; attempt++ {
+	for attempt := 0; attempt < o.Attempts; attempt++ {
 		if attempt >= 2 {
 			// The writer is mid-update; give it a moment to finish.
 			time.Sleep(time.Duration(attempt-1) * time.Millisecond)
 		}
-		// (1)
-		resolved, dir, err := resolve(path)
-		if err != nil {
-			if retryable(err) {
-				last = err
-				missing = errors.As(err, new(missingError))
-				continue
-			}
+		gens, err := o.readSet(paths)
+		if err == nil {
+			return newContents(gens), nil
+		}
+		if !retryable(err) {
 			return nil, err
 		}
-		missing = false
-		// (2)
-		var entries []Entry
-		var skipped []Skip
-		if dir {
-			entries, skipped, err = readDir(resolved, path, match, maxBytes, opts.pause)
-		} else {
-			var data []byte
-			data, err = files.Read(resolved, maxBytes)
-			err = files.Rename(err, resolved, path)
-			entries = []Entry{{Name: filepath.Base(path), Data: data}}
-		}
-		if err != nil {
-			if retryable(err) {
-				last = err
-				continue
-			}
+		last = err
+	}
+	if errors.As(last, new(missingError)) || errors.Is(last, files.ErrDangling) {
+		// A target missing, or a link that led nowhere, on every
+		// attempt is the content, not a writer at work.
+		return nil, last
+	}
+	return nil, fmt.Errorf("%w after %d attempts: %w", ErrInconsistent, o.Attempts, last)
+}
+
+// readSet makes one attempt at reading paths as one snapshot.
+func (o ReadOptions) readSet(paths []string) ([]*Generation, error) {
+	// (1)
+	pins := make([]pin, len(paths))
+	for i, p := range paths {
+		pn, err := pinTarget(p)
+		if err != nil && !(o.AllowMissing && errors.As(err, new(missingError))) {
 			return nil, err
 		}
-		// (3)
-		again, _, err := resolve(path)
-		if err != nil || again != resolved {
-			last = fmt.Errorf("%s was replaced while it was read", path)
-			if err != nil {
-				last = err
+		if pn.dir && slices.Contains(o.FileTargets, p) {
+			return nil, &files.Error{Path: p, Problem: "is a directory, not a regular file", Err: files.ErrNotRegular}
+		}
+		pins[i] = pn
+	}
+	// (2)
+	gens := make([]*Generation, len(paths))
+	for i, p := range paths {
+		g, err := o.read(p, pins[i])
+		if err != nil {
+			return nil, err
+		}
+		gens[i] = g
+	}
+	// (3)
+	for i, p := range paths {
+		again, err := pinTarget(p)
+		if err != nil && !(pins[i].missing && errors.As(err, new(missingError))) {
+			return nil, err
+		}
+		if again != pins[i] {
+			return nil, movedError{p}
+		}
+	}
+	return gens, nil
+}
+
+// pin is what a target named when a read began: the same pin after the
+// read means nothing the read went through moved.
+type pin struct {
+	resolved string
+	dir      bool
+	missing  bool
+	dev, ino uint64
+	mtime    int64
+	size     int64
+}
+
+// pinTarget resolves path as step 1 of ReadContents says.
+func pinTarget(path string) (pin, error) {
+	resolved, dir, err := resolve(path)
+	if err != nil {
+		if errors.As(err, new(missingError)) {
+			return pin{missing: true}, err
+		}
+		return pin{}, err
+	}
+	st, err := os.Stat(resolved)
+	if err != nil {
+		return pin{}, err
+	}
+	p := pin{resolved: resolved, dir: dir, mtime: st.ModTime().UnixNano(), size: st.Size()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		p.dev, p.ino = uint64(sys.Dev), sys.Ino
+	}
+	return p, nil
+}
+
+// read reads one pinned target.
+func (o ReadOptions) read(path string, p pin) (*Generation, error) {
+	if p.missing {
+		return &Generation{Path: path, Hash: hashFiles(nil)}, nil
+	}
+	g := &Generation{Path: path, Dir: p.dir, Resolved: p.resolved}
+	h := newContentHash()
+	if !p.dir {
+		data, compressed, raw, err := o.readFile(p.resolved, path)
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Base(path)
+		h.add(name, raw)
+		g.Files = []Entry{{Name: name, Data: data, Compressed: compressed}}
+		g.Hash = h.sum()
+		return g, nil
+	}
+	t := &tree{o: o, root: p.resolved, display: path, g: g, h: h}
+	if err := t.dir("", 0); err != nil {
+		return nil, err
+	}
+	g.Hash = h.sum()
+	return g, nil
+}
+
+// readFile reads the file at resolved, naming it display in errors, and
+// returns its content decompressed, whether it was compressed, and its
+// bytes as stored.
+func (o ReadOptions) readFile(resolved, display string) (data []byte, compressed bool, raw []byte, err error) {
+	raw, err = files.Read(resolved, o.MaxBytes)
+	if err != nil {
+		return nil, false, nil, files.Rename(err, resolved, display)
+	}
+	data = raw
+	if !o.KeepGzip {
+		data, compressed, err = files.Gunzip(display, raw, o.MaxBytes)
+	}
+	if o.pause != nil {
+		o.pause()
+	}
+	return data, compressed, raw, err
+}
+
+// tree reads a directory target.
+type tree struct {
+	o             ReadOptions
+	root, display string
+	g             *Generation
+	h             contentHash
+	total         int64
+}
+
+// dir reads the directory rel ("" for the target) at depth, its files at
+// depth+1.
+func (t *tree) dir(rel string, depth int) error {
+	abs := filepath.Join(t.root, filepath.FromSlash(rel))
+	join := func(name string) string {
+		if rel == "" {
+			return name
+		}
+		return rel + "/" + name
+	}
+	var takeDir func(string) string
+	if t.o.Tree {
+		takeDir = func(name string) string { return t.o.SelectDir(join(name)) }
+	}
+	list, skipped, err := files.List(abs, func(name string) string { return t.o.Select(join(name)) }, takeDir)
+	if err != nil {
+		return files.Rename(err, t.root, t.display)
+	}
+	for _, s := range skipped {
+		t.g.Skipped = append(t.g.Skipped, Skip{Name: join(s.Name), Reason: s.Reason, Link: s.Link})
+	}
+	for _, e := range list {
+		name := join(e.Name)
+		display := filepath.Join(t.display, filepath.FromSlash(name))
+		if e.Dir {
+			if depth+2 > t.o.MaxDepth {
+				return &files.Error{Path: display, Problem: fmt.Sprintf("is deeper than the limit of %d levels", t.o.MaxDepth), Err: ErrTooLarge}
+			}
+			if err := t.dir(name, depth+1); err != nil {
+				return err
 			}
 			continue
 		}
-		return &Generation{Path: path, Dir: dir, Resolved: resolved, Files: entries, Skipped: skipped, Hash: hashFiles(entries)}, nil
-	}
-	if missing {
-		if opts.AllowMissing {
-			return &Generation{Path: path, Hash: hashFiles(nil)}, nil
+		if len(t.g.Files) == t.o.MaxFiles {
+			return &files.Error{Path: t.display, Problem: fmt.Sprintf("holds more than the limit of %d files (%s is one more)", t.o.MaxFiles, name), Err: ErrTooLarge}
 		}
-		return nil, last
+		data, compressed, raw, err := t.o.readFile(filepath.Join(t.root, filepath.FromSlash(name)), display)
+		if err != nil {
+			return err
+		}
+		if t.total += int64(len(data)); t.total > t.o.MaxTotalBytes {
+			return &files.Error{Path: t.display, Problem: fmt.Sprintf("holds more than the limit of %d bytes in all (reached at %s)", t.o.MaxTotalBytes, name), Err: ErrTooLarge}
+		}
+		t.h.add(name, raw)
+		t.g.Files = append(t.g.Files, Entry{Name: name, Data: data, Compressed: compressed})
 	}
-	if errors.Is(last, files.ErrDangling) {
-		// A link that led nowhere on every attempt is the content, not a
-		// writer at work.
-		return nil, last
-	}
-	return nil, fmt.Errorf("%s: %w after %d attempts: %w", path, ErrInconsistent, attempts, last)
+	return nil
 }
 
 // resolve returns what a read of path should open, and whether it is a
@@ -223,46 +441,51 @@ func resolve(path string) (string, bool, error) {
 // retryable reports whether err means the writer removed or replaced what
 // was being read.
 func retryable(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, files.ErrDangling) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ESTALE)
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, files.ErrDangling) || errors.Is(err, syscall.ENOTDIR) ||
+		errors.Is(err, syscall.ESTALE) || errors.As(err, new(movedError))
 }
 
-// readDir reads the files of dir whose names match, naming a bad one
-// under display, the directory its user knows, and lists what it passed
-// over.
-func readDir(dir, display string, match func(string) bool, maxBytes int, pause func()) ([]Entry, []Skip, error) {
-	list, sk, err := files.List(dir, match)
-	if err != nil {
-		return nil, nil, files.Rename(err, dir, display)
+func notHidden(name string) string {
+	if strings.HasPrefix(path.Base(name), ".") {
+		return "hidden"
 	}
-	var skipped []Skip
-	for _, s := range sk {
-		skipped = append(skipped, Skip{Name: s.Name, Reason: s.Reason, Link: s.Link})
-	}
-	out := make([]Entry, 0, len(list))
-	for _, name := range list {
-		data, err := files.Read(filepath.Join(dir, name), maxBytes)
-		if err != nil {
-			return nil, nil, files.Rename(err, dir, display)
-		}
-		out = append(out, Entry{Name: name, Data: data})
-		if pause != nil {
-			pause()
-		}
-	}
-	return out, skipped, nil
+	return ""
 }
 
-func notHidden(name string) bool { return !strings.HasPrefix(name, ".") }
+// comparePaths orders slash-separated relative paths as filepath.WalkDir
+// visits them: component by component, so that "a/x" comes before "a.b".
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		ca, ra, _ := strings.Cut(a, "/")
+		cb, rb, _ := strings.Cut(b, "/")
+		if c := strings.Compare(ca, cb); c != 0 {
+			return c
+		}
+		a, b = ra, rb
+	}
+	return strings.Compare(a, b)
+}
 
-// hashFiles digests names and contents, each length-prefixed, so that a
+// contentHash digests names and contents, each length-prefixed, so that a
 // rename or moving bytes from one file to the next changes the hash.
+type contentHash struct{ h hash.Hash }
+
+func newContentHash() contentHash { return contentHash{sha256.New()} }
+
+func (c contentHash) add(name string, data []byte) {
+	writeField(c.h, name)
+	writeField(c.h, string(data))
+}
+
+func (c contentHash) sum() string { return "sha256:" + hex.EncodeToString(c.h.Sum(nil)) }
+
+// hashFiles is the hash of files as Generation.Hash computes it.
 func hashFiles(files []Entry) string {
-	h := sha256.New()
+	h := newContentHash()
 	for _, f := range files {
-		writeField(h, f.Name)
-		writeField(h, string(f.Data))
+		h.add(f.Name, f.Data)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return h.sum()
 }
 
 func writeField(h hash.Hash, s string) {
@@ -296,46 +519,86 @@ func newContents(snaps []*Generation) *Contents {
 	return c
 }
 
-// ReadContents reads every path with Read.
-func ReadContents(paths []string, opts ReadOptions) (*Contents, error) {
-	snaps := make([]*Generation, 0, len(paths))
-	for _, p := range paths {
-		s, err := Read(p, opts)
-		if err != nil {
-			return nil, err
+// Target returns the snapshot of the target given as path.
+func (c *Contents) Target(path string) (*Generation, bool) {
+	for _, s := range c.Generations {
+		if s.Path == path {
+			return s, true
 		}
-		snaps = append(snaps, s)
 	}
-	return newContents(snaps), nil
+	return nil, false
 }
 
-// ReadFile returns the content of path as it was read: a file target, or a
-// file directly inside a directory target. It reads nothing from disk, so
-// a configuration built from Contents is built from one generation. The
-// error wraps fs.ErrNotExist when path was not part of the snapshot.
+// ReadFile returns the content of path as it was read (decompressed): a
+// file target, or a file inside a directory target (at any depth in a
+// tree). It reads nothing from disk, so a configuration built from
+// Contents is built from one generation. The error wraps fs.ErrNotExist
+// when path was not part of the snapshot.
 func (c *Contents) ReadFile(path string) ([]byte, error) {
-	for _, s := range c.Generations {
-		switch {
-		case !s.Dir && s.Path == path && len(s.Files) == 1:
-			return s.Files[0].Data, nil
-		case s.Dir && filepath.Dir(path) == filepath.Clean(s.Path):
-			name := filepath.Base(path)
-			if i, ok := slices.BinarySearchFunc(s.Files, name, func(f Entry, n string) int { return strings.Compare(f.Name, n) }); ok {
-				return s.Files[i].Data, nil
-			}
-		}
+	if e, ok := c.entry(path); ok {
+		return e.Data, nil
 	}
 	return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
 }
 
-// ReadDir returns the names of the files of a directory target, sorted.
-func (c *Contents) ReadDir(dir string) ([]string, error) {
+// Compressed reports whether the file path of the snapshot was stored
+// gzip'd.
+func (c *Contents) Compressed(path string) bool {
+	e, ok := c.entry(path)
+	return ok && e.Compressed
+}
+
+// entry finds the file path in the snapshot.
+func (c *Contents) entry(path string) (*Entry, bool) {
+	clean := filepath.Clean(path)
 	for _, s := range c.Generations {
-		if s.Dir && filepath.Clean(s.Path) == filepath.Clean(dir) {
-			names := make([]string, len(s.Files))
-			for i, f := range s.Files {
-				names[i] = f.Name
+		if !s.Dir {
+			if len(s.Files) == 1 && filepath.Clean(s.Path) == clean {
+				return &s.Files[0], true
 			}
+			continue
+		}
+		rel, err := filepath.Rel(filepath.Clean(s.Path), clean)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if i, ok := slices.BinarySearchFunc(s.Files, rel, func(f Entry, n string) int { return comparePaths(f.Name, n) }); ok {
+			return &s.Files[i], true
+		}
+	}
+	return nil, false
+}
+
+// ReadDir returns the names of the files directly inside dir, a directory
+// target or a directory of a tree target, sorted.
+func (c *Contents) ReadDir(dir string) ([]string, error) {
+	clean := filepath.Clean(dir)
+	for _, s := range c.Generations {
+		if !s.Dir {
+			continue
+		}
+		rel, err := filepath.Rel(filepath.Clean(s.Path), clean)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		prefix := ""
+		if rel != "." {
+			prefix = filepath.ToSlash(rel) + "/"
+		}
+		found := prefix == ""
+		var names []string
+		for _, f := range s.Files {
+			rest, ok := strings.CutPrefix(f.Name, prefix)
+			if !ok {
+				continue
+			}
+			found = true
+			if !strings.Contains(rest, "/") {
+				names = append(names, rest)
+			}
+		}
+		if found {
 			return names, nil
 		}
 	}

@@ -104,12 +104,17 @@ func TestReadMissingAndTooLarge(t *testing.T) {
 }
 
 // TestReadHostileEntries reads directories and files a hostile or careless
-// writer made: what Match does not choose is never looked at, a FIFO
+// writer made: what Select leaves out is never looked at, a FIFO
 // fails by name without blocking, and a link to nothing is reported as
 // that, not as a writer that kept changing the content.
 func TestReadHostileEntries(t *testing.T) {
 	t.Parallel()
-	yamlOnly := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
+	yamlOnly := func(name string) string {
+		if strings.HasSuffix(name, ".yaml") {
+			return ""
+		}
+		return "not YAML"
+	}
 	dir := t.TempDir()
 	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": "a"})
 	for _, err := range []error{
@@ -138,8 +143,8 @@ func TestReadHostileEntries(t *testing.T) {
 			return nil, nil
 		}
 	}
-	if g, err := read(dir, ReadOptions{Match: yamlOnly}); err != nil || names(g) != "a.yaml=a" {
-		t.Fatalf("a FIFO and a dangling link Match leaves out: %v, %v", g, err)
+	if g, err := read(dir, ReadOptions{Select: yamlOnly}); err != nil || names(g) != "a.yaml=a" {
+		t.Fatalf("a FIFO and a dangling link Select leaves out: %v, %v", g, err)
 	}
 	if _, err := read(dir, ReadOptions{}); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "README")+" is a symbolic link that leads to no file") || errors.Is(err, ErrInconsistent) {
 		t.Errorf("a dangling link chosen: %v", err)
@@ -351,4 +356,157 @@ func TestNoTornReadsUnderKubeletWriter(t *testing.T) {
 	cancel()
 	<-watcher.Done()
 	waitGoroutines(t, before)
+}
+
+// setOf is one generation of a set spread over two targets: every file
+// names the generation, so a reader can tell a mix.
+func setOf(gen int) map[string]string {
+	return map[string]string{
+		"config.yaml":       fmt.Sprintf("generation: %d\nfile: 0\n", gen),
+		"config.d/10.yaml":  fmt.Sprintf("generation: %d\nfile: 1\n", gen),
+		"config.d/20.yaml":  fmt.Sprintf("generation: %d\nfile: 2\n", gen),
+		"manifests/a.yaml":  fmt.Sprintf("generation: %d\nfile: 3\n", gen),
+		"manifests/b/c.yml": fmt.Sprintf("generation: %d\nfile: 4\n", gen),
+	}
+}
+
+// generationsOf returns the generation every file of c names, or an
+// error if they disagree.
+func generationsOf(c *Contents) (int, error) {
+	gen, files := -1, 0
+	for _, g := range c.Generations {
+		for _, f := range g.Files {
+			var n, i int
+			if _, err := fmt.Sscanf(string(f.Data), "generation: %d\nfile: %d\n", &n, &i); err != nil {
+				return 0, fmt.Errorf("%s/%s: %q: %v", g.Path, f.Name, f.Data, err)
+			}
+			if gen >= 0 && n != gen {
+				return 0, fmt.Errorf("mixed snapshot: %s/%s is generation %d, an earlier file %d", g.Path, f.Name, n, gen)
+			}
+			gen = n
+			files++
+		}
+	}
+	if files != 3 {
+		return 0, fmt.Errorf("torn snapshot: %d files", files)
+	}
+	return gen, nil
+}
+
+// TestNoMixedSnapshotsAcrossTargets reads two targets under one anchor
+// (a file and a directory in one ConfigMap volume written by kubelet's
+// AtomicWriter; two subdirectories of one git-sync checkout) while the
+// writer updates them as fast as it can: every snapshot holds one
+// generation. Reading each target on its own, as a check of one path at a
+// time would, mixes them; that count is logged for contrast.
+func TestNoMixedSnapshotsAcrossTargets(t *testing.T) {
+	const updates = 800
+	for _, tc := range []struct {
+		name  string
+		paths func(dir string) []string
+		write func(t *testing.T, dir string) func(gen int) error
+	}{
+		{
+			name: "kubelet",
+			paths: func(dir string) []string {
+				return []string{filepath.Join(dir, "config.yaml"), filepath.Join(dir, "config.d")}
+			},
+			write: func(t *testing.T, dir string) func(int) error {
+				w := watchtest.NewKubeletWriter(t, dir)
+				return func(gen int) error { return w.TryWrite(setOf(gen)) }
+			},
+		},
+		{
+			name: "git-sync",
+			paths: func(dir string) []string {
+				link := filepath.Join(dir, "link")
+				return []string{filepath.Join(link, "config.d"), filepath.Join(link, "config.yaml")}
+			},
+			write: func(t *testing.T, dir string) func(int) error {
+				g := watchtest.NewGitSync(dir, "link")
+				return func(gen int) error { return g.Write(setOf(gen)) }
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := tc.write(t, dir)
+			if err := write(0); err != nil {
+				t.Fatal(err)
+			}
+			paths := tc.paths(dir)
+			var (
+				stop                       atomic.Bool
+				reads, mixed, inconsistent atomic.Int64
+				naive, naiveMixed          atomic.Int64
+				wg                         sync.WaitGroup
+			)
+			reader := func(opts ReadOptions) {
+				defer wg.Done()
+				last := -1
+				for !stop.Load() {
+					c, err := ReadContents(paths, opts)
+					if errors.Is(err, ErrInconsistent) {
+						inconsistent.Add(1)
+						continue
+					}
+					if err != nil {
+						t.Errorf("read: %v", err)
+						return
+					}
+					reads.Add(1)
+					gen, err := generationsOf(c)
+					if err != nil {
+						mixed.Add(1)
+						t.Error(err)
+						continue
+					}
+					if gen < last {
+						t.Errorf("generation went back from %d to %d", last, gen)
+					}
+					last = gen
+				}
+			}
+			// One target at a time, each consistent on its own.
+			naiveReader := func() {
+				defer wg.Done()
+				for !stop.Load() {
+					var gens []*Generation
+					for _, p := range paths {
+						g, err := Read(p, ReadOptions{})
+						if err != nil {
+							break
+						}
+						gens = append(gens, g)
+					}
+					if len(gens) != len(paths) {
+						continue
+					}
+					naive.Add(1)
+					if _, err := generationsOf(newContents(gens)); err != nil {
+						naiveMixed.Add(1)
+					}
+				}
+			}
+			wg.Add(3)
+			go reader(ReadOptions{})
+			go reader(ReadOptions{pause: func() { time.Sleep(100 * time.Microsecond) }})
+			go naiveReader()
+			for gen := 1; gen <= updates; gen++ {
+				if err := write(gen); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stop.Store(true)
+			wg.Wait()
+			t.Logf("%d updates: %d snapshots, %d mixed, %d gave up as inconsistent; one target at a time: %d mixed of %d",
+				updates, reads.Load(), mixed.Load(), inconsistent.Load(), naiveMixed.Load(), naive.Load())
+			if reads.Load() == 0 {
+				t.Fatal("no read succeeded")
+			}
+			if mixed.Load() != 0 {
+				t.Fatalf("%d mixed snapshots", mixed.Load())
+			}
+		})
+	}
 }

@@ -278,13 +278,25 @@ func configMapKey(k string) string {
 // generation read by strata's bounded reader (regular files only, each at
 // most watch.DefaultMaxBytes). Decoding is strict: a duplicate or unknown
 // field is an error, and so is an object defined twice, so that a typo is
-// never silently a different configuration; other kinds are an error too.
+// never silently a different configuration; other kinds are an error too,
+// and so is a link with a manifest's name that leads to a directory.
 func readManifests(dir string) ([]runtime.Object, error) {
-	gen, err := watch.Read(dir, watch.ReadOptions{Match: func(name string) bool {
+	manifest := func(name string) bool {
 		return !strings.HasPrefix(name, ".") && slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(name))
+	}
+	gen, err := watch.Read(dir, watch.ReadOptions{Select: func(name string) string {
+		if manifest(name) {
+			return ""
+		}
+		return "not a manifest"
 	}})
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range gen.Skipped {
+		if s.Link {
+			return nil, fmt.Errorf("%s: %s, not a manifest file", filepath.Join(dir, s.Name), s.Reason)
+		}
 	}
 	decoder := serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	var objs []runtime.Object

@@ -21,7 +21,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 )
@@ -99,31 +98,62 @@ func Rename(err error, dir, display string) error {
 	return &c
 }
 
-// Skipped is an entry a listing left out although its name matched, and
-// why. Link says it is a symbolic link (to a directory).
+// Skipped is an entry a listing left out, and why. Link says it is a
+// symbolic link (to a directory).
 type Skipped struct {
 	Name   string
 	Reason string
 	Link   bool
 }
 
-// List returns the names of the regular files of dir whose names match
-// (all when match is nil), sorted. An entry whose name does not match is not looked
-// at. A matching entry that is a directory is skipped and reported; one
-// that is (or links to) a FIFO, a device or a socket, or a link to
-// nothing, is an error naming it, since its name says it is
-// configuration. When dir itself has gone (a mount's generation removed
-// while it was listed), the error wraps fs.ErrNotExist.
-func List(dir string, match func(name string) bool) ([]string, []Skipped, error) {
+// Listed is an entry List took: a regular file (or a link to one), or a
+// real directory.
+type Listed struct {
+	Name string
+	Dir  bool
+}
+
+// List lists dir, in byte order of names, returning what it took and what
+// it left out. take says why a name that is not a directory is left out,
+// or "" to take it; an entry it leaves out is never looked at, so a
+// dangling link, a FIFO or an unreadable README beside the configuration
+// fails nothing. A taken entry must be a regular file or a link to one: a
+// link to a directory is skipped (links are never followed as
+// directories), and a FIFO, a device, a socket or a link to nothing is an
+// error naming it, since its name says it is configuration. A real
+// directory goes to takeDir, or with takeDir nil is skipped ("a
+// directory", or take's reason when take leaves its name out). When dir
+// itself has gone (a mount's generation removed while it was listed), the
+// error wraps fs.ErrNotExist.
+func List(dir string, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []string
+	var out []Listed
 	var skipped []Skipped
+	skip := func(name, reason string, link bool) {
+		skipped = append(skipped, Skipped{Name: name, Reason: reason, Link: link})
+	}
 	for _, de := range des {
 		name := de.Name()
-		if match != nil && !match(name) {
+		if de.IsDir() {
+			switch {
+			case takeDir != nil:
+				if why := takeDir(name); why != "" {
+					skip(name, why, false)
+				} else {
+					out = append(out, Listed{Name: name, Dir: true})
+				}
+			case take(name) != "":
+				skip(name, take(name), false)
+			default:
+				skip(name, "a directory", false)
+			}
+			continue
+		}
+		if why := take(name); why != "" {
+			skip(name, why, false)
 			continue
 		}
 		p := filepath.Join(dir, name)
@@ -140,17 +170,14 @@ func List(dir string, match func(name string) bool) ([]string, []Skipped, error)
 			mode = st.Mode()
 		}
 		switch {
-		case mode.IsDir() && link:
-			skipped = append(skipped, Skipped{Name: name, Reason: "a symbolic link to a directory", Link: true})
 		case mode.IsDir():
-			skipped = append(skipped, Skipped{Name: name, Reason: "a directory"})
+			skip(name, "a symbolic link to a directory", true)
 		case !mode.IsRegular():
 			return nil, nil, notRegular(p, mode)
 		default:
-			out = append(out, name)
+			out = append(out, Listed{Name: name})
 		}
 	}
-	sort.Strings(out)
 	return out, skipped, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,29 +88,57 @@ func TestRead(t *testing.T) {
 
 func TestList(t *testing.T) {
 	d := dir(t)
-	yaml := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
-	// Only names that match are looked at: the pipe, the dangling link and
-	// the notes beside the configuration do not matter.
-	names, skipped, err := List(d, func(name string) bool {
-		return name == "a.yaml" || name == "link.yaml" || name == "sub.yaml" || name == "big.yaml"
-	})
+	only := func(names ...string) func(string) string {
+		return func(name string) string {
+			for _, n := range names {
+				if n == name {
+					return ""
+				}
+			}
+			return "not asked for"
+		}
+	}
+	yaml := func(name string) string {
+		if strings.HasSuffix(name, ".yaml") {
+			return ""
+		}
+		return "not YAML"
+	}
+	// Only names that take takes are looked at: the pipe, the dangling
+	// link and the notes beside the configuration do not matter.
+	list, skipped, err := List(d, only("a.yaml", "link.yaml", "sub.yaml", "big.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(names, ",") != "a.yaml,big.yaml,link.yaml" || len(skipped) != 1 || skipped[0].Name != "sub.yaml" || skipped[0].Reason != "a directory" {
-		t.Errorf("entries %v, skipped %v", names, skipped)
+	var got, why []string
+	for _, e := range list {
+		got = append(got, e.Name)
+	}
+	for _, s := range skipped {
+		why = append(why, s.Name+": "+s.Reason)
+	}
+	if strings.Join(got, ",") != "a.yaml,big.yaml,link.yaml" {
+		t.Errorf("entries %v", got)
+	}
+	if !slices.Contains(why, "sub.yaml: a directory") || !slices.Contains(why, "pipe.txt: not asked for") || !slices.Contains(why, "dangling.yaml: not asked for") {
+		t.Errorf("skipped %v", why)
+	}
+	// With takeDir, a directory is listed as one.
+	list, _, err = List(d, only("a.yaml"), func(string) string { return "" })
+	if err != nil || len(list) != 2 || list[0] != (Listed{Name: "a.yaml"}) || list[1] != (Listed{Name: "sub.yaml", Dir: true}) {
+		t.Errorf("with directories: %v, %v", list, err)
 	}
 	// A matching name that is not a file is an error that names it.
 	for _, bad := range []string{"pipe.yaml", "zero.yaml", "dangling.yaml", "loop.yaml"} {
-		_, _, err := List(d, func(name string) bool { return name == bad })
+		_, _, err := List(d, only(bad), nil)
 		if err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
-	if _, _, err := List(d, yaml); err == nil {
+	if _, _, err := List(d, yaml, nil); err == nil {
 		t.Error("a directory with a FIFO named .yaml listed without an error")
 	}
-	if _, _, err := List(filepath.Join(d, "gone"), nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := List(filepath.Join(d, "gone"), yaml, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing directory: %v", err)
 	}
 }

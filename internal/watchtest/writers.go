@@ -110,7 +110,13 @@ func (k *KubeletWriter) Write(t testing.TB, files map[string]string) {
 
 // TryWrite is Write for goroutines other than the test's.
 func (k *KubeletWriter) TryWrite(files map[string]string) error {
-	line, err := json.Marshal(map[string]any{"files": files})
+	return k.TryWriteBinary(files, nil)
+}
+
+// TryWriteBinary is TryWrite with files whose content is not text (gzip'd
+// shards) beside the text ones.
+func (k *KubeletWriter) TryWriteBinary(files map[string]string, binary map[string][]byte) error {
+	line, err := json.Marshal(map[string]any{"files": files, "binary": binary})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package kubeletconfig
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -131,7 +132,7 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 
 	// (3)
 	if dir := kf.KubeletDropinConfigDirectory; dir != "" {
-		paths, skipped, err := KubeletDropIns.Files(dir, nil)
+		paths, skipped, err := kubeletDropIns(dir)
 		if err != nil {
 			return nil, fmt.Errorf("--config-dir %s: %w", dir, err)
 		}
@@ -357,10 +358,38 @@ func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, error) {
 	return &merge.Layer{Source: merge.Source{Kind: layers.KindDropIn, Name: path}, Values: values}, nil
 }
 
+// kubeletDropIns lists the drop-ins of dir as kubelet's
+// mergeKubeletConfigurations finds them: filepath.WalkDir over dir, every
+// entry that is not a directory and whose name KubeletDropIns takes, a
+// symbolic link never followed as a directory (so a directory argument
+// that is itself a link holds none), and the entries left out, each with
+// why. Each drop-in is then read by strata's bounded reader.
+func kubeletDropIns(dir string) (paths, skipped []string, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		}
+		if why := KubeletDropIns.Why(d.Name()); why != "" {
+			skipped = append(skipped, path+": "+why)
+			return nil
+		}
+		paths = append(paths, path)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading drop-in directory: %w", err)
+	}
+	return paths, skipped, nil
+}
+
 // readFile reads a file bounded and without blocking, as strata reads
 // every file, and refuses an empty one, as kubelet does.
 func readFile(k *scheme.Kind, path string) ([]byte, error) {
-	g, err := watch.Read(path, watch.ReadOptions{MaxBytes: k.MaxBytes(), Attempts: 1})
+	// kubelet reads a gzip'd file as it is, and fails on it.
+	g, err := watch.Read(path, watch.ReadOptions{MaxBytes: k.MaxBytes(), Attempts: 1, KeepGzip: true})
 	if err != nil {
 		return nil, err
 	}
@@ -492,4 +521,3 @@ func mustDecode(doc []byte) *kubeletconfigv1beta1.KubeletConfiguration {
 type snapshot map[string][]byte
 
 func (s snapshot) ReadFile(path string) ([]byte, error) { return s[path], nil }
-func (s snapshot) ReadDir(string) ([]string, error)     { return nil, nil }

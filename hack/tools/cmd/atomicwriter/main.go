@@ -9,6 +9,7 @@
 //
 //	atomicwriter -dir DIR
 //	    reads one JSON object per line on stdin, {"files":{"name":"content",...}},
+//	    with "binary":{"name":"base64",...} for content that is not text,
 //	    writes each as a payload and answers with one line per request on
 //	    stdout, {"seq":N} or {"seq":N,"error":"..."}, after Write has returned.
 //	    A test can therefore time from the moment an update is complete.
@@ -29,6 +30,9 @@ import (
 
 type request struct {
 	Files map[string]string `json:"files"`
+	// Binary are files whose content is not text (gzip'd), base64 in
+	// JSON.
+	Binary map[string][]byte `json:"binary"`
 }
 
 type reply struct {
@@ -70,7 +74,7 @@ func run(dir, from string, in io.Reader, out io.Writer) error {
 		r := reply{Seq: seq}
 		if err := json.Unmarshal(scanner.Bytes(), &req); err != nil {
 			r.Error = fmt.Sprintf("request %d: %v", seq, err)
-		} else if err := writer.Write(toPayload(req.Files), nil); err != nil {
+		} else if err := writer.Write(toPayload(req.Files, req.Binary), nil); err != nil {
 			r.Error = err.Error()
 		}
 		if err := encoder.Encode(r); err != nil {
@@ -80,10 +84,13 @@ func run(dir, from string, in io.Reader, out io.Writer) error {
 	return scanner.Err()
 }
 
-func toPayload(files map[string]string) map[string]volumeutil.FileProjection {
-	payload := make(map[string]volumeutil.FileProjection, len(files))
+func toPayload(files map[string]string, binary map[string][]byte) map[string]volumeutil.FileProjection {
+	payload := make(map[string]volumeutil.FileProjection, len(files)+len(binary))
 	for name, content := range files {
 		payload[name] = volumeutil.FileProjection{Data: []byte(content), Mode: 0o644}
+	}
+	for name, content := range binary {
+		payload[name] = volumeutil.FileProjection{Data: content, Mode: 0o644}
 	}
 	return payload
 }

@@ -1,0 +1,44 @@
+package files
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+)
+
+// gzipMagic opens every gzip stream (RFC 1952): prow's updateconfig writes
+// ConfigMaps compressed when asked to, to stay under the 1 MiB limit, and
+// readers tell them by these two bytes.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// IsGzip reports whether data starts with gzip's magic bytes.
+func IsGzip(data []byte) bool { return bytes.HasPrefix(data, gzipMagic) }
+
+// Gunzip returns data decompressed when it starts with gzip's magic bytes,
+// and whether it did; other data comes back as it is. Concatenated members
+// are read as one stream, as gzip(1) reads them. The decompressed size is
+// bounded by limit: beyond it the error wraps ErrTooLarge, and no more than
+// limit+1 bytes are ever produced, so a small bomb costs at most limit. A
+// stream that does not decompress is an error saying so. Errors are
+// *Error naming name, the file or ConfigMap key the data came from.
+func Gunzip(name string, data []byte, limit int) ([]byte, bool, error) {
+	if !IsGzip(data) {
+		return data, false, nil
+	}
+	corrupt := func(err error) error {
+		return &Error{Path: name, Problem: "is gzip-compressed but does not decompress: " + err.Error(), Err: err}
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, true, corrupt(err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
+		return nil, true, corrupt(err)
+	}
+	if len(out) > limit {
+		return nil, true, &Error{Path: name, Problem: fmt.Sprintf("is gzip-compressed and over the limit of %d bytes once decompressed", limit), Err: ErrTooLarge}
+	}
+	return out, true, nil
+}
