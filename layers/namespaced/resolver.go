@@ -123,15 +123,33 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 // and new snapshot each time it changes: once for each cached namespace
 // a cluster or selector ConfigMap change affects, once for a change of a
 // namespace's own ConfigMaps or of its labels. fn is called after the new
-// snapshot is what ForNamespace returns, in the order of the changes, from
-// the goroutine that applied the change; it must not block. A Direct
-// resolver caches nothing and never calls fn. cancel stops the calls; one
-// already under way may finish after it returns.
+// snapshot is what ForNamespace returns (a later change may have replaced
+// it since), in the order of the changes, on a goroutine of the
+// subscription's own with no lock held: fn may call anything on the
+// resolver, ForNamespace and Invalidate included, and a slow fn delays
+// only its own calls. While fn lags, a namespace's changes it has not
+// seen yet are folded into one, from the snapshot it saw last to the
+// newest, so what waits for it is bounded by the cached namespaces. A
+// Direct resolver caches nothing and never calls fn. cancel stops the
+// calls and the goroutine; one already under way may finish after it
+// returns.
 func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
 	if r.st == nil {
 		return func() {}
 	}
 	return r.st.subs.add(fn)
+}
+
+// WaitForSubscribers returns once every subscriber has returned from its
+// call for every change applied before WaitForSubscribers was called, or
+// with ctx's error when ctx is done first. A test changes what a resolver
+// reads and waits so before it looks at what its subscribers did. A
+// subscriber must not call it: it would wait for itself.
+func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
+	if r.st == nil {
+		return nil
+	}
+	return r.st.subs.wait(ctx)
 }
 
 // AffectedNamespaces returns, sorted, the namespaces whose configuration

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -65,11 +66,9 @@ type state[T runtime.Object] struct {
 	// read: each is parsed outside mu.
 	clusterMu sync.Mutex
 
-	// notify is taken before mu is released and held while the changes
-	// of one do are delivered, so that subscribers see changes in the
-	// order they were made, each after its snapshot is readable.
-	notify sync.Mutex
-	subs   subscribers[T]
+	// subs are told of every change a do made, in order, each after its
+	// snapshot is readable; they run on goroutines of their own.
+	subs subscribers[T]
 
 	// reads counts the misses reading a namespace's inputs, so that a
 	// change seen for a namespace not cached costs nothing when none is.
@@ -82,20 +81,16 @@ func newState[T runtime.Object](c *core[T]) *state[T] {
 	return s
 }
 
-// do runs fn with the lock held, then delivers the changes fn made.
+// do runs fn with the lock held and posts the changes fn made to the
+// subscribers, which are called later, on their own goroutines.
 func (s *state[T]) do(fn func(g *guarded[T])) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	fn(&s.g)
-	changes := s.g.changes
-	s.g.changes = nil
-	if len(changes) == 0 {
-		s.mu.Unlock()
-		return
+	if len(s.g.changes) > 0 {
+		s.subs.post(s.g.changes)
+		s.g.changes = s.g.changes[:0]
 	}
-	s.notify.Lock()
-	s.mu.Unlock()
-	defer s.notify.Unlock()
-	s.subs.deliver(changes)
 }
 
 // begin puts the cluster and selector ConfigMaps read from src in effect,
@@ -587,54 +582,156 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 	}
 }
 
-// subscribers are the functions Subscribe registered.
+// subscribers are the functions Subscribe registered. Each subscription
+// has a queue of its own, drained by a goroutine of its own with no lock
+// held, so that a subscriber may call anything on the resolver
+// (Invalidate, ForNamespace) and a slow one delays only itself.
+//
+// Lock order: state.mu, then subscribers.mu, then a subscription's mu;
+// nothing is called while holding a subscription's mu.
 type subscribers[T runtime.Object] struct {
 	mu   sync.Mutex
-	list atomic.Pointer[[]*subscription[T]]
+	list []*subscription[T]
 }
 
+// subscription is one subscriber and the changes it has yet to see. A
+// change of a namespace whose previous change it has not seen yet
+// replaces that one (its old snapshot kept): the queue holds at most one
+// change per namespace, whatever the subscriber's pace.
 type subscription[T runtime.Object] struct {
-	fn  func(ns string, old, new *Snapshot[T])
-	off atomic.Bool
+	fn func(ns string, old, new *Snapshot[T])
+
+	mu      sync.Mutex
+	wake    *sync.Cond
+	queue   []queued[T]    // in the order posted; ns "" is a slot a later change of its namespace took
+	base    int            // how many slots were taken off the queue's front
+	at      map[string]int // namespace → its slot, counted from the first ever posted
+	posted  uint64         // changes posted
+	seen    uint64         // the seq of the last change fn returned from
+	busy    bool           // fn is running
+	off     bool
+	stopped chan struct{}
 }
 
-// add registers fn and returns how to remove it.
+type queued[T runtime.Object] struct {
+	change[T]
+	seq uint64
+}
+
+// add registers fn, starts its goroutine, and returns how to stop both.
 func (s *subscribers[T]) add(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
-	sub := &subscription[T]{fn: fn}
+	sub := &subscription[T]{fn: fn, at: map[string]int{}, stopped: make(chan struct{})}
+	sub.wake = sync.NewCond(&sub.mu)
+	s.mu.Lock()
+	s.list = append(s.list, sub)
+	s.mu.Unlock()
+	go sub.run()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.list = slices.DeleteFunc(s.list, func(x *subscription[T]) bool { return x == sub })
+			s.mu.Unlock()
+			sub.mu.Lock()
+			sub.off = true
+			sub.queue, sub.at = nil, nil
+			sub.wake.Broadcast()
+			sub.mu.Unlock()
+		})
+	}
+}
+
+// post queues changes for every subscriber. The caller holds state.mu, so
+// changes are posted in the order they were made.
+func (s *subscribers[T]) post(changes []change[T]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var next []*subscription[T]
-	if cur := s.list.Load(); cur != nil {
-		next = append(next, *cur...)
-	}
-	next = append(next, sub)
-	s.list.Store(&next)
-	return func() {
-		sub.off.Store(true)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		cur := *s.list.Load()
-		next := make([]*subscription[T], 0, len(cur))
-		for _, x := range cur {
-			if x != sub {
-				next = append(next, x)
-			}
-		}
-		s.list.Store(&next)
+	for _, sub := range s.list {
+		sub.post(changes)
 	}
 }
 
-// deliver calls every subscriber for every change, in order.
-func (s *subscribers[T]) deliver(changes []change[T]) {
-	list := s.list.Load()
-	if list == nil {
+func (sub *subscription[T]) post(changes []change[T]) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.off {
 		return
 	}
 	for _, ch := range changes {
-		for _, sub := range *list {
-			if !sub.off.Load() {
-				sub.fn(ch.ns, ch.old, ch.new)
-			}
+		sub.posted++
+		if i, ok := sub.at[ch.ns]; ok {
+			ch.old = sub.queue[i-sub.base].old // what the subscriber saw last
+			sub.queue[i-sub.base].ns = ""
+		}
+		sub.at[ch.ns] = sub.base + len(sub.queue)
+		sub.queue = append(sub.queue, queued[T]{change: ch, seq: sub.posted})
+	}
+	sub.wake.Broadcast()
+}
+
+// run calls fn for each queued change, in order, with no lock held, until
+// the subscription is cancelled.
+func (sub *subscription[T]) run() {
+	defer close(sub.stopped)
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for {
+		for !sub.off && len(sub.queue) == 0 {
+			sub.wake.Wait()
+		}
+		if sub.off {
+			return
+		}
+		q := sub.queue[0]
+		sub.queue = sub.queue[1:]
+		sub.base++
+		if len(sub.queue) == 0 {
+			sub.queue = nil // let the backing array go
+		}
+		if q.ns == "" {
+			continue // taken by a later change of its namespace
+		}
+		delete(sub.at, q.ns)
+		sub.busy = true
+		sub.mu.Unlock()
+		sub.fn(q.ns, q.old, q.new)
+		sub.mu.Lock()
+		sub.busy = false
+		sub.seen = q.seq
+		sub.wake.Broadcast()
+	}
+}
+
+// wait returns once fn has returned from every change posted before the
+// call, or the subscription was cancelled, or ctx is done.
+func (sub *subscription[T]) wait(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		sub.mu.Lock()
+		defer sub.mu.Unlock()
+		sub.wake.Broadcast()
+	})
+	defer stop()
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	target := sub.posted
+	for !sub.off && sub.seen < target && (len(sub.queue) > 0 || sub.busy) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sub.wake.Wait()
+	}
+	return nil
+}
+
+// wait is subscription.wait for every subscriber.
+func (s *subscribers[T]) wait(ctx context.Context) error {
+	s.mu.Lock()
+	list := slices.Clone(s.list)
+	s.mu.Unlock()
+	for _, sub := range list {
+		if err := sub.wait(ctx); err != nil {
+			return err
 		}
 	}
+	return nil
 }

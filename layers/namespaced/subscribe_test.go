@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +35,9 @@ func (n *notes) record(ns string, old, new *Snapshot[*tenantConfig]) {
 }
 
 func (n *notes) take() []string {
+	if err := n.r.WaitForSubscribers(context.Background()); err != nil {
+		n.t.Fatal(err)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := n.ns
@@ -44,6 +49,17 @@ func (n *notes) take() []string {
 // readerResolver is a started NewFromReader resolver over objs with
 // namespaces a, b and c cached, and what its subscription saw.
 func readerResolver(t *testing.T, objs *objectReader, mutate func(*Options[*tenantConfig])) (*Resolver[*tenantConfig], *notes) {
+	t.Helper()
+	r := cachedReader(t, objs, mutate)
+	n := &notes{t: t, r: r}
+	cancel := r.Subscribe(n.record)
+	t.Cleanup(cancel)
+	return r, n
+}
+
+// cachedReader is a started NewFromReader resolver over objs with
+// namespaces a, b and c cached.
+func cachedReader(t *testing.T, objs *objectReader, mutate func(*Options[*tenantConfig])) *Resolver[*tenantConfig] {
 	t.Helper()
 	o := testOptions(t)
 	if mutate != nil {
@@ -62,10 +78,7 @@ func readerResolver(t *testing.T, objs *objectReader, mutate func(*Options[*tena
 			t.Fatal(err)
 		}
 	}
-	n := &notes{t: t, r: r}
-	cancel := r.Subscribe(n.record)
-	t.Cleanup(cancel)
-	return r, n
+	return r
 }
 
 func TestSubscribe(t *testing.T) {
@@ -202,5 +215,131 @@ func TestAffectedNamespaces(t *testing.T) {
 		if got := r.AffectedNamespaces(tc.cm); fmt.Sprint(got) != tc.want {
 			t.Errorf("AffectedNamespaces(%s/%s) = %v, want %s", tc.cm.Namespace, tc.cm.Name, got, tc.want)
 		}
+	}
+}
+
+// TestSubscriberCallsBack calls Invalidate and ForNamespace, a cached
+// namespace and a miss, from inside a subscriber: nothing waits for the
+// subscriber to return (subscribers used to run under the refresh lock,
+// and such a call hung for ever).
+func TestSubscriberCallsBack(t *testing.T) {
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
+	r, n := readerResolver(t, objs, nil)
+	other := tenantCM("b", map[string]string{"timeout": "4"})
+	objs.set(other)
+	called := make(chan error, 10)
+	var once sync.Once
+	cancel := r.Subscribe(func(ns string, _, new *Snapshot[*tenantConfig]) {
+		once.Do(func() {
+			r.Invalidate(other) // another namespace changes from inside the call
+			if s, err := r.ForNamespace(context.Background(), ns); err != nil || s != new {
+				called <- fmt.Errorf("ForNamespace(%s) from a subscriber: %v, %v", ns, s, err)
+				return
+			}
+			if _, err := r.ForNamespace(context.Background(), "not-cached-yet"); err != nil {
+				called <- err
+				return
+			}
+			called <- nil
+		})
+	})
+	defer cancel()
+	edited := tenantCM("a", map[string]string{"timeout": "7"})
+	objs.set(edited)
+	go r.Invalidate(edited) // a hang is this test's failure, not the binary's
+	select {
+	case err := <-called:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a subscriber calling back into the resolver hung")
+	}
+	if got := n.take(); fmt.Sprint(got) != "[a b]" {
+		t.Errorf("notified %v, want a, then b from the Invalidate the subscriber made", got)
+	}
+}
+
+// TestSlowSubscriberDelaysOnlyItself blocks one subscriber: another still
+// hears of every change, a miss still resolves, and the blocked one, once
+// released, sees each namespace's changes folded into one, from the
+// snapshot it saw last to the newest.
+func TestSlowSubscriberDelaysOnlyItself(t *testing.T) {
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
+	r := cachedReader(t, objs, nil)
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	type seen struct {
+		ns       string
+		old, new int64
+	}
+	var mu sync.Mutex
+	var slow []seen
+	timeoutOf := func(s *Snapshot[*tenantConfig]) int64 {
+		if s.Object.Timeout == nil {
+			return 0
+		}
+		return *s.Object.Timeout
+	}
+	cancelSlow := r.Subscribe(func(ns string, old, new *Snapshot[*tenantConfig]) {
+		entered <- struct{}{}
+		<-release
+		mu.Lock()
+		defer mu.Unlock()
+		slow = append(slow, seen{ns, timeoutOf(old), timeoutOf(new)})
+	})
+	defer cancelSlow()
+	fast := make(chan string, 100)
+	cancelFast := r.Subscribe(func(ns string, _, _ *Snapshot[*tenantConfig]) { fast <- ns })
+	defer cancelFast()
+
+	for i := 1; i <= 5; i++ {
+		cm := tenantCM("a", map[string]string{"timeout": strconv.Itoa(i)})
+		cm.ResourceVersion = strconv.Itoa(i + 1)
+		objs.set(cm)
+		applied := make(chan struct{})
+		go func() { r.Invalidate(cm); close(applied) }()
+		select {
+		case <-applied:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("change %d: a blocked subscriber held up the change", i)
+		}
+		select {
+		case ns := <-fast:
+			if ns != "a" {
+				t.Fatalf("fast subscriber told of %s", ns)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("change %d: a blocked subscriber held up another", i)
+		}
+		if i == 1 {
+			<-entered // the slow one is inside its first call
+		}
+	}
+	missed := make(chan error, 1)
+	go func() {
+		_, err := r.ForNamespace(context.Background(), "fresh")
+		missed <- err
+	}()
+	select {
+	case err := <-missed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a blocked subscriber held up a miss")
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.WaitForSubscribers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The first change was under way when the rest came; they fold into
+	// one, from timeout 1 (what it saw) to 5; the first went from the
+	// default, 60.
+	if fmt.Sprint(slow) != "[{a 60 1} {a 1 5}]" {
+		t.Errorf("the slow subscriber saw %v, want [{a 60 1} {a 1 5}]", slow)
 	}
 }

@@ -68,10 +68,10 @@ func (r *Resolver[T]) Set(objs ...runtime.Object) error {
 	for _, obj := range changed {
 		r.Invalidate(obj)
 	}
-	return nil
+	return r.WaitForSubscribers(context.Background())
 }
 
-// Delete removes objects and tells the resolver.
+// Delete removes objects and tells the resolver, and returns as Set does.
 func (r *Resolver[T]) Delete(objs ...runtime.Object) error {
 	for _, obj := range objs {
 		if err := r.store.del(obj); err != nil {
@@ -79,7 +79,7 @@ func (r *Resolver[T]) Delete(objs ...runtime.Object) error {
 		}
 		r.Invalidate(obj)
 	}
-	return nil
+	return r.WaitForSubscribers(context.Background())
 }
 
 // ClusterConfigMap is the cluster ConfigMap of options o holding data.
