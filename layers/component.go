@@ -41,6 +41,10 @@ type Component[T runtime.Object] struct {
 	// DropIns says which files of --config-dir are drop-ins and how they
 	// are read; the zero value is strata's policy.
 	DropIns DropInPolicy
+	// KeepGzip reads files as they are stored. By default a file that
+	// starts with gzip's magic bytes is decompressed (within the kind's
+	// MaxBytes), and provenance names its source "(gzip)".
+	KeepGzip bool
 	// FileMode, when set, decodes --config and --instance-config whatever
 	// --decode-mode says (kubelet: Warn, its lenient fallback with a
 	// warning, while its drop-ins refuse a duplicate field).
@@ -144,7 +148,7 @@ func (c *Component[T]) Read(cl *CommandLine) (*watch.Contents, error) {
 
 // readOptions are how Read and Watch read the files cl names.
 func (c *Component[T]) readOptions(cl *CommandLine) watch.ReadOptions {
-	o := watch.ReadOptions{MaxBytes: c.Kind.MaxBytes()}
+	o := watch.ReadOptions{MaxBytes: c.Kind.MaxBytes(), KeepGzip: c.KeepGzip}
 	for _, f := range []string{cl.Config.ConfigFile, cl.Config.InstanceConfig} {
 		if f != "" {
 			o.FileTargets = append(o.FileTargets, f)

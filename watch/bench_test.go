@@ -74,12 +74,12 @@ func BenchmarkPollUnchanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := b.Context()
-	if err := w.check(ctx, true); err != nil {
+	if err := w.check(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := w.check(ctx, false); err != nil {
+		if err := w.check(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,6 +10,9 @@ import (
 const (
 	StatusSuccess = "success"
 	StatusFailure = "failure"
+	// StatusPending is an attempt whose content is not consistent yet
+	// (see Pending): not applied, not a failure.
+	StatusPending = "pending"
 )
 
 // Metrics are a watcher's reload metrics, named as the automatic reloads of
@@ -19,12 +22,19 @@ const (
 //	<subsystem>_automatic_reload_last_timestamp_seconds{status}
 //	<subsystem>_last_config_info{hash}
 //
+// and how long each load took (Consistent and Load, not the read):
+//
+//	<subsystem>_automatic_reload_duration_seconds{status}
+//
 // A no-op check (same content, or content already refused) counts nothing.
-// Metrics are safe for concurrent use.
+// The hash is the one ContentHash computes from the ConfigMaps mounted,
+// so an operator can tell whether a change has reached the pod. Metrics
+// are safe for concurrent use.
 type Metrics struct {
 	reloads       *metrics.CounterVec
 	lastTimestamp *metrics.GaugeVec
 	lastConfig    *metrics.GaugeVec
+	duration      *metrics.HistogramVec
 }
 
 // NewMetrics returns the reload metrics of one watcher; subsystem is the
@@ -55,23 +65,35 @@ func NewMetrics(subsystem string, constLabels map[string]string) *Metrics {
 			Help:           "The content hash of the configuration in effect; the value is always 1.",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"hash"}),
+		duration: metrics.NewHistogramVec(&metrics.HistogramOpts{
+			Subsystem:   subsystem,
+			ConstLabels: constLabels,
+			Name:        "automatic_reload_duration_seconds",
+			Help:        "How long loading the configuration took, decoding and validating it, by status.",
+			// 1 ms to about 33 s.
+			Buckets:        metrics.ExponentialBuckets(0.001, 2, 16),
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"status"}),
 	}
 }
 
 // MustRegister registers the metrics with r; it panics if a metric of the
 // same name is registered already.
 func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
-	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig)
+	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig, m.duration)
 }
 
 // observe records one reload attempt. hash is the configuration in effect
-// after it.
-func (m *Metrics) observe(status string, at time.Time, hash string) {
+// after it; took, how long loading took (negative when reading failed).
+func (m *Metrics) observe(status string, at time.Time, hash string, took time.Duration) {
 	if m == nil {
 		return
 	}
 	m.reloads.WithLabelValues(status).Inc()
 	m.lastTimestamp.WithLabelValues(status).Set(float64(at.UnixNano()) / 1e9)
+	if took >= 0 {
+		m.duration.WithLabelValues(status).Observe(took.Seconds())
+	}
 	if status == StatusSuccess {
 		m.lastConfig.Reset()
 		m.lastConfig.WithLabelValues(hash).Set(1)

@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -508,5 +510,134 @@ func TestNoMixedSnapshotsAcrossTargets(t *testing.T) {
 				t.Fatalf("%d mixed snapshots", mixed.Load())
 			}
 		})
+	}
+}
+
+// TestReadTree reads a checkout the way git-sync publishes one: the whole
+// tree behind the link, in the order filepath.WalkDir visits it, hidden
+// directories (.git) left out and reported, links never followed as
+// directories; each bound refuses with an error naming the path.
+func TestReadTree(t *testing.T) {
+	t.Parallel()
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	tree := map[string]string{
+		"ci-operator/config/org/repo/org-repo-main.yaml":      "main",
+		"ci-operator/config/org/repo/org-repo-release-1.yaml": "release",
+		"ci-operator/config/org/repo.yaml":                    "a file beside a directory of nearly its name",
+		"ci-operator/config/org/repo/sub/x.yaml":              "deep",
+		".git/HEAD":                                           "not configuration",
+		"README.md":                                           "top",
+	}
+	if err := g.Write(tree); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(g.Path(), "ci-operator", "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(g.Path(), ReadOptions{Tree: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range s.Files {
+		got = append(got, f.Name)
+	}
+	want := []string{
+		"README.md",
+		"ci-operator/config/org/repo/org-repo-main.yaml",
+		"ci-operator/config/org/repo/org-repo-release-1.yaml",
+		"ci-operator/config/org/repo/sub/x.yaml",
+		"ci-operator/config/org/repo.yaml",
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("files\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	skipped := map[string]string{}
+	for _, sk := range s.Skipped {
+		skipped[sk.Name] = sk.Reason
+	}
+	if skipped[".git"] != "hidden" || skipped["ci-operator/elsewhere"] != "a symbolic link to a directory" {
+		t.Errorf("skipped %v", skipped)
+	}
+	c := newContents([]*Generation{s})
+	if data, err := c.ReadFile(filepath.Join(g.Path(), "ci-operator/config/org/repo/sub/x.yaml")); err != nil || string(data) != "deep" {
+		t.Errorf("ReadFile of a nested file: %q, %v", data, err)
+	}
+	if names, err := c.ReadDir(filepath.Join(g.Path(), "ci-operator/config/org/repo")); err != nil || strings.Join(names, ",") != "org-repo-main.yaml,org-repo-release-1.yaml" {
+		t.Errorf("ReadDir of a nested directory: %v, %v", names, err)
+	}
+	// Without Tree, only the direct children.
+	if flat, err := Read(g.Path(), ReadOptions{}); err != nil || names(flat) != "README.md=top" {
+		t.Errorf("flat read: %v, %v", flat, err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		opts ReadOptions
+		want string
+	}{
+		{"depth", ReadOptions{Tree: true, MaxDepth: 4}, filepath.Join(g.Path(), "ci-operator/config/org/repo") + " is deeper than the limit of 4 levels"},
+		{"files", ReadOptions{Tree: true, MaxFiles: 3}, g.Path() + " holds more than the limit of 3 files (ci-operator/config/org/repo/sub/x.yaml is one more)"},
+		{"bytes", ReadOptions{Tree: true, MaxTotalBytes: 10}, g.Path() + " holds more than the limit of 10 bytes in all (reached at ci-operator/config/org/repo/org-repo-release-1.yaml)"},
+	} {
+		if _, err := Read(g.Path(), tc.opts); !errors.Is(err, ErrTooLarge) || err.Error() != tc.want {
+			t.Errorf("%s: %v\nwant %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+func gzipped(t testing.TB, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestReadGzip reads gzip'd shards as prow's updateconfig writes them, in a
+// mount of kubelet's AtomicWriter: decompressed, marked, the hash over the
+// bytes stored; a bomb refused by the limit after decompression, naming
+// the file; KeepGzip leaves them as they are.
+func TestReadGzip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := watchtest.NewKubeletWriter(t, dir)
+	shard := gzipped(t, "org: a\n")
+	bomb := gzipped(t, strings.Repeat("x", 1<<20))
+	if err := w.TryWriteBinary(map[string]string{"plain.yaml": "plain: true\n"}, map[string][]byte{"shard.yaml": shard}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(dir, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names(s) != "plain.yaml=plain: true\n,shard.yaml=org: a\n" || s.Files[0].Compressed || !s.Files[1].Compressed {
+		t.Fatalf("read %q, compressed %t %t", names(s), s.Files[0].Compressed, s.Files[1].Compressed)
+	}
+	stored := []Entry{{Name: "plain.yaml", Data: []byte("plain: true\n")}, {Name: "shard.yaml", Data: shard}}
+	if s.Hash != hashFiles(stored) {
+		t.Error("the hash is not over the bytes as stored")
+	}
+	kept, err := Read(dir, ReadOptions{KeepGzip: true})
+	if err != nil || !bytes.Equal(kept.Files[1].Data, shard) || kept.Files[1].Compressed {
+		t.Errorf("KeepGzip: %v", err)
+	}
+	if err := w.TryWriteBinary(nil, map[string][]byte{"bomb.yaml": bomb}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(dir, ReadOptions{MaxBytes: 64 << 10}); !errors.Is(err, ErrTooLarge) || err.Error() != filepath.Join(dir, "bomb.yaml")+" is gzip-compressed and over the limit of 65536 bytes once decompressed" {
+		t.Errorf("a bomb of %d bytes: %v", len(bomb), err)
+	}
+	if err := w.TryWriteBinary(nil, map[string][]byte{"cut.yaml": shard[:len(shard)-4]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(dir, ReadOptions{}); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "cut.yaml")+" is gzip-compressed but does not decompress") {
+		t.Errorf("a truncated stream: %v", err)
 	}
 }

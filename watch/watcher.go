@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -66,6 +71,20 @@ type Options[T any] struct {
 	Debounce time.Duration
 	// Read tunes each read.
 	Read ReadOptions
+	// Consistent, when set, checks that what was read is a set whose
+	// parts agree (MarkersAgree is the common check) before Load runs;
+	// its error makes the attempt pending, as Pending does.
+	Consistent func(c *Contents) error
+	// PendingTimeout is how long content may stay pending (see Pending)
+	// before the attempt is reported as a failure; zero means
+	// DefaultPendingTimeout.
+	PendingTimeout time.Duration
+	// Settle, when set, replaces Debounce: every event, a link swap
+	// included, waits until no further event came for Settle (at most
+	// ten times Settle after the first of a burst), so that a burst of
+	// updates across all targets (kubelet updating the ConfigMaps of
+	// several mounts one after another) is one reload.
+	Settle time.Duration
 	// Metrics, when set, count reloads.
 	Metrics *Metrics
 	// Clock is the clock for polls, debouncing and retries; nil means
@@ -76,9 +95,14 @@ type Options[T any] struct {
 	newNotifier func() (notifier, error)
 }
 
+// DefaultPendingTimeout is how long content may stay pending before the
+// attempt is a failure: kubelet updates the ConfigMaps of a pod's volumes
+// within about a minute of each other.
+const DefaultPendingTimeout = 5 * time.Minute
+
 // Reload reports one reload attempt.
 type Reload[T any] struct {
-	// Status is StatusSuccess or StatusFailure.
+	// Status is StatusSuccess, StatusFailure or StatusPending.
 	Status string
 	// Initial is true for the load Start makes.
 	Initial bool
@@ -92,6 +116,9 @@ type Reload[T any] struct {
 	Err error
 	// Time is when the attempt ended.
 	Time time.Time
+	// Duration is how long loading took: Consistent and Load, not the
+	// read; zero when reading failed.
+	Duration time.Duration
 }
 
 // Watcher keeps a value loaded from files up to date. Read the value with
@@ -104,11 +131,15 @@ type Watcher[T any] struct {
 	done    chan struct{}
 	logger  klog.Logger
 
+	warnings []string
+
 	// Owned by the goroutine that checks.
-	resolved    []string // what the last read of each path resolved to
-	badHash     string
-	lastFailure string
-	watchErr    string
+	resolved     []string // what the last read of each path resolved to
+	badHash      string
+	lastFailure  string
+	watchErr     string
+	pendingSince time.Time  // the first pending attempt since the last success or failure
+	first        chan error // while Start waits out a pending first load: how it ended
 }
 
 type published[T any] struct {
@@ -126,6 +157,26 @@ func (t transient) Unwrap() error { return t.err }
 // watcher retries instead of remembering the content as invalid.
 func Transient(err error) error { return transient{err} }
 
+// pending marks content whose parts do not agree yet.
+type pending struct{ err error }
+
+func (p pending) Error() string { return p.err.Error() }
+func (p pending) Unwrap() error { return p.err }
+
+// Pending marks err, returned by Load or Consistent, as content that is
+// not consistent yet rather than invalid: the parts of a set that must
+// agree (shards of one repository, the ConfigMaps of a projected volume,
+// which kubelet updates one at a time, in no set order) do not agree yet.
+// The watcher keeps the value in effect, reports the attempt as pending
+// (StatusPending, logged as information, not as an error), reads again on
+// the next event, poll or retry, and reports a failure only when the
+// content stayed pending for PendingTimeout. A first load that is pending
+// makes Start wait.
+func Pending(err error) error { return pending{err} }
+
+// IsPending reports whether err marks content not consistent yet.
+func IsPending(err error) bool { return errors.As(err, new(pending)) }
+
 // New returns a watcher; Start starts it.
 func New[T any](opts Options[T]) (*Watcher[T], error) {
 	if len(opts.Paths) == 0 {
@@ -142,6 +193,9 @@ func New[T any](opts Options[T]) (*Watcher[T], error) {
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
+	}
+	if opts.PendingTimeout <= 0 {
+		opts.PendingTimeout = DefaultPendingTimeout
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -163,15 +217,18 @@ func New[T any](opts Options[T]) (*Watcher[T], error) {
 //
 //  1. Register the watches (fsnotify on the directories that hold the
 //     anchor links). If that fails, poll only, and try again at each
-//     poll.
+//     poll. A file target that is a mount point of its own can never
+//     produce an event: that is logged and listed in Warnings.
 //  2. Load once, right after the watch is registered, so no change made
 //     in between is missed. If the initial load fails, Start returns the
 //     error and watches nothing: refuse to start on an invalid
-//     configuration.
+//     configuration. If it is pending (Pending), Start goes on to (3)
+//     and waits until a load succeeds (nil), fails or stays pending past
+//     PendingTimeout (the error), or ctx is done.
 //  3. In the background: on an event, check at once when a link the last
 //     read resolved now names another generation, and otherwise wait
-//     Debounce, then check; check at every poll, on Resync, and after a
-//     failed read with backoff.
+//     Debounce (or Settle), then check; check at every poll, on Resync,
+//     and after a failed read or a pending attempt with backoff.
 //
 // A check reads every target consistently and hashes it; equal to the
 // value in effect, or to content refused before, is a no-op. Otherwise it
@@ -186,12 +243,29 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 		n = nil
 	}
 	w.ensureWatches(n)
+	w.warnMountPoints()
 	// (2)
-	if err := w.check(ctx, true); err != nil {
-		if n != nil {
-			n.Close()
+	if err := w.check(ctx); err != nil {
+		if !IsPending(err) {
+			if n != nil {
+				n.Close()
+			}
+			close(w.done)
+			return err
 		}
-		close(w.done)
+		first := make(chan error, 1)
+		w.first = first
+		runCtx, cancel := context.WithCancel(ctx)
+		go w.run(runCtx, cancel, n)
+		select {
+		case err = <-first:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+		if err != nil {
+			cancel()
+			<-w.done
+		}
 		return err
 	}
 	// The check may have found directories to watch that did not exist
@@ -201,8 +275,76 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 		w.Resync()
 	}
 	// (3)
-	go w.run(ctx, n)
+	go w.run(ctx, func() {}, n)
 	return nil
+}
+
+// Warnings lists what Start found that will slow the watcher down: a
+// file target that is a mount point of its own (a subPath or single-file
+// bind mount), whose changes no event announces.
+func (w *Watcher[T]) Warnings() []string { return slices.Clone(w.warnings) }
+
+// warnMountPoints notes each file target that is a mount point.
+func (w *Watcher[T]) warnMountPoints() {
+	mountinfo, _ := os.ReadFile("/proc/self/mountinfo") // none: the devices alone tell
+	for _, p := range w.opts.Paths {
+		if mountPoint(p, mountinfo) {
+			msg := fmt.Sprintf("%s is a mount point of its own (a subPath or single-file bind mount): no file event announces its changes, only polling every %s sees them, and kubelet never updates a ConfigMap or Secret mounted with subPath", p, w.opts.PollInterval)
+			w.warnings = append(w.warnings, msg)
+			w.logger.Info("A target can never produce an event; polling only", "path", p, "interval", w.opts.PollInterval, "why", msg)
+		}
+	}
+}
+
+// mountPoint reports whether path is a regular file (not a link) that is
+// a mount point: listed as one in mountinfo (the content of
+// /proc/self/mountinfo), or on another device than its directory.
+func mountPoint(path string, mountinfo []byte) bool {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return false
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, filepath.Base(path)))
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(mountinfo)) {
+		// id parent major:minor root mountpoint options ...
+		if f := strings.Fields(line); len(f) > 4 && unescapeMount(f[4]) == abs {
+			return true
+		}
+	}
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	a, ok1 := st.Sys().(*syscall.Stat_t)
+	b, ok2 := dst.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && a.Dev != b.Dev
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of a path in
+// /proc/self/mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // Current returns the value in effect, or the zero T before Start
@@ -236,8 +378,9 @@ func (w *Watcher[T]) Resync() {
 // context is done and the background goroutine has returned.
 func (w *Watcher[T]) Done() <-chan struct{} { return w.done }
 
-func (w *Watcher[T]) run(ctx context.Context, n notifier) {
+func (w *Watcher[T]) run(ctx context.Context, cancel context.CancelFunc, n notifier) {
 	defer close(w.done)
+	defer cancel()
 	defer func() {
 		if n != nil {
 			n.Close()
@@ -249,6 +392,7 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 		debounce, retry   clock.Timer
 		debounceC, retryC <-chan time.Time
 		backoff           time.Duration
+		burst             time.Time // the first event of a burst, with Settle
 	)
 	stop := func(t clock.Timer) {
 		if t != nil {
@@ -257,16 +401,33 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 	}
 	defer func() { stop(debounce); stop(retry) }()
 
+	// A read failed, Load asked for a retry, or the content is pending:
+	// try again soon, backing off up to the poll interval, and no later
+	// than when pending content times out.
+	retryLater := func() {
+		backoff = min(max(2*backoff, 10*w.opts.Debounce), w.opts.PollInterval)
+		delay := backoff
+		if !w.pendingSince.IsZero() {
+			delay = min(delay, max(w.pendingSince.Add(w.opts.PendingTimeout).Sub(w.clock.Now()), time.Millisecond))
+		}
+		stop(retry)
+		retry = w.clock.NewTimer(delay)
+		retryC = retry.C()
+	}
+	if !w.pendingSince.IsZero() {
+		retryLater() // Start's first load was pending
+	}
 	check := func() {
 		if debounce != nil {
 			debounce.Stop()
 			debounceC = nil
 		}
-		err := w.check(ctx, false)
+		burst = time.Time{}
+		err := w.check(ctx)
 		if w.ensureWatches(n) {
 			// New directories are watched from now on; read once
 			// more for what changed in them before.
-			err = w.check(ctx, false)
+			err = w.check(ctx)
 			w.ensureWatches(n)
 		}
 		if err == nil {
@@ -277,18 +438,25 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 			}
 			return
 		}
-		// A read failed or Load asked for a retry: try again soon,
-		// backing off up to the poll interval.
-		backoff = min(max(2*backoff, 10*w.opts.Debounce), w.opts.PollInterval)
-		stop(retry)
-		retry = w.clock.NewTimer(backoff)
-		retryC = retry.C()
+		retryLater()
 	}
 	armDebounce := func() {
-		if debounceC == nil {
-			debounce = w.clock.NewTimer(w.opts.Debounce)
-			debounceC = debounce.C()
+		if w.opts.Settle <= 0 {
+			if debounceC == nil {
+				debounce = w.clock.NewTimer(w.opts.Debounce)
+				debounceC = debounce.C()
+			}
+			return
 		}
+		// With Settle, every event starts the wait again, within ten
+		// times Settle of the burst's first.
+		now := w.clock.Now()
+		if burst.IsZero() {
+			burst = now
+		}
+		stop(debounce)
+		debounce = w.clock.NewTimer(max(min(w.opts.Settle, burst.Add(10*w.opts.Settle).Sub(now)), 0))
+		debounceC = debounce.C()
 	}
 
 	for {
@@ -308,9 +476,10 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 			// Events are hints: whatever the operation, read and
 			// compare (configmap-reload#190 missed reloads by
 			// filtering on Create). A moved link is a complete new
-			// generation: read it now; anything else may be a write
-			// in progress: let the burst settle.
-			if w.swapped() {
+			// generation: read it now, unless a burst across
+			// targets is to settle; anything else may be a write in
+			// progress: let the burst settle.
+			if w.opts.Settle <= 0 && w.swapped() {
 				check()
 			} else {
 				armDebounce()
@@ -346,64 +515,84 @@ func (w *Watcher[T]) run(ctx context.Context, n notifier) {
 }
 
 // check reads the targets and, when their content is new, loads and
-// publishes it. It returns an error only when the check should be retried:
-// a read failed, or Load returned a Transient error.
-func (w *Watcher[T]) check(ctx context.Context, initial bool) error {
+// publishes it. It returns an error when the check should be retried (a
+// read failed, Load returned a Transient error, the content is pending),
+// and, before a value is in effect, when the content is refused.
+func (w *Watcher[T]) check(ctx context.Context) error {
+	initial := w.current.Load() == nil
 	c, err := ReadContents(w.opts.Paths, w.opts.Read)
-	if err == nil {
-		w.resolved = w.resolved[:0]
-		for _, s := range c.Generations {
-			w.resolved = append(w.resolved, s.Resolved)
-		}
-	}
 	if err != nil {
-		if initial {
-			w.fail(initial, "", err)
+		if initial && w.first == nil {
+			w.report(StatusFailure, initial, "", err, notLoaded)
 			return err
 		}
 		// Reported once until it changes, not at every retry.
 		if msg := err.Error(); msg != w.lastFailure {
 			w.lastFailure = msg
-			w.fail(initial, "", err)
+			w.report(StatusFailure, initial, "", err, notLoaded)
 		}
 		return err
 	}
-	cur := w.current.Load()
-	if cur != nil && cur.hash == c.Hash {
-		w.lastFailure = ""
+	w.resolved = w.resolved[:0]
+	for _, s := range c.Generations {
+		w.resolved = append(w.resolved, s.Resolved)
+	}
+	if cur := w.current.Load(); cur != nil && cur.hash == c.Hash {
+		w.lastFailure, w.pendingSince = "", time.Time{}
 		return nil
 	}
 	if c.Hash == w.badHash {
 		return nil
 	}
+	start := w.clock.Now()
 	v, err := w.load(ctx, c)
+	took := w.clock.Since(start)
 	if err != nil {
-		if initial {
-			w.fail(initial, c.Hash, err)
-			return err
-		}
-		var t transient
-		if errors.As(err, &t) {
+		if IsPending(err) {
+			now := w.clock.Now()
+			if w.pendingSince.IsZero() {
+				w.pendingSince = now
+			}
+			if waited := now.Sub(w.pendingSince); waited < w.opts.PendingTimeout {
+				if msg := c.Hash + " " + err.Error(); msg != w.lastFailure {
+					w.lastFailure = msg
+					w.report(StatusPending, initial, c.Hash, err, took)
+				}
+				return err
+			}
+			// A failure now, no longer pending.
+			err = fmt.Errorf("still not consistent after %s: %v", w.opts.PendingTimeout, err)
+		} else if t := (transient{}); !initial && errors.As(err, &t) {
 			if msg := err.Error(); msg != w.lastFailure {
 				w.lastFailure = msg
-				w.fail(initial, c.Hash, err)
+				w.report(StatusFailure, initial, c.Hash, err, took)
 			}
+			return err
+		}
+		w.pendingSince = time.Time{}
+		w.report(StatusFailure, initial, c.Hash, err, took)
+		if initial {
+			w.settleFirst(err)
 			return err
 		}
 		w.badHash = c.Hash
 		w.lastFailure = err.Error()
-		w.fail(initial, c.Hash, err)
 		return nil
 	}
-	w.badHash, w.lastFailure = "", ""
+	w.badHash, w.lastFailure, w.pendingSince = "", "", time.Time{}
 	w.current.Store(&published[T]{value: v, hash: c.Hash})
-	now := w.clock.Now()
-	w.opts.Metrics.observe(StatusSuccess, now, c.Hash)
-	w.logger.V(1).Info("Configuration reloaded", "paths", w.opts.Paths, "hash", c.Hash, "initial", initial)
-	if w.opts.OnReload != nil {
-		w.opts.OnReload(Reload[T]{Status: StatusSuccess, Initial: initial, Hash: c.Hash, Value: v, Time: now})
-	}
+	w.report(StatusSuccess, initial, c.Hash, nil, took)
+	w.settleFirst(nil)
 	return nil
+}
+
+// settleFirst tells a Start waiting out a pending first load how it
+// ended.
+func (w *Watcher[T]) settleFirst(err error) {
+	if w.first != nil {
+		w.first <- err
+		w.first = nil
+	}
 }
 
 // swapped reports whether a path now resolves to something other than what
@@ -421,31 +610,47 @@ func (w *Watcher[T]) swapped() bool {
 	return false
 }
 
-// load runs Load; a panic in it refuses the content like an error does,
-// so that no input can stop the watcher.
+// load runs Consistent and Load; a panic in either refuses the content
+// like an error does, so that no input can stop the watcher.
 func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("loading the configuration panicked: %v", r)
 		}
 	}()
+	if w.opts.Consistent != nil {
+		if err := w.opts.Consistent(c); err != nil {
+			var zero T
+			return zero, Pending(err)
+		}
+	}
 	return w.opts.Load(ctx, c)
 }
 
-func (w *Watcher[T]) fail(initial bool, hash string, err error) {
+// notLoaded is the duration report takes for an attempt whose read
+// failed: nothing was loaded.
+const notLoaded time.Duration = -1
+
+// report counts, logs and reports one attempt: a failure at error level,
+// a success and a pending attempt as information.
+func (w *Watcher[T]) report(status string, initial bool, hash string, err error, took time.Duration) {
 	now := w.clock.Now()
+	r := Reload[T]{Status: status, Initial: initial, Hash: hash, Err: err, Time: now, Duration: max(took, 0)}
 	kept := w.current.Load()
 	keptHash := ""
 	if kept != nil {
-		keptHash = kept.hash
+		r.Value, keptHash = kept.value, kept.hash
 	}
-	w.opts.Metrics.observe(StatusFailure, now, keptHash)
-	w.logger.Error(err, "Reloading the configuration failed; keeping the previous one", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash)
+	w.opts.Metrics.observe(status, now, keptHash, took)
+	switch status {
+	case StatusSuccess:
+		w.logger.V(1).Info("Configuration reloaded", "paths", w.opts.Paths, "hash", hash, "initial", initial)
+	case StatusPending:
+		w.logger.Info("The configuration is not consistent yet; keeping the previous one and reading again on the next change", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash, "pending", err.Error())
+	default:
+		w.logger.Error(err, "Reloading the configuration failed; keeping the previous one", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash)
+	}
 	if w.opts.OnReload != nil {
-		r := Reload[T]{Status: StatusFailure, Initial: initial, Hash: hash, Err: err, Time: now}
-		if kept != nil {
-			r.Value = kept.value
-		}
 		w.opts.OnReload(r)
 	}
 }

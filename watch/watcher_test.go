@@ -144,7 +144,7 @@ func TestCheck(t *testing.T) {
 	m := NewMetrics("test", nil)
 	m.MustRegister(reg)
 	w, rec := newTextWatcher(t, path, func(o *Options[string]) { o.Metrics = m })
-	if err := w.check(ctx, true); err != nil {
+	if err := w.check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if r := rec.next(t); r.Status != StatusSuccess || !r.Initial || r.Value != "one" || w.Current() != "one" {
@@ -180,7 +180,7 @@ func TestCheck(t *testing.T) {
 			set(s.content)
 		}
 		before := rec.count()
-		err := w.check(ctx, false)
+		err := w.check(ctx)
 		if (err != nil) != s.wantRetry {
 			t.Fatalf("%s: check error %v, want retry %t", s.name, err, s.wantRetry)
 		}

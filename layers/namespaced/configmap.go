@@ -1,12 +1,15 @@
 package namespaced
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 )
@@ -26,29 +29,26 @@ const (
 // Every data key is one leaf: the key k is the pointer /k, and its string
 // value is converted to JSON by the type of that member of the merge
 // version, so "false" stays an explicit false. Keys that begin with "_"
-// (an "_example" block) are documentation and are skipped. binaryData is
-// refused.
+// (an "_example" block) are documentation and are skipped. A gzip'd
+// value, in data or binaryData, is read decompressed (unless KeepGzip),
+// and the layer's source says so; other binaryData is refused.
 //
-// A ConfigMap over the size or key-count limit is refused whole before
-// any value is converted. The error names the ConfigMap and the key.
+// A ConfigMap over the size (counted decompressed) or key-count limit is
+// refused whole before any value is converted. The error names the
+// ConfigMap and the key.
 func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, error) {
 	src := ConfigMapSource(cm, kind)
-	if len(cm.BinaryData) > 0 {
-		return nil, fmt.Errorf("%s: binaryData is not configuration (keys %s)", src, text.Join(sortedKeys(cm.BinaryData), ", "))
-	}
-	if n := len(cm.Data); n > c.o.MaxConfigMapKeys {
+	if n := len(cm.Data) + len(cm.BinaryData); n > c.o.MaxConfigMapKeys {
 		return nil, fmt.Errorf("%s: %d keys, over the limit of %d keys a ConfigMap may hold here", src, n, c.o.MaxConfigMapKeys)
 	}
-	size := 0
-	for k, v := range cm.Data {
-		size += len(k) + len(v)
+	data, compressed, err := c.configMapData(cm)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
 	}
-	if size > c.o.MaxConfigMapBytes {
-		return nil, fmt.Errorf("%s: %d bytes of data, over the limit of %d bytes a ConfigMap may hold here", src, size, c.o.MaxConfigMapBytes)
-	}
-	l := &merge.Layer{Source: src, Values: make(map[string]string, len(cm.Data))}
+	src.Compressed = compressed
+	l := &merge.Layer{Source: src, Values: make(map[string]string, len(data))}
 	var errs []string
-	for k, v := range cm.Data {
+	for k, v := range data {
 		if strings.HasPrefix(k, "_") {
 			continue
 		}
@@ -64,6 +64,72 @@ func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Laye
 		return nil, fmt.Errorf("%s: %s", src, text.Join(errs, "; "))
 	}
 	return l, nil
+}
+
+// configMapData returns the keys and text values of cm, gzip'd values
+// decompressed, and whether any was, within MaxConfigMapBytes counted
+// decompressed: a bomb costs at most the limit. With no gzip'd value and
+// no binaryData it is cm.Data itself.
+func (c *core[T]) configMapData(cm *corev1.ConfigMap) (map[string]string, bool, error) {
+	budget := c.o.MaxConfigMapBytes
+	over := func(size int) error {
+		return fmt.Errorf("%d bytes of data, over the limit of %d bytes a ConfigMap may hold here", size, c.o.MaxConfigMapBytes)
+	}
+	size := 0
+	zipped := len(cm.BinaryData) > 0
+	for k, v := range cm.Data {
+		size += len(k) + len(v)
+		zipped = zipped || (!c.o.KeepGzip && files.IsGzip([]byte(v)))
+	}
+	if size > budget {
+		return nil, false, over(size)
+	}
+	if !zipped {
+		return cm.Data, false, nil
+	}
+	if c.o.KeepGzip {
+		return nil, false, fmt.Errorf("binaryData is not configuration (keys %s)", text.Join(sortedKeys(cm.BinaryData), ", "))
+	}
+	out := make(map[string]string, len(cm.Data)+len(cm.BinaryData))
+	size = 0
+	compressed := false
+	// Keys in order, so that the budget is spent, and an error found,
+	// the same way every time.
+	add := func(k string, v []byte, binary bool) error {
+		if binary && !files.IsGzip(v) {
+			return fmt.Errorf("binaryData key %q is not configuration: only gzip'd text is read from binaryData", k)
+		}
+		size += len(k)
+		name := fmt.Sprintf("key %q", k)
+		plain, z, err := files.Gunzip(name, v, max(budget-size, 0))
+		if errors.Is(err, files.ErrTooLarge) {
+			return fmt.Errorf("%s is gzip-compressed, and decompressed it puts the data over the limit of %d bytes a ConfigMap may hold here", name, c.o.MaxConfigMapBytes)
+		}
+		if err != nil {
+			return err
+		}
+		if z && !utf8.Valid(plain) {
+			return fmt.Errorf("%s is gzip-compressed and does not hold text (UTF-8)", name)
+		}
+		compressed = compressed || z
+		size += len(plain)
+		if size > budget {
+			return over(size)
+		}
+		out[k] = string(plain)
+		return nil
+	}
+	for _, k := range sortedKeys(cm.Data) {
+		if err := add(k, []byte(cm.Data[k]), false); err != nil {
+			return nil, false, err
+		}
+	}
+	for _, k := range sortedKeys(cm.BinaryData) {
+		if err := add(k, cm.BinaryData[k], true); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, compressed, nil
 }
 
 // ConfigMapSource is the provenance source of a ConfigMap: the kind, its

@@ -59,7 +59,13 @@ type Options[T runtime.Object] struct {
 	// as an invalid one is, with a Warning Event naming the limit.
 	MaxConfigMapBytes int
 	MaxConfigMapKeys  int
-	Tenancy           Tenancy
+	// KeepGzip reads every value as it is stored. By default a value
+	// that starts with gzip's magic bytes (1F 8B), in data or in
+	// binaryData, where prow's updateconfig puts what it compresses, is
+	// decompressed, within MaxConfigMapBytes; other binaryData is
+	// refused either way.
+	KeepGzip bool
+	Tenancy  Tenancy
 	// Selectors, when set, enables selector layers.
 	Selectors *Selectors
 	// Flags, when set, is the top layer: command-line values above every

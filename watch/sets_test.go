@@ -1,0 +1,266 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/stratacfg/strata/internal/watchtest"
+)
+
+// shards are two ConfigMaps mounted side by side, each with a VERSION
+// marker, as prow's updateconfig writes them.
+type shards struct {
+	t    *testing.T
+	a, b *watchtest.KubeletWriter
+	root string
+}
+
+func newShards(t *testing.T) *shards {
+	root := t.TempDir()
+	watchtest.WriteFiles(t, root, map[string]string{"a/.keep": "", "b/.keep": ""})
+	return &shards{t: t, root: root, a: watchtest.NewKubeletWriter(t, filepath.Join(root, "a")), b: watchtest.NewKubeletWriter(t, filepath.Join(root, "b"))}
+}
+
+func (s *shards) paths() []string { return []string{filepath.Join(s.root, "a"), filepath.Join(s.root, "b")} }
+
+func (s *shards) write(w *watchtest.KubeletWriter, version string) {
+	w.Write(s.t, map[string]string{"VERSION": version + "\n", "config.yaml": "version: " + version + "\n"})
+}
+
+// loadBoth returns "a=VERSION b=VERSION" from the shards' config files.
+func loadBoth(_ context.Context, c *Contents) (string, error) {
+	var out []string
+	for _, g := range c.Generations {
+		data, err := c.ReadFile(filepath.Join(g.Path, "config.yaml"))
+		if err != nil {
+			return "", err
+		}
+		out = append(out, filepath.Base(g.Path)+"="+strings.TrimPrefix(strings.TrimSpace(string(data)), "version: "))
+	}
+	return strings.Join(out, " "), nil
+}
+
+// TestPendingSets updates two shards one at a time, as kubelet updates two
+// ConfigMap volumes: while their markers disagree the attempt is pending,
+// counted as such and never a failure, the value in effect kept; once they
+// agree the set applies; a set that stays split past PendingTimeout is a
+// failure.
+func TestPendingSets(t *testing.T) {
+	s := newShards(t)
+	s.write(s.a, "1")
+	s.write(s.b, "1")
+	clock := clocktesting.NewFakeClock(time.Now())
+	reg := metrics.NewKubeRegistry()
+	m := NewMetrics("sets", nil)
+	m.MustRegister(reg)
+	rec := newRecorder[string]()
+	w, err := New(Options[string]{
+		Paths: s.paths(), Load: loadBoth, OnReload: rec.record, Metrics: m,
+		Consistent: MarkersAgree("VERSION"), PendingTimeout: time.Minute, Clock: clock, PollInterval: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := w.check(ctx); err != nil || w.Current() != "a=1 b=1" {
+		t.Fatalf("initial: %q, %v", w.Current(), err)
+	}
+	rec.next(t)
+
+	s.write(s.a, "2") // b not yet
+	err = w.check(ctx)
+	r := rec.next(t)
+	if !IsPending(err) || r.Status != StatusPending || w.Current() != "a=1 b=1" || !strings.Contains(r.Err.Error(), `holds version "1" where`) {
+		t.Fatalf("half updated: %v, %+v, current %q", err, r, w.Current())
+	}
+	if err := w.check(ctx); !IsPending(err) || rec.count() != 2 {
+		t.Fatalf("the same pending content is reported once: %v, %d reports", err, rec.count())
+	}
+	clock.Step(30 * time.Second)
+	s.write(s.b, "2")
+	if err := w.check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.next(t); r.Status != StatusSuccess || w.Current() != "a=2 b=2" {
+		t.Fatalf("both updated: %+v", r)
+	}
+
+	// Split for longer than PendingTimeout: a failure, once.
+	s.write(s.b, "3")
+	if err := w.check(ctx); !IsPending(err) {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	clock.Step(time.Minute)
+	if err := w.check(ctx); err != nil {
+		t.Fatalf("a timed-out set is not retried: %v", err)
+	}
+	if r := rec.next(t); r.Status != StatusFailure || IsPending(r.Err) || !strings.Contains(r.Err.Error(), "still not consistent after 1m0s") || w.Current() != "a=2 b=2" {
+		t.Fatalf("timed out: %+v", r)
+	}
+	if err := w.check(ctx); err != nil || rec.count() != 5 {
+		t.Fatalf("the refused content again: %v, %d reports", err, rec.count())
+	}
+	s.write(s.a, "3")
+	if err := w.check(ctx); err != nil || w.Current() != "a=3 b=3" {
+		t.Fatalf("agreeing again: %q, %v", w.Current(), err)
+	}
+	want := `
+# HELP sets_automatic_reloads_total [ALPHA] Total number of automatic reloads of the configuration, by status.
+# TYPE sets_automatic_reloads_total counter
+sets_automatic_reloads_total{status="failure"} 1
+sets_automatic_reloads_total{status="pending"} 2
+sets_automatic_reloads_total{status="success"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "sets_automatic_reloads_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.GetHistogramMetricCount(m.duration.WithLabelValues(StatusSuccess)); err != nil || n != 3 {
+		t.Errorf("load durations observed: %d, %v", n, err)
+	}
+}
+
+// TestStartWaitsForAPendingFirstLoad starts on a split set: Start waits,
+// and returns once the set agrees; with a set that stays split, it fails
+// after PendingTimeout.
+func TestStartWaitsForAPendingFirstLoad(t *testing.T) {
+	s := newShards(t)
+	s.write(s.a, "2")
+	s.write(s.b, "1")
+	w, err := New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"), PollInterval: time.Hour, Debounce: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	started := make(chan error, 1)
+	go func() { started <- w.Start(ctx) }()
+	select {
+	case err := <-started:
+		t.Fatalf("Start returned on a split set: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	s.write(s.b, "2")
+	select {
+	case err := <-started:
+		if err != nil || w.Current() != "a=2 b=2" {
+			t.Fatalf("Start: %v, current %q", err, w.Current())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return once the set agreed")
+	}
+	cancel()
+	<-w.Done()
+
+	s.write(s.a, "3")
+	w, err = New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"), PollInterval: time.Hour, PendingTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := goroutines()
+	if err := w.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "still not consistent after 200ms") {
+		t.Fatalf("a set split for good: %v", err)
+	}
+	<-w.Done()
+	waitGoroutines(t, before)
+}
+
+// TestSettleCoalescesABurst updates five shards one after another, faster
+// than Settle: one reload, of the final set.
+func TestSettleCoalescesABurst(t *testing.T) {
+	root := t.TempDir()
+	var paths []string
+	var writers []*watchtest.KubeletWriter
+	for i := range 5 {
+		dir := filepath.Join(root, fmt.Sprint(i))
+		watchtest.WriteFiles(t, dir, nil)
+		w := watchtest.NewKubeletWriter(t, dir)
+		w.Write(t, map[string]string{"VERSION": "1"})
+		paths, writers = append(paths, dir), append(writers, w)
+	}
+	rec := newRecorder[string]()
+	w, err := New(Options[string]{
+		Paths: paths, OnReload: rec.record, PollInterval: time.Hour, Settle: 300 * time.Millisecond,
+		Consistent: MarkersAgree("VERSION"),
+		Load: func(_ context.Context, c *Contents) (string, error) {
+			data, err := c.ReadFile(filepath.Join(paths[0], "VERSION"))
+			return string(data), err
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, w, rec)
+	for _, kw := range writers {
+		kw.Write(t, map[string]string{"VERSION": "2"})
+	}
+	if r := rec.next(t); r.Status != StatusSuccess || r.Value != "2" {
+		t.Fatalf("after the burst: %+v", r)
+	}
+	rec.quiet(t, 500*time.Millisecond)
+}
+
+// TestContentHash computes from ConfigMap objects the hash the watcher
+// reports for their mounts, with what the read leaves out left out.
+func TestContentHash(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	watchtest.WriteFiles(t, root, map[string]string{"a/.keep": "", "b/.keep": ""})
+	cmA := Mount{Path: a, Data: map[string]string{"config.yaml": "x: 1\n", ".hidden": "no", "sub/n.yaml": "nested"}, BinaryData: map[string][]byte{"z.gz": {0x1f, 0x8b, 1}}}
+	cmB := Mount{Path: b, Data: map[string]string{"VERSION": "7"}}
+	toFiles := func(m Mount) (map[string]string, map[string][]byte) { return m.Data, m.BinaryData }
+	for _, m := range []Mount{cmA, cmB} {
+		data, binary := toFiles(m)
+		if err := watchtest.NewKubeletWriter(t, m.Path).TryWriteBinary(data, binary); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, opts := range []ReadOptions{{KeepGzip: true}, {KeepGzip: true, Tree: true}} {
+		c, err := ReadContents([]string{a, b}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ContentHash(opts, cmA, cmB); got != c.Hash {
+			t.Errorf("tree %t: ContentHash %s, the watcher's %s", opts.Tree, got, c.Hash)
+		}
+		// One file of a mount as a target.
+		one, err := ReadContents([]string{filepath.Join(a, "config.yaml")}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ContentHash(opts, Mount{Path: filepath.Join(a, "config.yaml"), Key: "config.yaml", Data: cmA.Data}); got != one.Hash {
+			t.Errorf("one key: ContentHash %s, the watcher's %s", got, one.Hash)
+		}
+	}
+	if ContentHash(ReadOptions{}, cmA, cmB) == ContentHash(ReadOptions{}, cmB, cmA) {
+		t.Error("the order of the targets does not count")
+	}
+}
+
+// TestMountPointWarning finds a file target that is a mount point of its
+// own, as kubelet mounts a ConfigMap key with subPath: from
+// /proc/self/mountinfo (a path with a space escaped as \040), and the
+// watcher lists it in Warnings.
+func TestMountPointWarning(t *testing.T) {
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"my config.yaml": "a", "plain.yaml": "b"})
+	sub, plain := filepath.Join(dir, "my config.yaml"), filepath.Join(dir, "plain.yaml")
+	info := "1 0 0:1 / / rw - overlay overlay rw\n" +
+		"2 1 0:2 /..2026_11_24/config.yaml " + strings.ReplaceAll(sub, " ", `\040`) + " ro - tmpfs tmpfs rw\n"
+	if !mountPoint(sub, []byte(info)) || mountPoint(plain, []byte(info)) || mountPoint(dir, []byte(info)) {
+		t.Errorf("mountPoint: subPath %t, plain %t, a directory %t", mountPoint(sub, []byte(info)), mountPoint(plain, []byte(info)), mountPoint(dir, []byte(info)))
+	}
+	w, rec := newTextWatcher(t, plain, nil)
+	start(t, w, rec)
+	if len(w.Warnings()) != 0 {
+		t.Errorf("warnings for a plain file: %v", w.Warnings())
+	}
+}
