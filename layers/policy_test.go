@@ -314,7 +314,9 @@ func TestGzipFiles(t *testing.T) {
 	code, stdout, _ := func() (int, string, string) {
 		var out, errOut strings.Builder
 		cl := append([]string{"--explain"}, args...)
-		code := c.Execute(context.Background(), cl, &out, &errOut, func(context.Context, *layers.CommandLine, *layers.Loaded[*config.ComponentConfiguration]) error { return nil })
+		code := c.Execute(context.Background(), cl, &out, &errOut, func(context.Context, *layers.CommandLine, *layers.Loaded[*config.ComponentConfiguration]) error {
+			return nil
+		})
 		return code, out.String(), errOut.String()
 	}()
 	if code != 0 || !strings.Contains(stdout, `c.yaml (gzip)"`) {

@@ -29,7 +29,9 @@ func newShards(t *testing.T) *shards {
 	return &shards{t: t, root: root, a: watchtest.NewKubeletWriter(t, filepath.Join(root, "a")), b: watchtest.NewKubeletWriter(t, filepath.Join(root, "b"))}
 }
 
-func (s *shards) paths() []string { return []string{filepath.Join(s.root, "a"), filepath.Join(s.root, "b")} }
+func (s *shards) paths() []string {
+	return []string{filepath.Join(s.root, "a"), filepath.Join(s.root, "b")}
+}
 
 func (s *shards) write(w *watchtest.KubeletWriter, version string) {
 	w.Write(s.t, map[string]string{"VERSION": version + "\n", "config.yaml": "version: " + version + "\n"})
