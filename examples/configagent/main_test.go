@@ -1,0 +1,472 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratacfg/strata/internal/watchtest"
+)
+
+// ciConfig is a ci-operator configuration of org/repo@branch at
+// generation gen.
+func ciConfig(org, repo, branch, variant string, gen int) string {
+	v := ""
+	if variant != "" {
+		v = "\n  variant: " + variant
+	}
+	return fmt.Sprintf(`build_root:
+  image_stream_tag:
+    name: release
+    namespace: openshift
+    tag: golang-1.22
+tests:
+- as: unit
+  commands: make test GENERATION=%d
+  container:
+    from: src
+zz_generated_metadata:
+  org: %s
+  repo: %s
+  branch: %s%s
+`, gen, org, repo, branch, v)
+}
+
+// generationOf returns the generation a served configuration holds.
+func generationOf(body string) int {
+	_, rest, _ := strings.Cut(body, "GENERATION=")
+	n, _ := strconv.Atoi(strings.Fields(rest)[0])
+	return n
+}
+
+func compressed(t testing.TB, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(s))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// agentRun is an agent running in the test's process.
+type agentRun struct {
+	base           string
+	stdout, stderr *watchtest.Buffer
+	code           chan int
+	cancel         context.CancelFunc
+}
+
+// startAgent runs the command with args and --listen, and waits until it
+// serves /healthz.
+func startAgent(t *testing.T, args ...string) *agentRun {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &agentRun{base: "http://" + addr, stdout: &watchtest.Buffer{}, stderr: &watchtest.Buffer{}, code: make(chan int, 1), cancel: cancel}
+	go func() { a.code <- run(ctx, append(args, "--listen", addr), a.stdout, a.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-a.code:
+		case <-time.After(10 * time.Second):
+			t.Error("the agent did not stop")
+		}
+	})
+	a.waitFor(t, "/healthz", http.StatusOK)
+	return a
+}
+
+// get returns the status, the generation header and the body of path.
+func (a *agentRun) get(t *testing.T, path string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(a.base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("X-Config-Generation"), string(body)
+}
+
+// waitFor waits until path answers code.
+func (a *agentRun) waitFor(t *testing.T, path string, code int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(a.base + path); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == code {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer %d within 20s; stderr:\n%s", path, code, a.stderr.String())
+}
+
+// waitServes waits until path serves generation gen.
+func (a *agentRun) waitServes(t *testing.T, path string, gen int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if code, _, body := a.get(t, path); code == http.StatusOK && generationOf(body) == gen {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not serve generation %d within 20s; stdout:\n%s", path, gen, a.stdout.String())
+}
+
+// lines returns the JSON lines printed so far.
+func (a *agentRun) lines(t *testing.T) []line {
+	t.Helper()
+	var out []line
+	sc := bufio.NewScanner(strings.NewReader(a.stdout.String()))
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("stdout line %q: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func count(ls []line, status string) int {
+	n := 0
+	for _, l := range ls {
+		if l.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// shard is one ConfigMap of gzip'd configurations with a VERSION, as
+// prow's updateconfig writes it, mounted by kubelet's AtomicWriter.
+func shardPayload(t testing.TB, repos []string, gen int) map[string][]byte {
+	out := map[string][]byte{"VERSION": []byte(strconv.Itoa(gen) + "\n")}
+	for _, repo := range repos {
+		out["org-"+repo+"-main.yaml"] = compressed(t, ciConfig("org", repo, "main", "", gen))
+	}
+	return out
+}
+
+// TestShardsUnderKubeletWriter serves two shards that kubelet's real
+// AtomicWriter updates one at a time, in random order, gzip'd, while
+// clients read both: every response of one generation holds one version
+// of both shards, never a mix; the split states are pending, never
+// failures; the final version is served.
+func TestShardsUnderKubeletWriter(t *testing.T) {
+	const updates = 40
+	root := t.TempDir()
+	shards := map[string][]string{"a": {"alpha", "beta"}, "b": {"gamma", "delta"}}
+	writers := map[string]*watchtest.KubeletWriter{}
+	for name, repos := range shards {
+		dir := filepath.Join(root, name)
+		watchtest.WriteFiles(t, dir, nil)
+		writers[name] = watchtest.NewKubeletWriter(t, dir)
+		if err := writers[name].TryWriteBinary(nil, shardPayload(t, repos, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startAgent(t, "--source", filepath.Join(root, "a"), "--source", filepath.Join(root, "b"),
+		"--version-key", "VERSION", "--settle", "0", "--poll-interval", "200ms")
+	a.waitFor(t, "/readyz", http.StatusOK)
+
+	var (
+		stop    atomic.Bool
+		mu      sync.Mutex
+		seen    = map[string]int{} // generation header → the version it served
+		served  atomic.Int64
+		readers sync.WaitGroup
+	)
+	for _, repo := range []string{"alpha", "gamma"} { // one in each shard
+		readers.Go(func() {
+			for !stop.Load() {
+				code, gen, body := a.get(t, "/config?org=org&repo="+repo+"&branch=main")
+				if code != http.StatusOK {
+					t.Errorf("%s: %d %s", repo, code, body)
+					return
+				}
+				v := generationOf(body)
+				mu.Lock()
+				if prev, ok := seen[gen]; ok && prev != v {
+					t.Errorf("snapshot %s served version %d and %d: a mix of two updates", gen, prev, v)
+				}
+				seen[gen] = v
+				mu.Unlock()
+				served.Add(1)
+			}
+		})
+	}
+	for gen := 2; gen <= updates; gen++ {
+		order := []string{"a", "b"}
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, name := range order {
+			if err := writers[name].TryWriteBinary(nil, shardPayload(t, shards[name], gen)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+		}
+	}
+	a.waitServes(t, "/config?org=org&repo=delta&branch=main", updates)
+	stop.Store(true)
+	readers.Wait()
+	ls := a.lines(t)
+	t.Logf("%d updates of 2 shards: %d requests over %d snapshots; %d reloads, %d pending, %d failures", updates, served.Load(), len(seen), count(ls, "success"), count(ls, "pending"), count(ls, "failure"))
+	if count(ls, "failure") != 0 {
+		t.Errorf("failures:\n%s", a.stdout.String())
+	}
+	if count(ls, "pending") == 0 {
+		t.Error("no attempt was pending: the split sets were never seen")
+	}
+	if l := ls[len(ls)-1]; l.Status != "success" || l.Files != 4 || !strings.HasPrefix(l.Generation, "sha256:") {
+		t.Errorf("last line %+v", l)
+	}
+}
+
+// TestGitSyncTree serves a git-sync checkout: configurations at any depth,
+// variants apart, the endpoints' answers as the contract says, a new
+// revision served whole.
+func TestGitSyncTree(t *testing.T) {
+	g := watchtest.NewGitSync(t.TempDir(), "release")
+	tree := func(gen int) map[string]string {
+		return map[string]string{
+			"ci-operator/config/openshift/ci-tools/openshift-ci-tools-master.yaml":          ciConfig("openshift", "ci-tools", "master", "", gen),
+			"ci-operator/config/openshift/ci-tools/openshift-ci-tools-master__periodic.yaml": ciConfig("openshift", "ci-tools", "master", "periodic", gen),
+			"ci-operator/config/org/a-b/org-a-b-release-4.1.yaml":                            ciConfig("org", "a-b", "release-4.1", "", gen),
+			"ci-operator/config/org/a/org-a-b-release-4.1.yaml":                              ciConfig("org", "a", "b-release-4.1", "", gen),
+			"README.md": "not a configuration",
+			".git":      "gitdir: ../.git/worktrees/x",
+		}
+	}
+	if err := g.Write(tree(1)); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, "--source", g.Path(), "--poll-interval", "100ms", "--settle", "10ms")
+	a.waitFor(t, "/readyz", http.StatusOK)
+	code, gen1, body := a.get(t, "/config?org=org&repo=a&branch=b-release-4.1")
+	if code != http.StatusOK || !strings.Contains(body, "repo: a\n") || !strings.HasPrefix(gen1, "sha256:") {
+		t.Fatalf("a dash in a name: %d %q %s", code, gen1, body)
+	}
+	if code, _, body := a.get(t, "/config?org=openshift&repo=ci-tools&branch=master&variant=periodic"); code != http.StatusOK || !strings.Contains(body, "variant: periodic") {
+		t.Errorf("a variant: %d %s", code, body)
+	}
+	if code, _, body := a.get(t, "/config?org=openshift&repo=ci-tools&branch=master"); code != http.StatusOK || strings.Contains(body, "variant") {
+		t.Errorf("no variant: %d %s", code, body)
+	}
+	for path, want := range map[string]int{
+		"/config?org=org&repo=nope&branch=main": http.StatusNotFound,
+		"/config?org=org&repo=a":                http.StatusBadRequest,
+		"/config":                               http.StatusBadRequest,
+		"/healthz":                              http.StatusOK,
+	} {
+		if code, _, body := a.get(t, path); code != want {
+			t.Errorf("%s: %d %s, want %d", path, code, body, want)
+		}
+	}
+	if _, _, body := a.get(t, "/metrics"); !strings.Contains(body, `configagent_automatic_reloads_total{status="success"} 1`) || !strings.Contains(body, "configagent_last_config_info{hash=\""+gen1+"\"} 1") ||
+		!strings.Contains(body, "configagent_automatic_reload_duration_seconds_count") {
+		t.Errorf("metrics:\n%s", body)
+	}
+
+	next := tree(2)
+	next["ci-operator/config/org/new/org-new-main.yaml"] = ciConfig("org", "new", "main", "", 2)
+	if err := g.Write(next); err != nil {
+		t.Fatal(err)
+	}
+	a.waitServes(t, "/config?org=org&repo=new&branch=main", 2)
+	code, gen2, body := a.get(t, "/config?org=org&repo=a&branch=b-release-4.1")
+	if code != http.StatusOK || generationOf(body) != 2 || gen2 == gen1 {
+		t.Errorf("after a new revision: %d %s, generation %s", code, body, gen2)
+	}
+	ls := a.lines(t)
+	if len(ls) != 2 || ls[0] != (line{Status: "success", Generation: gen1, Files: 4}) || ls[1] != (line{Status: "success", Generation: gen2, Files: 5}) {
+		t.Errorf("stdout:\n%s", a.stdout.String())
+	}
+}
+
+// TestInvalidReloadKeepsTheLastGood publishes a revision with a file that
+// is not YAML, then one with two files of one identity: each is a
+// failure naming the files, and the last good snapshot stays served.
+func TestInvalidReloadKeepsTheLastGood(t *testing.T) {
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	good := map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 1)}
+	if err := g.Write(good); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, "--source", g.Path(), "--poll-interval", "100ms", "--settle", "10ms")
+	a.waitFor(t, "/readyz", http.StatusOK)
+	_, gen, _ := a.get(t, "/config?org=o&repo=r&branch=main")
+	for i, bad := range []struct {
+		files map[string]string
+		want  string
+	}{
+		{map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 2), "o/r/o-r-dev.yaml": "tests: [unclosed\n"}, "o/r/o-r-dev.yaml: not YAML"},
+		{map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 2), "o/r/copy.yaml": ciConfig("o", "r", "main", "", 3)}, "o/r/o-r-main.yaml: o/r@main is configured by " + filepath.Join(g.Path(), "o/r/copy.yaml") + " already"},
+		{map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 2), "o/r/plain.yaml": "a: 1\n"}, "o/r/plain.yaml: no zz_generated_metadata"},
+	} {
+		if err := g.Write(bad.files); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for count(a.lines(t), "failure") < i+1 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		ls := a.lines(t)
+		if l := ls[len(ls)-1]; l.Status != "failure" || !strings.Contains(l.Error, bad.want) || l.Files != 2 || l.Generation == gen {
+			t.Fatalf("bad revision %d: %+v, want a failure naming %q", i, l, bad.want)
+		}
+		if code, now, body := a.get(t, "/config?org=o&repo=r&branch=main"); code != http.StatusOK || now != gen || generationOf(body) != 1 {
+			t.Fatalf("after bad revision %d: %d, %s, generation %d; want the last good", i, code, now, generationOf(body))
+		}
+	}
+	if err := g.Write(map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 4)}); err != nil {
+		t.Fatal(err)
+	}
+	a.waitServes(t, "/config?org=o&repo=r&branch=main", 4)
+}
+
+// TestReloadNeverBlocksARequest holds a reload in the middle: requests
+// are answered at once, from the snapshot current when they arrived.
+func TestReloadNeverBlocksARequest(t *testing.T) {
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	if err := g.Write(map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, "--source", g.Path(), "--poll-interval", "100ms", "--settle", "10ms")
+	a.waitFor(t, "/readyz", http.StatusOK)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
+	beforeLoad.Store(&hook)
+	defer beforeLoad.Store(nil)
+	if err := g.Write(map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no reload began")
+	}
+	for range 50 {
+		start := time.Now()
+		code, _, body := a.get(t, "/config?org=o&repo=r&branch=main")
+		if code != http.StatusOK || generationOf(body) != 1 {
+			t.Fatalf("during a reload: %d %s", code, body)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("a request took %s during a reload", d)
+		}
+	}
+	close(release)
+	a.waitServes(t, "/config?org=o&repo=r&branch=main", 2)
+}
+
+// TestPendingFirstSnapshot starts on two sources that disagree: /healthz
+// answers, /readyz does not until they agree.
+func TestPendingFirstSnapshot(t *testing.T) {
+	root := t.TempDir()
+	a1, b1 := watchtest.NewGitSync(filepath.Join(root, "a"), "link"), watchtest.NewGitSync(filepath.Join(root, "b"), "link")
+	watchtest.WriteFiles(t, root, map[string]string{"a/.keep": "", "b/.keep": ""})
+	write := func(g *watchtest.GitSync, repo string, gen int) {
+		t.Helper()
+		if err := g.Write(map[string]string{"VERSION": strconv.Itoa(gen), "o-" + repo + "-main.yaml": ciConfig("o", repo, "main", "", gen)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a1, "x", 2)
+	write(b1, "y", 1)
+	a := startAgent(t, "--source", a1.Path(), "--source", b1.Path(), "--version-key", "VERSION", "--poll-interval", "50ms", "--settle", "0")
+	a.waitFor(t, "/healthz", http.StatusOK)
+	time.Sleep(200 * time.Millisecond)
+	if code, _, _ := a.get(t, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz %d on a pending first snapshot", code)
+	}
+	if code, _, _ := a.get(t, "/config?org=o&repo=x&branch=main"); code != http.StatusServiceUnavailable {
+		t.Errorf("/config %d before a snapshot", code)
+	}
+	write(b1, "y", 2)
+	a.waitFor(t, "/readyz", http.StatusOK)
+	ls := a.lines(t)
+	if ls[0].Status != "pending" || !strings.Contains(ls[0].Error, "VERSION") || ls[len(ls)-1].Status != "success" || ls[len(ls)-1].Files != 2 {
+		t.Errorf("stdout:\n%s", a.stdout.String())
+	}
+}
+
+// TestCommandLine builds the binary and runs it as a user does: an
+// invalid first snapshot exits 1 with the reason on stderr; a usage error
+// exits 2.
+func TestCommandLine(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "configagent")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"o-r-main.yaml": "zz_generated_metadata: {org: o, repo: r}\n"})
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--source", dir, "--listen", freeAddr(t)}, 1, "configagent: the first snapshot is invalid: " + filepath.Join(dir, "o-r-main.yaml") + ": zz_generated_metadata needs org, repo and branch"},
+		{[]string{"--source", filepath.Join(dir, "missing"), "--listen", freeAddr(t)}, 1, "no such file or directory"},
+		{[]string{"--listen", freeAddr(t)}, 2, "--source is required"},
+		{[]string{"--source", dir}, 2, "--listen is required"},
+		{[]string{"--source", dir, "--listen", freeAddr(t), "--poll-interval", "1ns"}, 2, "--poll-interval 1ns: must be at least"},
+	} {
+		cmd := exec.Command(bin, tc.args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), tc.code, tc.stderr)
+		}
+		if tc.code == 1 && tc.stderr[0] == 'c' && !strings.HasPrefix(stdout.String(), `{"status":"failure"`) {
+			t.Errorf("%v: stdout %q, want the failed attempt's line", tc.args, stdout.String())
+		}
+	}
+	_ = os.Remove(bin)
+}
