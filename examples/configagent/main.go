@@ -189,12 +189,12 @@ type snapshot struct {
 
 // agent is the watcher of the sources and what it has loaded.
 type agent struct {
-	w      *watch.Watcher[*snapshot]
-	m      *watch.Metrics
-	reg    metrics.KubeRegistry
-	out    io.Writer
-	outMu  sync.Mutex
-	files  int // files of the attempt being reported; the watcher's goroutine only
+	w     *watch.Watcher[*snapshot]
+	m     *watch.Metrics
+	reg   metrics.KubeRegistry
+	out   io.Writer
+	outMu sync.Mutex
+	files int // files of the attempt being reported; the watcher's goroutine only
 }
 
 // beforeLoad, when set, runs before each load: tests make a slow reload

@@ -265,7 +265,7 @@ func TestGitSyncTree(t *testing.T) {
 	g := watchtest.NewGitSync(t.TempDir(), "release")
 	tree := func(gen int) map[string]string {
 		return map[string]string{
-			"ci-operator/config/openshift/ci-tools/openshift-ci-tools-master.yaml":          ciConfig("openshift", "ci-tools", "master", "", gen),
+			"ci-operator/config/openshift/ci-tools/openshift-ci-tools-master.yaml":           ciConfig("openshift", "ci-tools", "master", "", gen),
 			"ci-operator/config/openshift/ci-tools/openshift-ci-tools-master__periodic.yaml": ciConfig("openshift", "ci-tools", "master", "periodic", gen),
 			"ci-operator/config/org/a-b/org-a-b-release-4.1.yaml":                            ciConfig("org", "a-b", "release-4.1", "", gen),
 			"ci-operator/config/org/a/org-a-b-release-4.1.yaml":                              ciConfig("org", "a", "b-release-4.1", "", gen),
