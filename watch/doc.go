@@ -1,10 +1,13 @@
 // Package watch keeps configuration read from mounted files live, with full
 // knowledge of how kubelet's AtomicWriter and git-sync publish them.
 //
-// Read takes a consistent snapshot of a file or directory: it pins one
-// generation (the timestamped directory behind ..data, or the checkout
-// behind a root link), reads inside it, and checks that the generation did
-// not change while it read, so a snapshot never mixes two updates.
+// ReadContents takes a consistent snapshot of files and directories: it
+// pins every target's generation (the timestamped directory behind ..data,
+// or the checkout behind a root link), reads inside them, and checks that
+// none changed while it read, reading the whole set again if one did, so a
+// snapshot never mixes two updates, even of several targets under one
+// link. A directory may be read as a tree; gzip'd files are decompressed;
+// every read is bounded in bytes, files and depth.
 //
 // A Watcher combines fsnotify on the directories that hold the anchor links
 // with polling, treats events as hints, hashes what it reads, loads and
@@ -29,6 +32,11 @@
 //		return err // the initial configuration is invalid: refuse to start
 //	}
 //	cfg := w.Current() // lock-free, from any goroutine
+//
+// Parts of a set that kubelet updates one at a time are held back until
+// they agree (Pending, Options.Consistent, MarkersAgree), and ContentHash
+// computes from ConfigMap objects the hash a watcher reports for their
+// mounts.
 //
 // LoadManifests and Manifests load a directory of Kubernetes-style
 // manifests as one validated set, the way kube-apiserver loads
