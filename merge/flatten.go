@@ -14,47 +14,18 @@ const Tombstone = "null"
 
 // Flatten turns a JSON object into leaves: every member whose value is an
 // object is descended into, every other value (string, number, bool, array,
-// null) is a leaf keyed by its JSON pointer and kept as compact JSON text.
-// Numbers keep their exact text. An empty object contributes no leaves, as in
-// a JSON merge patch. The document must be a JSON object.
-func Flatten(doc []byte) (map[string]string, error) {
-	out := make(map[string]string)
-	if err := flattenInto(out, "", doc); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
+// null, a reference) is a leaf keyed by its JSON pointer and kept as
+// compact JSON text. Numbers keep their exact text. An empty object
+// contributes no leaves, as in a JSON merge patch. The document must be a
+// JSON object, and no object in it may give a member twice. Lists.Flatten
+// also merges declared lists per element.
+func Flatten(doc []byte) (map[string]string, error) { return Lists(nil).Flatten(doc) }
 
 // FlattenValue flattens the JSON value v found at key into out: an object is
 // descended into, anything else is one leaf. It is how a string value that
 // parses to an object (a flag such as --feature-gates) merges per key.
 func FlattenValue(out map[string]string, key string, v []byte) error {
-	v = bytes.TrimSpace(v)
-	if len(v) > 0 && v[0] == '{' {
-		return flattenInto(out, key, v)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		return fmt.Errorf("%s: %w", displayKey(key), err)
-	}
-	out[key] = buf.String()
-	return nil
-}
-
-func flattenInto(out map[string]string, prefix string, doc []byte) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &obj); err != nil {
-		return fmt.Errorf("%s: not a JSON object: %w", displayKey(prefix), err)
-	}
-	if obj == nil {
-		return fmt.Errorf("%s: not a JSON object: null", displayKey(prefix))
-	}
-	for name, raw := range obj {
-		if err := FlattenValue(out, Child(prefix, name), raw); err != nil {
-			return err
-		}
-	}
-	return nil
+	return Lists(nil).FlattenValue(out, key, v)
 }
 
 // Unflatten builds the JSON object whose leaves are values. Tombstones are

@@ -1,0 +1,220 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// Lists declares the arrays that merge per element, as server-side apply
+// merges a +listType=map list: each maps a pattern naming an array (a JSON
+// pointer whose segments may be "*") to the member that keys its elements,
+// "name" for Greenhouse's option values.
+//
+// Flattened, the element of a keyed list at P whose key is k is the leaf
+// P/k (k escaped as a pointer segment; a key that is not a string is its
+// JSON text), and its value is the whole element. An element therefore
+// wins or loses whole, with provenance of its own, beside the elements
+// other layers give; a tombstone at P/k removes that one element; and an
+// element that holds a value in one layer and a reference in another never
+// ends with both or neither. Unflattened, a keyed list is an array of its
+// elements in the byte order of their keys.
+type Lists map[string]string
+
+// keyOf returns the key member of the list at key, if key names a keyed
+// list.
+func (l Lists) keyOf(key string) (string, bool) {
+	for p, member := range l {
+		if matches(p, key) {
+			return member, true
+		}
+	}
+	return "", false
+}
+
+// matches reports whether pattern names key itself: the same number of
+// segments, each equal or "*".
+func matches(pattern, key string) bool {
+	return Covers(pattern, key) && len(segmentsOf(pattern)) == len(segmentsOf(key))
+}
+
+func segmentsOf(p string) []string {
+	s, _ := Segments(p)
+	return s
+}
+
+// Flatten is the package's Flatten with the keyed lists of l flattened
+// per element. Two elements with one key in the document are an error
+// naming both positions.
+func (l Lists) Flatten(doc []byte) (map[string]string, error) {
+	if err := checkKeys(doc); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string)
+	if err := l.flattenInto(out, "", doc); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FlattenValue is the package's FlattenValue with the keyed lists of l
+// flattened per element.
+func (l Lists) FlattenValue(out map[string]string, key string, v []byte) error {
+	if err := checkKeys(v); err != nil {
+		return fmt.Errorf("%s: %w", displayKey(key), err)
+	}
+	return l.flattenValue(out, key, v)
+}
+
+func (l Lists) flattenValue(out map[string]string, key string, v []byte) error {
+	v = bytes.TrimSpace(v)
+	if len(l) > 0 && key != "" {
+		if member, ok := l.keyOf(key); ok {
+			switch {
+			case len(v) > 0 && v[0] == '[':
+				return flattenList(out, key, member, v)
+			case string(v) != Tombstone:
+				return fmt.Errorf("%s: a keyed list (by %s) must be an array", displayKey(key), strconv.Quote(member))
+			}
+		}
+	}
+	if len(v) > 0 && v[0] == '{' && !isRef(v) {
+		return l.flattenInto(out, key, v)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return fmt.Errorf("%s: %w", displayKey(key), err)
+	}
+	out[key] = buf.String()
+	return nil
+}
+
+func (l Lists) flattenInto(out map[string]string, prefix string, doc []byte) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &obj); err != nil {
+		return fmt.Errorf("%s: not a JSON object: %w", displayKey(prefix), err)
+	}
+	if obj == nil {
+		return fmt.Errorf("%s: not a JSON object: null", displayKey(prefix))
+	}
+	for name, raw := range obj {
+		if err := l.flattenValue(out, Child(prefix, name), raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flattenList flattens the keyed list v at key into one leaf per element.
+func flattenList(out map[string]string, key, member string, v []byte) error {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return fmt.Errorf("%s: %w", displayKey(key), err)
+	}
+	at := map[string]int{}
+	for i, e := range elems {
+		seg, err := elementKey(e, member)
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", displayKey(key), i, err)
+		}
+		if j, dup := at[seg]; dup {
+			return fmt.Errorf("%s: elements [%d] and [%d] both have %s %s: a keyed list holds one element per %s", displayKey(key), j, i, member, strconv.Quote(seg), member)
+		}
+		at[seg] = i
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, e); err != nil {
+			return fmt.Errorf("%s[%d]: %w", displayKey(key), i, err)
+		}
+		out[Child(key, seg)] = buf.String()
+	}
+	return nil
+}
+
+// elementKey returns the pointer segment of a keyed list's element: its
+// key member, a string as it is, anything else as JSON text.
+func elementKey(e json.RawMessage, member string) (string, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(e, &obj); err != nil || obj == nil {
+		return "", fmt.Errorf("an element of a keyed list must be an object with %s", strconv.Quote(member))
+	}
+	raw, ok := obj[member]
+	if !ok || string(raw) == "null" {
+		return "", fmt.Errorf("the element has no %s: an element of a keyed list must have it", strconv.Quote(member))
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// Unflatten is the package's Unflatten with each keyed list of l rebuilt
+// as an array of its elements, in the byte order of their keys. An
+// element that lacks its key member gets it from its pointer; one whose
+// key member disagrees with its pointer is an error.
+func (l Lists) Unflatten(values map[string]string) ([]byte, error) {
+	doc, err := Unflatten(values)
+	if err != nil || len(l) == 0 {
+		return doc, err
+	}
+	var root map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&root); err != nil {
+		return nil, err
+	}
+	if err := l.rebuild(root, ""); err != nil {
+		return nil, err
+	}
+	out, err := marshal(root)
+	return []byte(out), err
+}
+
+// rebuild turns, under node at key, every object a keyed list pattern
+// names back into an array.
+func (l Lists) rebuild(node map[string]any, key string) error {
+	for name, v := range node {
+		child := Child(key, name)
+		obj, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		member, keyed := l.keyOf(child)
+		if !keyed {
+			if err := l.rebuild(obj, child); err != nil {
+				return err
+			}
+			continue
+		}
+		segs := make([]string, 0, len(obj))
+		for s := range obj {
+			segs = append(segs, s)
+		}
+		sort.Strings(segs)
+		list := make([]any, 0, len(segs))
+		for _, s := range segs {
+			e, ok := obj[s].(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: an element of a keyed list must be an object", Child(child, s))
+			}
+			k, has := e[member]
+			switch {
+			case !has:
+				e[member] = s
+			case fmt.Sprint(k) != s:
+				if ks, err := json.Marshal(k); err != nil || string(ks) != s {
+					return fmt.Errorf("%s: its %s is %v", Child(child, s), member, k)
+				}
+			}
+			list = append(list, e)
+		}
+		node[name] = list
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+)
+
+// TestKeyedLists merges Greenhouse-shaped option values, a list keyed by
+// name, across three layers: per element, each with its own provenance,
+// a tombstone removing one element, a reference in a higher layer
+// replacing a literal below whole, and back.
+func TestKeyedLists(t *testing.T) {
+	t.Parallel()
+	lists := Lists{"/spec/optionValues": "name"}
+	layer := func(name, doc string) *Layer {
+		t.Helper()
+		v, err := lists.Flatten([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return &Layer{Source: Source{Kind: name}, Values: v}
+	}
+	defaults := layer("defaults", `{"spec":{"optionValues":[{"name":"replicas","value":1},{"name":"password","value":"changeme"},{"name":"debug","value":false}]}}`)
+	preset := layer("preset", `{"spec":{"optionValues":[{"name":"replicas","value":3},{"name":"password","valueFrom":{"secret":{"name":"db","key":"pw"}}}]}}`)
+	override := layer("override", `{"spec":{"optionValues":[{"name":"password","value":"literal-again"}]}}`)
+	override.Values["/spec/optionValues/debug"] = Tombstone
+
+	r := Merge(defaults, preset, override)
+	doc, err := lists.Unflatten(r.Values())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"spec":{"optionValues":[{"name":"password","value":"literal-again"},{"name":"replicas","value":3}]}}`
+	if string(doc) != want {
+		t.Errorf("merged\n%s\nwant\n%s", doc, want)
+	}
+	p, _ := r.Explain("/spec/optionValues/password")
+	if p.Source.Kind != "override" || len(p.Shadowed) != 2 || p.Shadowed[0].Source.Kind != "preset" || p.Shadowed[1].Source.Kind != "defaults" {
+		t.Errorf("provenance of password: %+v", p)
+	}
+	if src, _ := r.SourceOf("/spec/optionValues/replicas"); src.Kind != "preset" {
+		t.Errorf("replicas from %s", src)
+	}
+	// Without the override the reference wins whole: no value is left
+	// beside it, as Greenhouse's merge of .value alone loses it.
+	doc, _ = lists.Unflatten(Merge(defaults, preset).Values())
+	if !strings.Contains(string(doc), `{"name":"password","valueFrom":{"secret":{"key":"pw","name":"db"}}}`) {
+		t.Errorf("the reference did not win whole: %s", doc)
+	}
+}
+
+func TestKeyedListErrors(t *testing.T) {
+	t.Parallel()
+	lists := Lists{"/items": "name", "/*/ports": "port"}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"items":[{"name":"a"},{"name":"b"},{"name":"a","x":1}]}`, `/items: elements [0] and [2] both have name "a": a keyed list holds one element per name`},
+		{`{"items":[{"value":1}]}`, `/items[0]: the element has no "name"`},
+		{`{"items":[1]}`, `/items[0]: an element of a keyed list must be an object with "name"`},
+		{`{"svc":{"ports":[{"port":80},{"port":80}]}}`, `/svc/ports: elements [0] and [1] both have port "80"`},
+		{`{"a":1,"b":{"c":1,"c":2}}`, `/b: member "c" is given twice`},
+		{`{"a":1,"a":2}`, `document: member "a" is given twice`},
+		{`{"l":[{"x":1},{"y":1,"y":2}]}`, `/l/1: member "y" is given twice`},
+		{`{"k\u0061":1,"ka":2}`, `document: member "ka" is given twice`},
+	} {
+		if _, err := lists.Flatten([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+	// Numbers as keys, and back.
+	v, err := lists.Flatten([]byte(`{"svc":{"ports":[{"port":443,"tls":true},{"port":80}]}}`))
+	if err != nil || v["/svc/ports/443"] != `{"port":443,"tls":true}` {
+		t.Fatalf("numeric keys: %v, %v", v, err)
+	}
+	doc, err := lists.Unflatten(v)
+	if err != nil || string(doc) != `{"svc":{"ports":[{"port":443,"tls":true},{"port":80}]}}` {
+		t.Errorf("back: %s, %v", doc, err)
+	}
+	// An element set by hand without its key gets it from its pointer.
+	doc, err = lists.Unflatten(map[string]string{"/items/b": `{"v":2}`, "/items/a": `{"name":"a","v":1}`})
+	if err != nil || string(doc) != `{"items":[{"name":"a","v":1},{"name":"b","v":2}]}` {
+		t.Errorf("keys from pointers: %s, %v", doc, err)
+	}
+	if _, err := lists.Unflatten(map[string]string{"/items/a": `{"name":"b"}`}); err == nil {
+		t.Error("an element whose key disagrees with its pointer was accepted")
+	}
+}
+
+// TestRefs holds references as leaves, shows them by name, and resolves
+// them only through the caller's reader, naming the reference on error.
+func TestRefs(t *testing.T) {
+	t.Parallel()
+	ref := Ref{Kind: "secret", Namespace: "team-a", Name: "db", Key: "password"}
+	if ref.String() != "secret team-a/db#password" {
+		t.Errorf("String: %s", ref)
+	}
+	v, err := Flatten([]byte(`{"db":{"password":` + ref.JSON() + `,"user":"app"}}`))
+	if err != nil || v["/db/password"] != ref.JSON() || v["/db/user"] != `"app"` {
+		t.Fatalf("a reference is a leaf: %v, %v", v, err)
+	}
+	if got, ok := RefOf(v["/db/password"]); !ok || got != ref {
+		t.Errorf("RefOf: %v, %t", got, ok)
+	}
+	for _, notRef := range []string{`{"$ref":1}`, `{"$ref":"secret a/b#c","x":1}`, `"secret a/b#c"`} {
+		if _, ok := RefOf(notRef); ok {
+			t.Errorf("%s read as a reference", notRef)
+		}
+	}
+	for _, bad := range []string{"secret a/b", "secret /b#c", "a/b#c"} {
+		if _, ok := ParseRef(bad); ok {
+			t.Errorf("ParseRef(%q) accepted it", bad)
+		}
+	}
+	// A literal above a reference wins, and the other way round.
+	lo := &Layer{Source: Source{Kind: "lo"}, Values: map[string]string{"/db/password": `"plain"`}}
+	hi := &Layer{Source: Source{Kind: "hi"}, Values: map[string]string{"/db/password": ref.JSON()}}
+	if got, _ := Merge(lo, hi).Lookup("/db/password"); got != ref.JSON() {
+		t.Errorf("reference above: %s", got)
+	}
+	if got, _ := Merge(hi, lo).Lookup("/db/password"); got != `"plain"` {
+		t.Errorf("literal above: %s", got)
+	}
+
+	read := func(_ context.Context, r Ref) ([]byte, error) {
+		if r == ref {
+			return []byte("s3cret"), nil
+		}
+		return nil, errors.New("not found")
+	}
+	values := map[string]string{"/db/password": ref.JSON(), "/list/x": `{"name":"x","value":` + ref.JSON() + `}`, "/plain": `1`}
+	got, err := ResolveRefs(context.Background(), values, read)
+	if err != nil || got["/db/password"] != `"s3cret"` || got["/list/x"] != `{"name":"x","value":"s3cret"}` || got["/plain"] != "1" {
+		t.Errorf("ResolveRefs: %v, %v", got, err)
+	}
+	if !maps.Equal(values, map[string]string{"/db/password": ref.JSON(), "/list/x": `{"name":"x","value":` + ref.JSON() + `}`, "/plain": `1`}) {
+		t.Error("ResolveRefs changed its input")
+	}
+	missing := Ref{Kind: "secret", Namespace: "team-a", Name: "gone", Key: "k"}
+	if _, err := ResolveRefs(context.Background(), map[string]string{"/x": missing.JSON()}, read); err == nil || err.Error() != "/x: reading secret team-a/gone#k: not found" {
+		t.Errorf("a reference that cannot be read: %v", err)
+	}
+}
+
+// FuzzKeyedLists checks that flattening with keyed lists and back keeps
+// every element and never accepts a duplicate member.
+func FuzzKeyedLists(f *testing.F) {
+	for _, s := range []string{`{"l":[{"k":"a","v":1},{"k":"b"}]}`, `{"l":[{"k":1},{"k":"1"}]}`, `{"a":{"l":[]}}`, `{"x":1,"x":2}`} {
+		f.Add([]byte(s))
+	}
+	lists := Lists{"/l": "k", "/*/l": "k"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vals, err := lists.Flatten(data)
+		if err != nil {
+			return
+		}
+		doc, err := lists.Unflatten(vals)
+		if err != nil {
+			t.Fatalf("Unflatten(Flatten(%q)): %v", data, err)
+		}
+		again, err := lists.Flatten(doc)
+		if err != nil {
+			t.Fatalf("Flatten of %q: %v", doc, err)
+		}
+		for k, v := range vals {
+			if v != Tombstone && again[k] != v && !jsonEqual(again[k], v) {
+				t.Fatalf("key %q: %q became %q", k, v, again[k])
+			}
+		}
+	})
+}
