@@ -204,7 +204,7 @@ func (cl *CommandLine) schemeDefaults() map[string]string {
 	if err != nil {
 		return nil
 	}
-	flat, err := merge.Flatten(raw)
+	flat, err := typed.For(cl.kind.MergeFields().Type()).Flatten(raw)
 	if err != nil {
 		return nil
 	}

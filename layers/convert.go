@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stratacfg/strata/internal/typed"
-	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -18,7 +17,11 @@ import (
 // mapping to at least one key.
 func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (map[string]string, error) {
 	from := doc.GVK.GroupVersion()
-	leaves, err := merge.Flatten(doc.JSON)
+	srcObj, err := c.New(from)
+	if err != nil {
+		return nil, err
+	}
+	leaves, err := typed.For(reflect.TypeOf(srcObj)).Flatten(doc.JSON)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +65,7 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 	}
 	src := typed.For(reflect.TypeOf(srcObj))
 	convert := func(vals map[string]string) (map[string]string, error) {
-		d, err := merge.Unflatten(vals)
+		d, err := src.Unflatten(vals)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +73,7 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 		if err != nil {
 			return nil, err
 		}
-		return merge.Flatten(out)
+		return dst.Flatten(out)
 	}
 	base, err := convert(map[string]string{}) // (1)
 	if err != nil {

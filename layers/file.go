@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -64,6 +65,15 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 		return nil, nil, err
 	}
 	into := f.Kind.MergeVersion()
+	t := typed.For(f.Kind.MergeFields().Type())
+	// An element of a keyed list that asks for its removal is no field
+	// of the Go type: take it out before the strict decode, and make it
+	// a tombstone after.
+	raw := data
+	data, removed, err := removals(t, data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
 	opts := scheme.DecodeOptions{Source: f.Path, Mode: f.Mode, Into: into, AllowExperimental: f.AllowExperimental}
 	doc, err := f.Kind.Decode(data, opts)
 	if errors.Is(err, scheme.ErrTypeMeta) && f.InheritTypeMeta {
@@ -78,10 +88,9 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	for _, w := range doc.Warnings {
 		warnings = append(warnings, w.String())
 	}
-	t := typed.For(f.Kind.MergeFields().Type())
 	var values map[string]string
 	if doc.GVK.GroupVersion() == into {
-		values, err = merge.Flatten(doc.JSON)
+		values, err = t.Flatten(doc.JSON)
 	} else {
 		values, err = convertLeaves(f.Kind, doc, into, t)
 	}
@@ -96,7 +105,10 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 			delete(values, k)
 		}
 	}
-	sum := sha256.Sum256(data)
+	for _, k := range removed {
+		values[k] = merge.Tombstone
+	}
+	sum := sha256.Sum256(raw)
 	return &merge.Layer{
 		Source: merge.Source{Kind: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
 		Values: values,
@@ -138,6 +150,21 @@ func readError(path string, limit int, err error) error {
 		return &scheme.Error{Source: path, Kind: scheme.ErrTooLarge, Details: []string{"the file " + fe.Problem}}
 	}
 	return fmt.Errorf("reading configuration: %w", err)
+}
+
+// removals returns data without the elements of t's keyed lists that ask
+// for their removal, as JSON, and their keys; data as it is when it has
+// none.
+func removals(t *typed.Type, data []byte) ([]byte, []string, error) {
+	lists := t.Lists()
+	if len(lists) == 0 || !bytes.Contains(data, []byte("$patch")) {
+		return data, nil, nil
+	}
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return data, nil, nil // the decoder reports it
+	}
+	return lists.Removals(j)
 }
 
 // addTypeMeta gives a document that names neither apiVersion nor kind the

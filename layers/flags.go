@@ -326,7 +326,7 @@ func (f *Flags) layers(fs *pflag.FlagSet, s *typed.Type, legacy bool) (set, defa
 			return nil, nil, fmt.Errorf("flag --%s: %w", b.name, err)
 		}
 		vals := map[string]string{}
-		if err := merge.FlattenValue(vals, b.key, raw); err != nil {
+		if err := s.Lists().FlattenValue(vals, b.key, raw); err != nil {
 			return nil, nil, fmt.Errorf("flag --%s: %w", b.name, err)
 		}
 		l := &merge.Layer{Source: merge.Source{Kind: KindFlag, Name: "--" + b.name}, Values: vals}

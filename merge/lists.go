@@ -17,7 +17,9 @@ import (
 // P/k (k escaped as a pointer segment; a key that is not a string is its
 // JSON text), and its value is the whole element. An element therefore
 // wins or loses whole, with provenance of its own, beside the elements
-// other layers give; a tombstone at P/k removes that one element; and an
+// other layers give; a tombstone at P/k removes that one element (in a
+// document, the element {"name":"k","$patch":"delete"}, as a strategic
+// merge patch writes it); and an
 // element that holds a value in one layer and a reference in another never
 // ends with both or neither. Unflattened, a keyed list is an array of its
 // elements in the byte order of their keys.
@@ -123,6 +125,10 @@ func flattenList(out map[string]string, key, member string, v []byte) error {
 			return fmt.Errorf("%s: elements [%d] and [%d] both have %s %s: a keyed list holds one element per %s", displayKey(key), j, i, member, strconv.Quote(seg), member)
 		}
 		at[seg] = i
+		if removes(e) {
+			out[Child(key, seg)] = Tombstone
+			continue
+		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, e); err != nil {
 			return fmt.Errorf("%s[%d]: %w", displayKey(key), i, err)
@@ -130,6 +136,18 @@ func flattenList(out map[string]string, key, member string, v []byte) error {
 		out[Child(key, seg)] = buf.String()
 	}
 	return nil
+}
+
+// removes reports whether element e asks to remove its element:
+// {"name":"x","$patch":"delete"}, as a strategic merge patch says it.
+func removes(e json.RawMessage) bool {
+	if !bytes.Contains(e, []byte(`"$patch"`)) {
+		return false
+	}
+	var obj struct {
+		Patch string `json:"$patch"`
+	}
+	return json.Unmarshal(e, &obj) == nil && obj.Patch == "delete"
 }
 
 // elementKey returns the pointer segment of a keyed list's element: its
@@ -217,4 +235,59 @@ func (l Lists) rebuild(node map[string]any, key string) error {
 		node[name] = list
 	}
 	return nil
+}
+
+// Removals returns doc, a JSON object, without the elements of its keyed
+// lists that ask for their removal ({"name":"k","$patch":"delete"}), and
+// the keys of those elements: for a document decoded strictly into a Go
+// type, which has no field $patch, the removals are tombstones to add to
+// its flattened values.
+func (l Lists) Removals(doc []byte) ([]byte, []string, error) {
+	if len(l) == 0 || !bytes.Contains(doc, []byte(`"$patch"`)) {
+		return doc, nil, nil
+	}
+	var root map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&root); err != nil {
+		return doc, nil, nil // the decoder reports it
+	}
+	var removed []string
+	var walk func(node map[string]any, key string) error
+	walk = func(node map[string]any, key string) error {
+		for name, v := range node {
+			child := Child(key, name)
+			switch v := v.(type) {
+			case map[string]any:
+				if err := walk(v, child); err != nil {
+					return err
+				}
+			case []any:
+				member, ok := l.keyOf(child)
+				if !ok {
+					continue
+				}
+				kept := v[:0]
+				for _, e := range v {
+					raw, _ := json.Marshal(e)
+					if !removes(raw) {
+						kept = append(kept, e)
+						continue
+					}
+					seg, err := elementKey(raw, member)
+					if err != nil {
+						return fmt.Errorf("%s: %w", child, err)
+					}
+					removed = append(removed, Child(child, seg))
+				}
+				node[name] = kept
+			}
+		}
+		return nil
+	}
+	if err := walk(root, ""); err != nil {
+		return nil, nil, err
+	}
+	out, err := marshal(root)
+	return []byte(out), removed, err
 }

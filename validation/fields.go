@@ -58,7 +58,9 @@ func (m Marker) String() string {
 }
 
 // TagName is the struct tag strata reads markers from:
-// `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`.
+// `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`;
+// and, on a slice of structs, the member that keys a list merged per
+// element: `strata:"list-map-key=name"`.
 const TagName = "strata"
 
 // Fields holds the markers of a versioned configuration type: those written
@@ -101,6 +103,9 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 			return true
 		}
 		for _, name := range strings.Split(tag, ",") {
+			if strings.HasPrefix(strings.TrimSpace(name), typed.ListKeyTag) {
+				continue // a keyed list: typed.Type.Lists
+			}
 			m, ok := parseMarker(strings.TrimSpace(name))
 			if !ok {
 				errs = append(errs, fmt.Sprintf("field %s: unknown %s tag %q", key, TagName, name))

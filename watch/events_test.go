@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,9 +135,10 @@ func TestEventsLostWatch(t *testing.T) {
 	}
 	watchtest.WriteFiles(t, dir, map[string]string{"config": "three"})
 	r := rec.next(t)
-	if r.Value == "" {
+	for i := 0; i < 2 && (r.Value == "" || errors.Is(r.Err, ErrInconsistent)); i++ {
 		// An in-place write truncates first: under load the watcher
-		// can read the empty file, then the full one.
+		// can read the empty file, or see it change while it reads
+		// (its modification time moves), then the full one.
 		r = rec.next(t)
 	}
 	if r.Value != "three" {

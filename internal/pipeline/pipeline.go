@@ -89,7 +89,7 @@ func typeOf(k *scheme.Kind) *typed.Type { return typed.For(k.MergeFields().Type(
 // version, defaulted. Every key was type-checked in its own layer, so an
 // error here is a conflict between layers.
 func decodeMerged(k *scheme.Kind, values map[string]string) (runtime.Object, error) {
-	doc, err := merge.Unflatten(values)
+	doc, err := typeOf(k).Unflatten(values)
 	if err != nil {
 		return nil, fmt.Errorf("merging configuration: %w", err)
 	}
@@ -107,12 +107,13 @@ func decodeMerged(k *scheme.Kind, values map[string]string) (runtime.Object, err
 	return d.Object, nil
 }
 
+// flatten flattens obj, its keyed lists per element.
 func flatten(obj runtime.Object) (map[string]string, error) {
 	effective, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	return merge.Flatten(effective)
+	return typed.For(reflect.TypeOf(obj)).Flatten(effective)
 }
 
 // Defaulted returns the keys of the effective document that no layer set

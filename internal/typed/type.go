@@ -116,6 +116,7 @@ func For(t reflect.Type) *Type {
 
 // At returns the Go type at key, pointers removed. It reports false when
 // the key names no field: an unknown member, or a segment below a leaf.
+// The segment below a keyed list is an element's key: the element type.
 // Keys under an interface or json.RawMessage value are accepted as free-form
 // and reported with that type.
 func (s *Type) At(key string) (reflect.Type, bool) {
@@ -124,9 +125,12 @@ func (s *Type) At(key string) (reflect.Type, bool) {
 		return nil, false
 	}
 	t := s.root
+	keyed := false // t is a keyed list: the next segment is an element's key
 	for _, seg := range segs {
 		t = deref(t)
 		switch {
+		case keyed:
+			t, keyed = t.Elem(), false
 		case isFreeForm(t):
 			return t, true
 		case t.Kind() == reflect.Struct && !hasCustomJSON(t):
@@ -135,6 +139,7 @@ func (s *Type) At(key string) (reflect.Type, bool) {
 				return nil, false
 			}
 			t = f.Type
+			_, keyed = listKey(f)
 		case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
 			t = t.Elem()
 		default:

@@ -1,0 +1,115 @@
+package layers_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/internal/watchtest"
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// upstreams is a configuration with a list keyed by name: `strata:"list-map-key=name"`.
+type upstreams struct {
+	metav1.TypeMeta `json:",inline"`
+	Upstreams       []upstream `json:"upstreams,omitempty" strata:"list-map-key=name"`
+	Retries         int32      `json:"retries,omitempty"`
+}
+
+type upstream struct {
+	Name    string `json:"name"`
+	URL     string `json:"url,omitempty" strata:"not-path"`
+	Weight  int32  `json:"weight,omitempty"`
+	Enabled *bool  `json:"enabled,omitempty"`
+}
+
+func (in *upstreams) DeepCopyObject() runtime.Object {
+	out := *in
+	out.Upstreams = make([]upstream, len(in.Upstreams))
+	for i, u := range in.Upstreams {
+		out.Upstreams[i] = u
+		if u.Enabled != nil {
+			out.Upstreams[i].Enabled = new(*u.Enabled)
+		}
+	}
+	return &out
+}
+
+var upstreamsGV = schema.GroupVersion{Group: "lists.test.strata.dev", Version: "v1"}
+
+func upstreamsComponent(t *testing.T) *layers.Component[*upstreams] {
+	t.Helper()
+	kind, err := scheme.New(scheme.Config{
+		Group: upstreamsGV.Group, Kind: "Upstreams", Hub: "v1",
+		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+			s.AddKnownTypeWithName(upstreamsGV.WithKind("Upstreams"), &upstreams{})
+			return nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &layers.Component[*upstreams]{Name: "lists", Kind: kind, Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		fss.FlagSet("upstreams").String("upstreams", "", "upstreams, as a YAML or JSON list, merged by name into the file's")
+		b.Bind("upstreams", "/upstreams", nil)
+	}}
+}
+
+// TestKeyedListField merges a Go kind's keyed list across the file, a
+// drop-in and a flag: per element, each element credited to its layer; a
+// null element removes one; two elements of one name in a file are refused
+// with both positions named.
+func TestKeyedListField(t *testing.T) {
+	dir := t.TempDir()
+	head := "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
+	watchtest.WriteFiles(t, dir, map[string]string{
+		"c.yaml": head + "retries: 2\nupstreams:\n- {name: a, url: http://a, weight: 1}\n- {name: b, url: http://b}\n- {name: c, url: http://c}\n",
+		"conf.d/10.yaml": head + "upstreams:\n- {name: b, url: http://b2, weight: 5}\n",
+		"dup.yaml":       head + "upstreams:\n- {name: a}\n- {name: b}\n- {name: a, weight: 2}\n",
+	})
+	c := upstreamsComponent(t)
+	loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d"),
+		"--upstreams", `[{"name":"d","url":"http://d"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(loaded.Object.Upstreams)
+	want := `[{"name":"a","url":"http://a","weight":1},{"name":"b","url":"http://b2","weight":5},{"name":"c","url":"http://c"},{"name":"d","url":"http://d"}]`
+	if string(got) != want {
+		t.Errorf("upstreams\n%s\nwant\n%s", got, want)
+	}
+	for key, want := range map[string]string{
+		"/upstreams/a": "file " + filepath.Join(dir, "c.yaml"),
+		"/upstreams/b": "drop-in " + filepath.Join(dir, "conf.d/10.yaml"),
+		"/upstreams/d": "flag --upstreams",
+	} {
+		if src, _ := loaded.Provenance.SourceOf(key); src.String() != want {
+			t.Errorf("%s from %s, want %s", key, src, want)
+		}
+	}
+	// A drop-in removes one element, as a strategic merge patch does.
+	watchtest.WriteFiles(t, dir, map[string]string{"conf.d/20.yaml": head + "upstreams:\n- {name: c, $patch: delete}\n"})
+	loaded, _, err = c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(loaded.Object.Upstreams); string(got) != `[{"name":"a","url":"http://a","weight":1},{"name":"b","url":"http://b2","weight":5}]` {
+		t.Errorf("after removing c: %s", got)
+	}
+	if p, _ := loaded.Provenance.Explain("/upstreams/c"); p.Value != merge.Tombstone || p.Source.Name != filepath.Join(dir, "conf.d/20.yaml") {
+		t.Errorf("the removal of c is not in provenance: %+v", p)
+	}
+	if _, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "dup.yaml")}); err == nil ||
+		!strings.Contains(err.Error(), "dup.yaml") || !strings.Contains(err.Error(), `/upstreams: elements [0] and [2] both have name "a"`) {
+		t.Errorf("a duplicate element: %v", err)
+	}
+}

@@ -1,0 +1,169 @@
+package target
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// adr is Greenhouse's ADR 007 ladder: no selector < clusters < plugin
+// definitions < both.
+var adr = Ladder{"none", "cluster", "definition", "both"}
+
+func override(name, class string, created int, sel Selector, values map[string]string) *Layer {
+	return &Layer{
+		Layer:    &merge.Layer{Source: merge.Source{Kind: "PluginOverride", Name: name}, Values: values},
+		Selector: sel, Class: class, Name: name,
+		Created: time.Date(2026, 1, 1, 0, 0, created, 0, time.UTC),
+	}
+}
+
+func names(ls []*Layer) string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestLadderOrder applies overrides in the ladder's order whatever their
+// creation, then by creation time, then by name, and leaves out those
+// that do not select the target, each with why.
+func TestLadderOrder(t *testing.T) {
+	cluster := Target{Name: "eu-1", Labels: map[string]string{"region": "eu", "tier": "prod"}, Dimensions: map[string]string{"pluginDefinition": "kube-monitoring"}}
+	prod := &LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}
+	monitoring := map[string][]string{"pluginDefinition": {"kube-monitoring", "logs"}}
+	for _, tc := range []struct {
+		name    string
+		layers  []*Layer
+		applied string
+		ignored string
+	}{
+		{
+			name: "classes before creation time",
+			layers: []*Layer{
+				override("both", "both", 1, Selector{Labels: prod, Dimensions: monitoring}, nil),
+				override("definition", "definition", 2, Selector{Dimensions: monitoring}, nil),
+				override("cluster", "cluster", 3, Selector{Names: []string{"eu-1"}}, nil),
+				override("global", "none", 4, Selector{}, nil),
+			},
+			applied: "global cluster definition both",
+		},
+		{
+			name: "ties by creation time, then by name",
+			layers: []*Layer{
+				override("b-new", "cluster", 9, Selector{Labels: prod}, nil),
+				override("z-old", "cluster", 1, Selector{Labels: prod}, nil),
+				override("b-same", "cluster", 5, Selector{Labels: prod}, nil),
+				override("a-same", "cluster", 5, Selector{Labels: prod}, nil),
+			},
+			applied: "z-old a-same b-same b-new",
+		},
+		{
+			name: "left out, each with why",
+			layers: []*Layer{
+				override("other-cluster", "cluster", 1, Selector{Names: []string{"us-1", "us-2"}}, nil),
+				override("excluded", "cluster", 2, Selector{Labels: prod, ExcludeNames: []string{"eu-1"}}, nil),
+				override("staging", "cluster", 3, Selector{Labels: &LabelSelector{MatchLabels: map[string]string{"tier": "staging"}}}, nil),
+				override("us-only", "cluster", 4, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "region", Operator: In, Values: []string{"us", "ap"}}}}}, nil),
+				override("not-eu", "cluster", 5, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "region", Operator: NotIn, Values: []string{"eu"}}}}}, nil),
+				override("needs-gpu", "cluster", 6, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "gpu", Operator: Exists}}}}, nil),
+				override("no-tier", "cluster", 7, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "tier", Operator: DoesNotExist}}}}, nil),
+				override("other-plugin", "definition", 8, Selector{Dimensions: map[string][]string{"pluginDefinition": {"cert-manager"}}}, nil),
+				override("no-such-dimension", "definition", 9, Selector{Dimensions: map[string][]string{"team": {"a"}}}, nil),
+				override("eu", "cluster", 10, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "region", Operator: In, Values: []string{"eu"}}}}}, nil),
+			},
+			applied: "eu",
+			ignored: "other-cluster: eu-1 is not among the names us-1, us-2 | " +
+				"excluded: eu-1 is among the names left out | " +
+				"staging: label tier=staging: it is prod | " +
+				"us-only: label region in (us, ap): it is eu | " +
+				"not-eu: label region notin (eu): it is eu | " +
+				"needs-gpu: label gpu exists: not set | " +
+				"no-tier: label tier does not exist: it is prod | " +
+				"other-plugin: pluginDefinition kube-monitoring is not among cert-manager | " +
+				"no-such-dimension: eu-1 has no team",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied, ignored, err := adr.Select(cluster, tc.layers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(applied); got != tc.applied {
+				t.Errorf("applied %q, want %q", got, tc.applied)
+			}
+			var why []string
+			for _, ig := range ignored {
+				why = append(why, ig.Layer.Name+": "+ig.Reason)
+			}
+			if got := strings.Join(why, " | "); got != tc.ignored {
+				t.Errorf("ignored\n%s\nwant\n%s", got, tc.ignored)
+			}
+		})
+	}
+}
+
+// TestLadderRefusesWhatItCannotPlace names a layer whose class is not on
+// the ladder, and a malformed selector.
+func TestLadderRefusesWhatItCannotPlace(t *testing.T) {
+	for _, tc := range []struct {
+		layer *Layer
+		want  string
+	}{
+		{override("typo", "clsuter", 1, Selector{}, nil), `typo: class "clsuter" is not on the ladder (none < cluster < definition < both)`},
+		{override("in", "cluster", 1, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "a", Operator: In}}}}, nil), "in: selector: matchExpressions[0]: a In needs values"},
+		{override("exists", "cluster", 1, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "a", Operator: Exists, Values: []string{"x"}}}}}, nil), "exists: selector: matchExpressions[0]: a Exists takes no values"},
+		{override("op", "cluster", 1, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "a", Operator: "Gt"}}}}, nil), `op: selector: matchExpressions[0]: "Gt" is no operator`},
+		{override("dim", "definition", 1, Selector{Dimensions: map[string][]string{"pluginDefinition": nil}}, nil), "dim: selector: dimension pluginDefinition: no values"},
+	} {
+		if _, _, err := adr.Select(Target{Name: "x"}, []*Layer{tc.layer}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.layer.Name, err, tc.want)
+		}
+	}
+}
+
+// TestMergeInLadderOrder merges the layers Select applied: the most
+// specific wins each key, and every key says which override set it and
+// which it shadowed.
+func TestMergeInLadderOrder(t *testing.T) {
+	target := Target{Name: "eu-1", Labels: map[string]string{"tier": "prod"}, Dimensions: map[string]string{"pluginDefinition": "logs"}}
+	layers := []*Layer{
+		override("both", "both", 1, Selector{Labels: &LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}, Dimensions: map[string][]string{"pluginDefinition": {"logs"}}}, map[string]string{"/retention": `"30d"`}),
+		override("global", "none", 2, Selector{}, map[string]string{"/retention": `"7d"`, "/replicas": "2"}),
+		override("cluster", "cluster", 3, Selector{Names: []string{"eu-1"}}, map[string]string{"/replicas": "3", "/retention": `"14d"`}),
+	}
+	applied, _, err := adr.Select(target, layers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := merge.Merge(Layers(applied)...)
+	for key, want := range map[string]string{"/retention": `"30d" from both over cluster, global`, "/replicas": `3 from cluster over global`} {
+		p, _ := r.Explain(key)
+		var over []string
+		for _, s := range p.Shadowed {
+			over = append(over, s.Source.Name)
+		}
+		if got := fmt.Sprintf("%s from %s over %s", p.Value, p.Source.Name, strings.Join(over, ", ")); got != want {
+			t.Errorf("%s: %s, want %s", key, got, want)
+		}
+	}
+}
+
+// TestNoDependencies keeps the package pure: the standard library and
+// merge only, no client-go and no API types.
+func TestNoDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, ".") && !strings.HasPrefix(dep, "github.com/stratacfg/strata/") {
+			t.Errorf("target depends on %s", dep)
+		}
+	}
+}
