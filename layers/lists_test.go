@@ -72,7 +72,7 @@ func TestKeyedListField(t *testing.T) {
 	dir := t.TempDir()
 	head := "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
 	watchtest.WriteFiles(t, dir, map[string]string{
-		"c.yaml": head + "retries: 2\nupstreams:\n- {name: a, url: http://a, weight: 1}\n- {name: b, url: http://b}\n- {name: c, url: http://c}\n",
+		"c.yaml":         head + "retries: 2\nupstreams:\n- {name: a, url: http://a, weight: 1}\n- {name: b, url: http://b}\n- {name: c, url: http://c}\n",
 		"conf.d/10.yaml": head + "upstreams:\n- {name: b, url: http://b2, weight: 5}\n",
 		"dup.yaml":       head + "upstreams:\n- {name: a}\n- {name: b}\n- {name: a, weight: 2}\n",
 	})
