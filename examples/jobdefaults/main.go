@@ -47,6 +47,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/integrations/stratacr"
+	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -159,7 +160,7 @@ func start(ctx context.Context, f *flags) error {
 	// to annotate 10,000 Jobs; the API server's own fairness limits a
 	// controller anyway.
 	cfg.QPS, cfg.Burst = 100, 200
-	caBundle, err := ensureCertificate(f.certDir, f.host)
+	caBundle, err := servingcert.Ensure(f.certDir, f.host, "strata jobdefaults")
 	if err != nil {
 		return fmt.Errorf("--cert-dir: %w", err)
 	}
@@ -177,7 +178,7 @@ func start(ctx context.Context, f *flags) error {
 		// Only the ConfigMaps the resolver reads are cached.
 		Cache: cache.Options{ByObject: stratacr.CacheByObject(o)},
 		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: f.host, Port: f.port, CertDir: f.certDir, CertName: certFile, KeyName: keyFile,
+			Host: f.host, Port: f.port, CertDir: f.certDir, CertName: servingcert.CertFile, KeyName: servingcert.KeyFile,
 		}),
 	})
 	if err != nil {

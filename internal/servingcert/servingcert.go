@@ -1,4 +1,7 @@
-package main
+// Package servingcert gives the example servers a serving certificate for
+// their admission webhooks: a self-signed one, written once into a
+// directory and kept there, which is its own CA bundle.
+package servingcert
 
 import (
 	"crypto/ecdsa"
@@ -16,17 +19,17 @@ import (
 	"time"
 )
 
-// The serving certificate's files in --cert-dir.
+// The serving certificate's files in its directory.
 const (
-	certFile = "tls.crt"
-	keyFile  = "tls.key"
+	CertFile = "tls.crt"
+	KeyFile  = "tls.key"
 )
 
-// ensureCertificate returns the PEM of the serving certificate in dir,
-// first writing a self-signed one for host when dir holds none. The
-// certificate is its own CA: its PEM is the webhook's CA bundle.
-func ensureCertificate(dir, host string) ([]byte, error) {
-	certPath, keyPath := filepath.Join(dir, certFile), filepath.Join(dir, keyFile)
+// Ensure returns the PEM of the serving certificate in dir, first writing
+// a self-signed one for host when dir holds none; org names its owner.
+// The certificate is its own CA: its PEM is the webhook's CA bundle.
+func Ensure(dir, host, org string) ([]byte, error) {
+	certPath, keyPath := filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile)
 	if cert, err := os.ReadFile(certPath); err == nil {
 		if _, err := os.Stat(keyPath); err != nil {
 			return nil, fmt.Errorf("%s is there but %s is not: %w", certPath, keyPath, err)
@@ -35,7 +38,7 @@ func ensureCertificate(dir, host string) ([]byte, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	certPEM, keyPEM, err := selfSigned(host, time.Now())
+	certPEM, keyPEM, err := selfSigned(host, org, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +56,7 @@ func ensureCertificate(dir, host string) ([]byte, error) {
 
 // selfSigned returns a certificate and its key, PEM-encoded, for host (an
 // IP address or a DNS name), valid for a year from now.
-func selfSigned(host string, now time.Time) (certPEM, keyPEM []byte, err error) {
+func selfSigned(host, org string, now time.Time) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -64,7 +67,7 @@ func selfSigned(host string, now time.Time) (certPEM, keyPEM []byte, err error) 
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: host, Organization: []string{"strata jobdefaults"}},
+		Subject:               pkix.Name{CommonName: host, Organization: []string{org}},
 		NotBefore:             now.Add(-time.Minute),
 		NotAfter:              now.Add(365 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
