@@ -1,0 +1,144 @@
+// Command plugins computes the option values of Greenhouse Plugins with
+// strata's targeted layers: a PluginDefinition's defaults, a
+// PluginPreset's values (or a standalone Plugin's own), the preset's
+// override for the Plugin's cluster, then PluginOverrides (Greenhouse's ADR
+// 007) in order: no selector, cluster selector only, plugin definition
+// only, both; ties by creation time, then name. Every value says where it
+// came from; a value from a Secret stays a reference and no Secret is
+// ever read.
+//
+//	plugins template --from-dir DIR --plugin NAMESPACE/NAME
+//	plugins template --kubeconfig FILE --plugin NAMESPACE/NAME
+//	    print the Plugin's effective option values, their provenance, the
+//	    PluginOverrides applied and the layers left out, as one JSON
+//	    object; exit 1 with the reason on stderr and nothing on stdout on
+//	    an error.
+//	plugins run --kubeconfig FILE [--metrics-bind-address ADDR]
+//	    keep every Plugin's spec.optionValues equal to its effective values
+//	    and its status.appliedOverrides current, and refuse, in a
+//	    validating webhook, presets, Plugins and overrides that give an
+//	    option twice, a cluster two overrides, or an option the
+//	    definition does not have.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  plugins template (--from-dir DIR | --kubeconfig FILE) --plugin NAMESPACE/NAME
+  plugins run --kubeconfig FILE [--metrics-bind-address ADDR]`
+
+// run is the command: 0 on success, 1 on an error, 2 on a usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "template":
+		err = template(ctx, args[1:], stdout, stderr)
+	case "run":
+		err = serve(ctx, args[1:], stderr)
+	default:
+		fmt.Fprintf(stderr, "plugins: unknown command %q\n%s\n", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 2
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "plugins: %v\n%s\n", err, usage)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "plugins:", err)
+		return 1
+	}
+}
+
+// usageError is a command line that cannot be run.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// template prints the effective option values of one Plugin.
+func template(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plugins template", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("from-dir", "", "a directory of YAML manifests of PluginDefinitions, PluginPresets, Plugins, Clusters and PluginOverrides")
+	kubeconfig := fs.String("kubeconfig", "", "a kubeconfig of the cluster to read them from")
+	plugin := fs.String("plugin", "", "the Plugin, NAMESPACE/NAME")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	ns, name, ok := strings.Cut(*plugin, "/")
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case (*dir == "") == (*kubeconfig == ""):
+		return usagef("give one of --from-dir and --kubeconfig")
+	case !ok || ns == "" || name == "" || strings.Contains(name, "/"):
+		return usagef("--plugin %q: give NAMESPACE/NAME", *plugin)
+	}
+	var objs greenhouse.Objects
+	if *dir != "" {
+		set, err := greenhouse.ReadDir(*dir)
+		if err != nil {
+			return err
+		}
+		objs = set
+	} else {
+		c, err := dynamicClient(*kubeconfig)
+		if err != nil {
+			return err
+		}
+		objs = greenhouse.Store{Ctx: ctx, R: greenhouse.APIReader{Client: c}}
+	}
+	res, err := greenhouse.Effective(objs, ns, name)
+	if err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", out)
+	return err
+}
+
+func dynamicClient(kubeconfig string) (dynamic.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return dynamic.NewForConfig(cfg)
+}

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
+
+	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/internal/servingcert"
+)
+
+// runFlags are run's command line.
+type runFlags struct {
+	kubeconfig  string
+	metricsAddr string
+	webhookHost string
+	webhookPort int
+	certDir     string
+}
+
+// serve is `plugins run`: the controller and its validating webhook until
+// ctx ends.
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	var f runFlags
+	fs := flag.NewFlagSet("plugins run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "a kubeconfig of the cluster")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "0", "where to serve /metrics; 0 serves none")
+	fs.StringVar(&f.webhookHost, "webhook-host", "127.0.0.1", "the address the validating webhook listens on and the API server calls")
+	fs.IntVar(&f.webhookPort, "webhook-port", 0, "the validating webhook's port; 0 picks a free one")
+	fs.StringVar(&f.certDir, "cert-dir", "", "where the webhook's serving certificate is, or is written; empty: a new temporary directory")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case f.kubeconfig == "":
+		return usagef("--kubeconfig is required")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig %s: %w", f.kubeconfig, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	c, err := newController(ctx, dyn, kube)
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	if f.metricsAddr != "0" && f.metricsAddr != "" {
+		ln, err := net.Listen("tcp", f.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-bind-address: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.HandlerFor(c.reg, metrics.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln) //nolint:errcheck // ends with Close
+		defer srv.Close()
+	}
+	stopWebhook, err := c.startWebhook(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer stopWebhook()
+	klog.FromContext(ctx).Info("Running", "plugins", len(c.plugins()))
+	c.run(ctx)
+	return nil
+}
+
+// controller keeps Plugins' values effective.
+type controller struct {
+	dyn      dynamic.Interface
+	kube     kubernetes.Interface
+	factory  dynamicinformer.DynamicSharedInformerFactory
+	listers  greenhouse.CacheReader
+	queue    workqueue.TypedRateLimitingInterface[string]
+	events   record.EventRecorder
+	stopEvts func()
+	log      klog.Logger
+
+	reg        metrics.KubeRegistry
+	reconciles *metrics.CounterVec
+	rewritten  *metrics.Counter
+
+	mu       sync.Mutex
+	reported map[string]string // plugin → the error last reported
+}
+
+func newController(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface) (*controller, error) {
+	c := &controller{
+		dyn:      dyn,
+		kube:     kube,
+		factory:  dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
+		listers:  greenhouse.CacheReader{},
+		queue:    workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		log:      klog.FromContext(ctx).WithName("plugins"),
+		reg:      metrics.NewKubeRegistry(),
+		reported: map[string]string{},
+	}
+	c.reconciles = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "plugins", Name: "reconciles_total", Help: "Plugins reconciled, by result.", StabilityLevel: metrics.ALPHA}, []string{"result"})
+	c.rewritten = metrics.NewCounter(&metrics.CounterOpts{Subsystem: "plugins", Name: "rewritten_total", Help: "Plugins whose option values were rewritten.", StabilityLevel: metrics.ALPHA})
+	c.reg.MustRegister(c.reconciles, c.rewritten)
+
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	c.events = broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "strata-plugins"})
+	c.stopEvts = broadcaster.Shutdown
+
+	served, err := servedResources(kube)
+	if err != nil {
+		return nil, err
+	}
+	for kind, gvr := range greenhouse.Resources {
+		if !served[gvr.Resource] {
+			c.log.Info("Not served by this cluster; none are read", "kind", kind)
+			continue
+		}
+		inf := c.factory.ForResource(gvr)
+		c.listers[gvr] = inf.Lister()
+		if _, err := inf.Informer().AddEventHandler(c.handler(kind)); err != nil {
+			return nil, err
+		}
+	}
+	if !served[greenhouse.Resources[greenhouse.KindPlugin].Resource] {
+		return nil, fmt.Errorf("the cluster serves no %s: install the CRDs (examples/plugins/config/crd)", greenhouse.Resources[greenhouse.KindPlugin])
+	}
+	c.factory.Start(ctx.Done())
+	for gvr, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("the cache of %s did not sync", gvr)
+		}
+	}
+	return c, nil
+}
+
+// servedResources returns the resources of greenhouse.sap/v1alpha1 the
+// cluster serves.
+func servedResources(kube kubernetes.Interface) (map[string]bool, error) {
+	l, err := kube.Discovery().ServerResourcesForGroupVersion(greenhouse.Group.String())
+	if apierrors.IsNotFound(err) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s: %w", greenhouse.Group, err)
+	}
+	out := map[string]bool{}
+	for _, r := range l.APIResources {
+		out[r.Name] = true
+	}
+	return out, nil
+}
+
+// handler enqueues the Plugins a change of an object of kind may change:
+// a Plugin itself; for anything else in a namespace, its Plugins; for a
+// ClusterPluginDefinition, every Plugin.
+func (c *controller) handler(kind string) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		switch kind {
+		case greenhouse.KindPlugin:
+			c.queue.Add(u.GetNamespace() + "/" + u.GetName())
+		case greenhouse.KindClusterPluginDefinition:
+			for _, p := range c.plugins() {
+				c.queue.Add(p)
+			}
+		default:
+			for _, p := range c.plugins() {
+				if ns, _, _ := cut(p); ns == u.GetNamespace() {
+					c.queue.Add(p)
+				}
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
+	}
+}
+
+// plugins returns the keys of every cached Plugin.
+func (c *controller) plugins() []string {
+	l := c.listers[greenhouse.Resources[greenhouse.KindPlugin]]
+	objs, err := l.List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		out[i] = u.GetNamespace() + "/" + u.GetName()
+	}
+	return out
+}
+
+func cut(key string) (string, string, bool) {
+	for i := range key {
+		if key[i] == '/' {
+			return key[:i], key[i+1:], true
+		}
+	}
+	return "", key, false
+}
+
+// run works the queue with two workers until ctx ends.
+func (c *controller) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				key, quit := c.queue.Get()
+				if quit {
+					return
+				}
+				if err := c.reconcile(ctx, key); err != nil {
+					c.log.Error(err, "Reconciling a Plugin failed; retrying", "plugin", key)
+					c.queue.AddRateLimited(key)
+				} else {
+					c.queue.Forget(key)
+				}
+				c.queue.Done(key)
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+func (c *controller) stop() {
+	c.queue.ShutDown()
+	c.factory.Shutdown()
+	c.stopEvts()
+}
+
+// reconcile makes the Plugin key's spec.optionValues its effective values
+// and its status say where they came from, writing nothing that is
+// already so. Invalid layers are reported on the Plugin (a Warning Event,
+// once per problem) and change nothing. The status is written first, so
+// that the values about to be written are already told apart from the
+// Plugin's own.
+func (c *controller) reconcile(ctx context.Context, key string) error {
+	ns, name, _ := cut(key)
+	gvr := greenhouse.Resources[greenhouse.KindPlugin]
+	cur, err := c.listers.Get(ctx, gvr, ns, name)
+	if err != nil || cur == nil {
+		return err
+	}
+	res, err := greenhouse.Effective(greenhouse.Store{Ctx: ctx, R: c.listers}, ns, name)
+	if err != nil {
+		c.reconciles.WithLabelValues("invalid").Inc()
+		c.report(cur, err)
+		return nil
+	}
+	c.report(cur, nil)
+	status := greenhouse.PluginStatus{AppliedOverrides: res.AppliedOverrides, OptionValueSources: res.Sources()}
+	obj := cur.DeepCopy()
+	var have greenhouse.PluginStatus
+	if raw, ok, _ := unstructured.NestedMap(obj.Object, "status"); ok {
+		_ = fromMap(raw, &have)
+	}
+	if !reflect.DeepEqual(normalize(have), normalize(status)) {
+		st, _, _ := unstructured.NestedMap(obj.Object, "status")
+		if st == nil {
+			st = map[string]any{}
+		}
+		m, err := toMap(status)
+		if err != nil {
+			return err
+		}
+		st["appliedOverrides"] = m["appliedOverrides"]
+		st["optionValueSources"] = m["optionValueSources"]
+		if err := unstructured.SetNestedMap(obj.Object, st, "status"); err != nil {
+			return err
+		}
+		if obj, err = c.dyn.Resource(gvr).Namespace(ns).UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	var spec []greenhouse.OptionValue
+	if raw, ok, _ := unstructured.NestedSlice(obj.Object, "spec", "optionValues"); ok {
+		b, _ := json.Marshal(raw)
+		_ = json.Unmarshal(b, &spec)
+	}
+	if sameValues(spec, res.OptionValues) {
+		c.reconciles.WithLabelValues("unchanged").Inc()
+		return nil
+	}
+	values := make([]any, 0, len(res.OptionValues))
+	for _, v := range res.OptionValues {
+		m, err := toMap(v)
+		if err != nil {
+			return err
+		}
+		values = append(values, m)
+	}
+	if err := unstructured.SetNestedSlice(obj.Object, values, "spec", "optionValues"); err != nil {
+		return err
+	}
+	if _, err := c.dyn.Resource(gvr).Namespace(ns).Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	c.rewritten.Inc()
+	c.reconciles.WithLabelValues("rewritten").Inc()
+	c.log.V(1).Info("Option values rewritten", "plugin", key, "appliedOverrides", res.AppliedOverrides)
+	return nil
+}
+
+// report records err on the Plugin as a Warning Event, once until it
+// changes; nil clears it.
+func (c *controller) report(p *unstructured.Unstructured, err error) {
+	key := p.GetNamespace() + "/" + p.GetName()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	c.mu.Lock()
+	same := c.reported[key] == msg
+	c.reported[key] = msg
+	c.mu.Unlock()
+	if same || err == nil {
+		return
+	}
+	c.log.Info("A Plugin's option values cannot be computed; leaving them as they are", "plugin", key, "err", msg)
+	c.events.Event(p, corev1.EventTypeWarning, "InvalidOptionValues", truncate(msg, 1024))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// sameValues reports whether two lists hold the same values, in any order.
+func sameValues(a, b []greenhouse.OptionValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	digests := map[string]string{}
+	for _, v := range a {
+		digests[v.Name] = greenhouse.Digest(v)
+	}
+	for _, v := range b {
+		if d, ok := digests[v.Name]; !ok || d != greenhouse.Digest(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalize makes empty lists nil, so that a status read back compares
+// equal to one computed.
+func normalize(s greenhouse.PluginStatus) greenhouse.PluginStatus {
+	if len(s.AppliedOverrides) == 0 {
+		s.AppliedOverrides = nil
+	}
+	if len(s.OptionValueSources) == 0 {
+		s.OptionValueSources = nil
+	}
+	return s
+}
+
+func toMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+func fromMap(m map[string]any, into any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}
+
+// startWebhook serves the validating webhook over TLS and registers it,
+// and returns how to stop serving.
+func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), error) {
+	dir := f.certDir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "strata-plugins-"); err != nil {
+			return nil, err
+		}
+	}
+	caBundle, err := servingcert.Ensure(dir, f.webhookHost, "strata plugins")
+	if err != nil {
+		return nil, fmt.Errorf("the webhook's certificate: %w", err)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, servingcert.CertFile), filepath.Join(dir, servingcert.KeyFile))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)))
+	if err != nil {
+		return nil, fmt.Errorf("the webhook's listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(webhookPath, &validator{objs: greenhouse.Store{Ctx: ctx, R: c.listers}, log: c.log})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	go srv.ServeTLS(ln, "", "") //nolint:errcheck // ends with Close
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := registerWebhook(ctx, c.kube, f.webhookHost, port, caBundle); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return func() { srv.Close() }, nil
+}

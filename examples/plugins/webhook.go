@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+)
+
+// The validating webhook.
+const (
+	webhookName = "strata-plugins.greenhouse.sap"
+	webhookPath = "/validate"
+)
+
+// maxReview bounds an AdmissionReview's body: the API server's own limit
+// on an object is 3 MiB.
+const maxReview = 6 << 20
+
+// validator refuses what the example cannot compute a Plugin's values
+// from: an option given twice in one list, a preset with two overrides
+// for one cluster, an override naming an option its definition does not
+// have; each refusal names the object, the fields and their positions.
+type validator struct {
+	objs greenhouse.Objects
+	log  klog.Logger
+}
+
+func (v *validator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxReview+1))
+	if err != nil || len(body) > maxReview {
+		http.Error(w, "the review cannot be read, or is too large", http.StatusBadRequest)
+		return
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
+		return
+	}
+	req := review.Request
+	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	if err := v.validate(req.Kind.Kind, req.Namespace, req.Object.Raw); err != nil {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid, Message: err.Error()}
+	}
+	review.Response, review.Request = resp, nil
+	out, _ := json.Marshal(review)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+// validate checks one object of kind.
+func (v *validator) validate(kind, namespace string, raw []byte) error {
+	set := greenhouse.NewSet()
+	if _, err := set.Add(kind, raw); err != nil {
+		return err
+	}
+	switch kind {
+	case greenhouse.KindPluginPreset:
+		for _, p := range set.Presets {
+			return v.preset(p)
+		}
+	case greenhouse.KindPlugin:
+		for _, p := range set.Plugins {
+			return prefixed("Plugin "+name(p.ObjectMeta), greenhouse.Duplicates(p.Spec.OptionValues, "spec.optionValues"))
+		}
+	case greenhouse.KindPluginOverride:
+		for _, o := range set.Overrides {
+			return v.override(namespace, o)
+		}
+	}
+	return nil
+}
+
+func (v *validator) preset(p *greenhouse.PluginPreset) error {
+	def, err := v.objs.Definition(p.Namespace, p.Spec.Plugin.PluginDefinitionRef)
+	if err != nil {
+		return err
+	}
+	errs := []error{greenhouse.Duplicates(p.Spec.Plugin.OptionValues, "spec.plugin.optionValues")}
+	seen := map[string]int{}
+	for i, o := range p.Spec.ClusterOptionOverrides {
+		field := fmt.Sprintf("spec.clusterOptionOverrides[%d]", i)
+		if j, dup := seen[o.ClusterName]; dup {
+			errs = append(errs, fmt.Errorf("%s and spec.clusterOptionOverrides[%d] both override cluster %s: give a cluster one entry", field, j, o.ClusterName))
+		}
+		seen[o.ClusterName] = i
+		if def != nil {
+			_, err := greenhouse.Layer(o.Overrides, def, field+".overrides", p.Namespace)
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, greenhouse.Duplicates(o.Overrides, field+".overrides"))
+		}
+	}
+	return prefixed("PluginPreset "+name(p.ObjectMeta), errors.Join(errs...))
+}
+
+func (v *validator) override(namespace string, o *greenhouse.PluginOverride) error {
+	errs := []error{greenhouse.Duplicates(o.Spec.Overrides, "spec.overrides")}
+	for _, d := range o.Spec.PluginDefinitionNames {
+		def, err := v.objs.Definition(namespace, greenhouse.PluginDefinitionReference{Name: d, Kind: greenhouse.KindPluginDefinition})
+		if err == nil && def == nil {
+			def, err = v.objs.Definition(namespace, greenhouse.PluginDefinitionReference{Name: d, Kind: greenhouse.KindClusterPluginDefinition})
+		}
+		if err != nil {
+			return err
+		}
+		if def == nil {
+			continue // not there yet: its options are checked when it is used
+		}
+		if _, err := greenhouse.Layer(o.Spec.Overrides, def, "spec.overrides", namespace); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return prefixed("PluginOverride "+name(o.ObjectMeta), dedupe(errs))
+}
+
+// dedupe joins errs, each message once.
+func dedupe(errs []error) error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if !seen[line] {
+				seen[line] = true
+				out = append(out, errors.New(line))
+			}
+		}
+	}
+	return errors.Join(out...)
+}
+
+func prefixed(what string, err error) error { return greenhouse.Prefix(what, err) }
+
+func name(m metav1.ObjectMeta) string { return m.Namespace + "/" + m.Name }
+
+// registerWebhook creates or updates the ValidatingWebhookConfiguration
+// that sends PluginPresets, Plugins and PluginOverrides to host:port.
+func registerWebhook(ctx context.Context, kube kubernetes.Interface, host string, port int, caBundle []byte) error {
+	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + webhookPath
+	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
+	want := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: webhookName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:         webhookName,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{greenhouse.Group.Group}, APIVersions: []string{greenhouse.Group.Version},
+					Resources: []string{"pluginpresets", "plugins", "pluginoverrides"},
+				},
+			}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	api := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	cur, err := api.Get(ctx, webhookName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = api.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	cur.Webhooks = want.Webhooks
+	_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
