@@ -1,6 +1,7 @@
 package merge_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/stratacfg/strata/merge"
@@ -40,4 +41,45 @@ func ExampleRules() {
 	// Output:
 	// map[/maxTimeout:600 /timeout:120]
 	// namespace team-a/overrides: key "/maxTimeout" dropped: cluster-only
+}
+
+func ExampleLists() {
+	lists := merge.Lists{"/optionValues": "name"}
+	preset, _ := lists.Flatten([]byte(`{"optionValues": [
+		{"name": "replicas", "value": 2},
+		{"name": "token", "value": "changeme"}]}`))
+	override, _ := lists.Flatten([]byte(`{"optionValues": [
+		{"name": "token", "valueFrom": {"secret": {"name": "api", "key": "token"}}},
+		{"name": "replicas", "$patch": "delete"}]}`))
+
+	r := merge.Merge(
+		&merge.Layer{Source: merge.Source{Kind: "PluginPreset", Name: "org/monitoring"}, Values: preset},
+		&merge.Layer{Source: merge.Source{Kind: "PluginOverride", Name: "org/prod"}, Values: override},
+	)
+	doc, _ := lists.Unflatten(r.Values())
+	fmt.Println(string(doc))
+	p, _ := r.Explain("/optionValues/token")
+	fmt.Printf("token from %s, shadowing %s\n", p.Source, p.Shadowed[0].Source)
+	// Output:
+	// {"optionValues":[{"name":"token","valueFrom":{"secret":{"key":"token","name":"api"}}}]}
+	// token from PluginOverride org/prod, shadowing PluginPreset org/monitoring
+}
+
+func ExampleResolveRefs() {
+	ref := merge.Ref{Kind: "secret", Namespace: "team-a", Name: "db", Key: "password"}
+	r := merge.Merge(
+		&merge.Layer{Source: merge.Source{Kind: "file"}, Values: map[string]string{"/db/password": `"changeme"`}},
+		&merge.Layer{Source: merge.Source{Kind: "namespace", Name: "team-a/overrides"}, Values: map[string]string{"/db/password": ref.JSON()}},
+	)
+	v, _ := r.Lookup("/db/password")
+	got, _ := merge.RefOf(v)
+	fmt.Println("effective:", got) // shown by name, never by content
+
+	// Only when asked, through the caller's reader.
+	read := func(_ context.Context, r merge.Ref) ([]byte, error) { return []byte("s3cret"), nil }
+	resolved, _ := merge.ResolveRefs(context.Background(), r.Values(), read)
+	fmt.Println("resolved:", resolved["/db/password"])
+	// Output:
+	// effective: secret team-a/db#password
+	// resolved: "s3cret"
 }
