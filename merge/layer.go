@@ -78,6 +78,9 @@ type Refusal struct {
 	// not the key itself but something under it, which setting the key
 	// would replace: a path nested in an object, a locked member.
 	Field string
+	// Detail, when set, says more than the fixed reason: the bound a
+	// value lies beyond ("120 is not at most 60, cluster key max").
+	Detail string
 }
 
 // Refused reports whether r refuses the key.
@@ -98,10 +101,15 @@ type Dropped struct {
 	// Field is the field under Key the reason is about, or "" when it
 	// is about Key itself.
 	Field string
+	// Detail says more than Reason, when the policy does.
+	Detail string
 }
 
 func (d Dropped) String() string {
 	s := d.Source.String() + ": key " + quote(d.Key) + " dropped: " + d.Reason
+	if d.Detail != "" {
+		s += ": " + d.Detail
+	}
 	if d.Field != "" {
 		s += " (field " + d.Field + " under it)"
 	}

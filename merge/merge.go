@@ -211,7 +211,7 @@ func (r *Result) apply(from int) {
 		for k, v := range l.Values {
 			if l.Policy != nil {
 				if ref := l.Policy.Admit(l, k); ref.Refused() {
-					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: ref.Reason, Field: ref.Field})
+					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: ref.Reason, Field: ref.Field, Detail: ref.Detail})
 					continue
 				}
 			}

@@ -7,13 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stratacfg/strata/merge"
 )
 
 // inputs are everything one namespace's snapshot is built from.
-type inputs[T runtime.Object] struct {
+type inputs[T any] struct {
 	cluster   *clusterState[T]
 	selectors []*selectorLayer
 	labels    map[string]string   // the namespace's, for selectors
@@ -55,7 +54,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
-			l, err := c.configMapLayer(cm, KindNamespace)
+			l, _, err := c.configMapLayer(cm, KindNamespace)
 			if err != nil {
 				ignored = append(ignored, ignoredLayer{cm: cm, kind: KindNamespace, err: err})
 				continue
@@ -113,7 +112,7 @@ type refusal struct {
 // refusals returns, for each of the ConfigMaps whose keys s's policies
 // refused (cms, the namespace's own, and the selector ConfigMaps), the
 // keys in ConfigMap terms and the reasons.
-func refusals[T runtime.Object](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.ConfigMap) []refusal {
+func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.ConfigMap) []refusal {
 	if len(s.rejected) == 0 {
 		return nil
 	}

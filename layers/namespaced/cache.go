@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // nsCache maps namespaces to entries. It is an open-addressing hash table
@@ -15,7 +14,7 @@ import (
 // the read is a reconcile's hot path. Writes are serialised by the caller;
 // a table that fills up is rebuilt and swapped in whole, and a reader still
 // probing the old one finds what was there when it started.
-type nsCache[T runtime.Object] struct {
+type nsCache[T any] struct {
 	tab  atomic.Pointer[nsTable[T]]
 	tomb *entry[T] // marks a removed slot, so that probing goes on past it
 	seed uint64
@@ -29,7 +28,7 @@ type nsCache[T runtime.Object] struct {
 	hand int
 }
 
-type nsTable[T runtime.Object] struct {
+type nsTable[T any] struct {
 	mask  uint64
 	slots []atomic.Pointer[entry[T]]
 }
@@ -37,13 +36,13 @@ type nsTable[T runtime.Object] struct {
 // minCacheSlots is the size of an empty table; tables are powers of two.
 const minCacheSlots = 16
 
-func newNSCache[T runtime.Object]() *nsCache[T] {
+func newNSCache[T any]() *nsCache[T] {
 	c := &nsCache[T]{tomb: &entry[T]{}, seed: maphash.String(maphash.MakeSeed(), "strata")}
 	c.tab.Store(newNSTable[T](minCacheSlots))
 	return c
 }
 
-func newNSTable[T runtime.Object](size int) *nsTable[T] {
+func newNSTable[T any](size int) *nsTable[T] {
 	return &nsTable[T]{mask: uint64(size - 1), slots: make([]atomic.Pointer[entry[T]], size)}
 }
 

@@ -4,64 +4,78 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/merge"
 )
 
-// clusterState is a parsed cluster ConfigMap. It is immutable.
-type clusterState[T runtime.Object] struct {
-	cm     *corev1.ConfigMap // nil: absent, defaults apply
-	layer  *merge.Layer
+// clusterState is the parsed cluster ConfigMaps. It is immutable.
+type clusterState[T any] struct {
+	cms    map[string]*corev1.ConfigMap // by name; a name absent: none, defaults apply
+	layers []*merge.Layer
 	policy *clusterPolicy
-	stack  *pipeline.Stack[T] // the cluster layer merged and decoded
+	stack  stack[T] // the cluster layers merged and built
 	// base is the snapshot of a namespace with no layer of its own: the
-	// cluster layer and the flags. Such namespaces share it.
+	// cluster layers and the flags. Such namespaces share it.
 	base *Snapshot[T]
 }
 
-// parseCluster reads the cluster ConfigMap (nil: absent) into its layer,
-// the tenant policy it sets, and the snapshot it gives namespaces with no
-// layer of their own, which shows that it decodes and validates. The error
-// names the ConfigMap.
-func (c *core[T]) parseCluster(cm *corev1.ConfigMap) (*clusterState[T], error) {
-	st := &clusterState[T]{cm: cm}
-	var data map[string]string
-	name := c.o.Namespace + "/" + c.o.ClusterConfigMap
-	if cm != nil {
-		l, err := c.configMapLayer(cm, KindCluster)
+// parseCluster reads the cluster ConfigMaps (by name; one absent holds
+// nothing) into their layers, the tenant policy they set, and the
+// snapshot they give namespaces with no layer of their own, which shows
+// that they decode and validate. The error names the ConfigMaps.
+func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[T], error) {
+	st := &clusterState[T]{cms: cms}
+	data := map[string]string{} // the raw values of the cluster layers, by pointer
+	for _, name := range c.clusterCMs {
+		cm := cms[name]
+		if cm == nil {
+			continue
+		}
+		l, raw, err := c.configMapLayer(cm, KindCluster)
 		if err != nil {
 			return nil, err
 		}
-		st.layer, data = l, cm.Data
+		st.layers = append(st.layers, l)
+		for k, v := range raw {
+			data[c.model.keyOf(name, k)] = v
+		}
 	}
-	p, err := c.o.Tenancy.policyFrom(data, c.fields)
+	p, err := c.o.Tenancy.policyFrom(data, c.model)
 	if err != nil {
-		return nil, fmt.Errorf("cluster ConfigMap %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", c.clusterName(), err)
 	}
 	st.policy = p
-	var lower []*merge.Layer
-	if st.layer != nil {
-		lower = append(lower, st.layer)
-	}
 	upper := c.upper(nil)
-	stack, obj, res, err := pipeline.NewStack[T](c.kind, upper, lower...)
+	stack, obj, res, err := c.model.newStack(upper, st.layers...)
 	if err != nil {
-		if cm == nil {
-			return nil, fmt.Errorf("the defaults (no cluster ConfigMap %s): %w", name, err)
+		if len(st.layers) == 0 {
+			return nil, fmt.Errorf("the defaults (no %s): %w", c.clusterName(), err)
 		}
-		return nil, fmt.Errorf("cluster ConfigMap %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", c.clusterName(), err)
 	}
 	st.stack = stack
 	st.base = newSnapshot(obj, res, stack.Sources(), upper)
 	return st, nil
 }
 
-// upper returns the layers above the cluster layer: optional ones (selector
-// and namespace layers) and the flags.
+// clusterName names the cluster ConfigMaps: "cluster ConfigMap ns/name",
+// or "cluster ConfigMaps ns/a, ns/b".
+func (c *core[T]) clusterName() string {
+	names := make([]string, len(c.clusterCMs))
+	for i, n := range c.clusterCMs {
+		names[i] = c.o.Namespace + "/" + n
+	}
+	if len(names) == 1 {
+		return "cluster ConfigMap " + names[0]
+	}
+	return "cluster ConfigMaps " + strings.Join(names, ", ")
+}
+
+// upper returns the layers above the cluster layers: optional ones
+// (selector and namespace layers) and the flags.
 func (c *core[T]) upper(optional []*merge.Layer) []*merge.Layer {
 	out := slices.Clip(optional)
 	if c.o.Flags != nil {
@@ -70,12 +84,17 @@ func (c *core[T]) upper(optional []*merge.Layer) []*merge.Layer {
 	return out
 }
 
-// sameCluster reports whether cm holds what st was parsed from (nil:
-// absent). Only data counts: a ConfigMap rewritten with equal data changes
-// nothing.
-func sameCluster[T runtime.Object](st *clusterState[T], cm *corev1.ConfigMap) bool {
-	if st == nil || (cm == nil) != (st.cm == nil) {
+// sameCluster reports whether cms holds what st was parsed from. Only
+// data counts: a ConfigMap rewritten with equal data changes nothing.
+func sameCluster[T any](st *clusterState[T], cms map[string]*corev1.ConfigMap) bool {
+	if st == nil || len(st.cms) != len(cms) {
 		return false
 	}
-	return cm == nil || cm == st.cm || (maps.Equal(cm.Data, st.cm.Data) && len(cm.BinaryData) == 0 && len(st.cm.BinaryData) == 0)
+	for name, cm := range cms {
+		old, ok := st.cms[name]
+		if !ok || !(cm == old || (maps.Equal(cm.Data, old.Data) && len(cm.BinaryData) == 0 && len(old.BinaryData) == 0)) {
+			return false
+		}
+	}
+	return true
 }

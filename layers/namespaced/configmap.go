@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,45 +24,32 @@ const (
 	KindNamespace = "namespace"
 )
 
-// configMapLayer turns the data of cm into a raw layer of the given kind.
-// Every data key is one leaf: the key k is the pointer /k, and its string
-// value is converted to JSON by the type of that member of the merge
-// version, so "false" stays an explicit false. Keys that begin with "_"
-// (an "_example" block) are documentation and are skipped. A gzip'd
-// value, in data or binaryData, is read decompressed (unless KeepGzip),
-// and the layer's source says so; other binaryData is refused.
+// configMapLayer turns the data of cm into a raw layer of the given kind,
+// and returns the data it read. Every data key is one leaf, its value
+// converted as the model says (for a Kind, by the type of that member of
+// the merge version, so "false" stays an explicit false). Keys that begin
+// with "_" (an "_example" block) are documentation and are skipped. A
+// gzip'd value, in data or binaryData, is read decompressed (unless
+// KeepGzip), and the layer's source says so; other binaryData is refused.
 //
 // A ConfigMap over the size (counted decompressed) or key-count limit is
 // refused whole before any value is converted. The error names the
 // ConfigMap and the key.
-func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, error) {
+func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, map[string]string, error) {
 	src := ConfigMapSource(cm, kind)
 	if n := len(cm.Data) + len(cm.BinaryData); n > c.o.MaxConfigMapKeys {
-		return nil, fmt.Errorf("%s: %d keys, over the limit of %d keys a ConfigMap may hold here", src, n, c.o.MaxConfigMapKeys)
+		return nil, nil, fmt.Errorf("%s: %d keys, over the limit of %d keys a ConfigMap may hold here", src, n, c.o.MaxConfigMapKeys)
 	}
 	data, compressed, err := c.configMapData(cm)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return nil, nil, fmt.Errorf("%s: %w", src, err)
 	}
 	src.Compressed = compressed
-	l := &merge.Layer{Source: src, Values: make(map[string]string, len(data))}
-	var errs []string
-	for k, v := range data {
-		if strings.HasPrefix(k, "_") {
-			continue
-		}
-		key, j, err := c.typ.ConvertMember(k, v)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		l.Values[key] = j
+	values, err := c.model.values(cm.Name, data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", src, err)
 	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return nil, fmt.Errorf("%s: %s", src, text.Join(errs, "; "))
-	}
-	return l, nil
+	return &merge.Layer{Source: src, Values: values}, data, nil
 }
 
 // configMapData returns the keys and text values of cm, gzip'd values

@@ -15,7 +15,7 @@ import (
 // no snapshot. What calls share is the cluster ConfigMap parsed last and
 // a lossy table of the ConfigMaps already reported, both read and written
 // without a lock.
-type directMode[T runtime.Object] struct {
+type directMode[T any] struct {
 	c        *core[T]
 	client   kubernetes.Interface
 	parse    *memo[T]
@@ -58,12 +58,14 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 		return cm, nil
 	}
 	var objs []runtime.Object
-	cluster, err := get(c.o.Namespace, c.o.ClusterConfigMap)
-	if err != nil {
-		return nil, err
-	}
-	if cluster != nil {
-		objs = append(objs, cluster)
+	for _, name := range c.clusterCMs {
+		cluster, err := get(c.o.Namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if cluster != nil {
+			objs = append(objs, cluster)
+		}
 	}
 	if c.o.Selectors != nil {
 		list, err := cms.ConfigMaps(c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: c.selectorCMs.String()})
@@ -82,7 +84,7 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 		}
 	}
 	if !c.system(ns) {
-		for _, name := range c.o.NamespaceConfigMaps {
+		for _, name := range c.ownCMs {
 			cm, err := get(ns, name)
 			if err != nil {
 				return nil, err

@@ -219,7 +219,7 @@ func FuzzTenantNestedValues(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
-	fields := r.c.fields
+	fields := r.c.model.(*kindModel[*nestedConfig]).fields
 	restricted := func(key string) bool {
 		if m := fields.Markers(key); m&(validation.Path|validation.ClusterOnly|validation.Alpha) != 0 {
 			return true

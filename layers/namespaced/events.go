@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -40,7 +39,7 @@ type eventSink interface {
 }
 
 // newEventSink returns the sink of o's recorder, or nil when it has none.
-func newEventSink[T runtime.Object](o *Options[T]) eventSink {
+func newEventSink[T any](o *Options[T]) eventSink {
 	switch {
 	case o.EventRecorder != nil:
 		return eventsV1{o.EventRecorder}

@@ -3,13 +3,13 @@ package namespaced
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -18,8 +18,8 @@ import (
 
 // store is where a caching mode reads ConfigMaps and namespace labels.
 type store interface {
-	// cluster returns the cluster ConfigMap, nil when there is none.
-	cluster(ctx context.Context) (*corev1.ConfigMap, error)
+	// clusters returns the cluster ConfigMaps there are, by name.
+	clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error)
 	// selectors returns the selector ConfigMaps.
 	selectors(ctx context.Context) ([]*corev1.ConfigMap, error)
 	// own returns the ConfigMaps of namespace ns that carry the
@@ -34,9 +34,8 @@ type store interface {
 // namespaces, and the label-filtered cluster-wide namespace ConfigMaps.
 type informerSet struct {
 	factories  []informers.SharedInformerFactory
-	clusterInf cache.SharedIndexInformer
-	clusterCMs corelisters.ConfigMapNamespaceLister
-	clusterCM  string
+	clusterInf []cache.SharedIndexInformer
+	clusterCMs map[string]corelisters.ConfigMapNamespaceLister // by name
 	selector   cache.SharedIndexInformer
 	selectorLs corelisters.ConfigMapNamespaceLister
 	namespace  cache.SharedIndexInformer
@@ -49,18 +48,21 @@ var _ store = (*informerSet)(nil)
 
 // startInformers starts the informers c needs, the namespace ConfigMaps'
 // when withConfigMaps is set, and waits for their caches.
-func startInformers[T runtime.Object](ctx context.Context, client kubernetes.Interface, c *core[T], withConfigMaps bool) (*informerSet, error) {
-	s := &informerSet{clusterCM: c.o.ClusterConfigMap}
+func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *core[T], withConfigMaps bool) (*informerSet, error) {
+	s := &informerSet{clusterCMs: map[string]corelisters.ConfigMapNamespaceLister{}}
 	factory := func(opts ...informers.SharedInformerOption) informers.SharedInformerFactory {
 		f := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
 		s.factories = append(s.factories, f)
 		return f
 	}
 	own := c.o.Namespace
-	f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", c.o.ClusterConfigMap).String()
-	}))
-	s.clusterInf, s.clusterCMs = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
+	for _, name := range c.clusterCMs { // each watched by name
+		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}))
+		s.clusterInf = append(s.clusterInf, f.Core().V1().ConfigMaps().Informer())
+		s.clusterCMs[name] = f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
+	}
 	if c.selectorCMs != nil {
 		sel := c.selectorCMs.String()
 		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
@@ -87,12 +89,19 @@ func startInformers[T runtime.Object](ctx context.Context, client kubernetes.Int
 	return s, nil
 }
 
-func (s *informerSet) cluster(context.Context) (*corev1.ConfigMap, error) {
-	cm, err := s.clusterCMs.Get(s.clusterCM)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+func (s *informerSet) clusters(context.Context) (map[string]*corev1.ConfigMap, error) {
+	out := map[string]*corev1.ConfigMap{}
+	for name, l := range s.clusterCMs {
+		cm, err := l.Get(name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[name] = cm
 	}
-	return cm, err
+	return out, nil
 }
 
 func (s *informerSet) selectors(context.Context) ([]*corev1.ConfigMap, error) {
@@ -150,7 +159,7 @@ func (s *informerSet) handle(fn func(obj any)) error {
 			}
 		},
 	}
-	for _, inf := range []cache.SharedIndexInformer{s.clusterInf, s.selector, s.cm} {
+	for _, inf := range append(slices.Clip(s.clusterInf), s.selector, s.cm) {
 		if inf == nil {
 			continue
 		}

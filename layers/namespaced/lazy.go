@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -44,7 +43,7 @@ import (
 // Every state change of a namespace happens either under a list (its
 // events wait) or on the dispatcher, one event at a time; the dispatcher
 // alone ends a namespace's lists, so the two never interleave.
-type lazyMode[T runtime.Object] struct {
+type lazyMode[T any] struct {
 	c      *core[T]
 	st     *state[T]
 	client kubernetes.Interface
@@ -75,7 +74,7 @@ type lazyMode[T runtime.Object] struct {
 }
 
 // follow is how the shared watch follows one namespace.
-type follow[T runtime.Object] struct {
+type follow[T any] struct {
 	e   *entry[T] // the cached entry events update; nil while not cached
 	seq uint64    // which following of e (the gate may close and open again on one entry)
 	rv  string    // what e holds is at least this version ("": unknown)
@@ -96,7 +95,7 @@ const relistWorkers = 4
 // label as many as it likes.
 const listPage = 32
 
-func newLazy[T runtime.Object](c *core[T], st *state[T], client kubernetes.Interface) *lazyMode[T] {
+func newLazy[T any](c *core[T], st *state[T], client kubernetes.Interface) *lazyMode[T] {
 	m := &lazyMode[T]{c: c, st: st, client: client, stopEv: func() {},
 		flushed: make(chan struct{}, 1), queued: make(chan struct{}, 1), followed: map[string]*follow[T]{}}
 	st.g.watch = m.follow
@@ -169,12 +168,12 @@ func (m *lazyMode[T]) changed(obj any) {
 	switch o := deletedObject(obj).(type) {
 	case *corev1.ConfigMap:
 		if m.c.isCluster(o) {
-			cm, err := m.inf.cluster(m.ctx)
+			cms, err := m.inf.clusters(m.ctx)
 			if err != nil {
-				m.c.log.Error(err, "Reading the cluster ConfigMap failed")
+				m.c.log.Error(err, "Reading the cluster ConfigMaps failed")
 				return
 			}
-			m.st.applyCluster(cm)
+			m.st.applyCluster(cms, o)
 			return
 		}
 		cms, _ := m.inf.selectors(m.ctx)

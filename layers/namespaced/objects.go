@@ -69,7 +69,7 @@ func unique(objs []runtime.Object) error {
 
 // resolveObjects is ResolveObjects, returning the layers it ignored.
 func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (*Snapshot[T], []ignoredLayer, error) {
-	var cluster *corev1.ConfigMap
+	cluster := map[string]*corev1.ConfigMap{}
 	var selectorCMs []*corev1.ConfigMap
 	own := map[string]*corev1.ConfigMap{}
 	in := inputs[T]{system: c.system(ns)}
@@ -82,7 +82,7 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 		case *corev1.ConfigMap:
 			switch {
 			case c.isCluster(o):
-				cluster = o
+				cluster[o.Name] = o
 			case c.isSelector(o):
 				selectorCMs = append(selectorCMs, o)
 			case o.Namespace == ns && c.isNamespaceLayer(o):
@@ -102,22 +102,28 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 // memo keeps the cluster ConfigMap parsed last, for resolves that read it
 // on every call (Direct, ResolveObjects): it seldom changes. It takes no
 // lock; two calls that parse a new version at once both parse it.
-type memo[T runtime.Object] struct {
+type memo[T any] struct {
 	last atomic.Pointer[clusterState[T]]
 }
 
-// parse returns the state of cm, parsing it unless it is the one parsed
-// last.
-func (m *memo[T]) parse(c *core[T], cm *corev1.ConfigMap) (*clusterState[T], error) {
-	if last := m.last.Load(); last != nil && sameConfigMap(last.cm, cm) {
+// parse returns the state of cms, the cluster ConfigMaps by name, parsing
+// them unless they are the ones parsed last.
+func (m *memo[T]) parse(c *core[T], cms map[string]*corev1.ConfigMap) (*clusterState[T], error) {
+	if last := m.last.Load(); last != nil && sameConfigMaps(last.cms, cms) {
 		return last, nil
 	}
-	st, err := c.parseCluster(cm)
+	st, err := c.parseCluster(cms)
 	if err != nil {
 		return nil, err
 	}
 	m.last.Store(st)
 	return st, nil
+}
+
+// sameConfigMaps reports whether a and b, ConfigMaps by name, hold the
+// same versions (sameConfigMap).
+func sameConfigMaps(a, b map[string]*corev1.ConfigMap) bool {
+	return maps.EqualFunc(a, b, sameConfigMap)
 }
 
 // sameConfigMap reports whether a and b are the same version of the same

@@ -5,15 +5,12 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
-	"github.com/stratacfg/strata/validation"
 )
 
 // DefaultCacheSize is the default number of namespaces a Resolver caches.
@@ -32,21 +29,27 @@ const (
 // selector ConfigMap.
 const DefaultSelectorAnnotation = "config.strata.dev/namespace-selector"
 
-// Options configure a Resolver. T is the hub type of the configuration, a
-// pointer such as *config.JobDefaults.
-type Options[T runtime.Object] struct {
+// Options configure a Resolver. T is the configuration: the hub type of
+// Kind (a pointer such as *config.JobDefaults), or what Parsed parses
+// into.
+type Options[T any] struct {
 	// Name names the component in Events and logs.
 	Name string
-	// Kind is the configuration kind; ConfigMap keys are the top-level
-	// members of its merge version. Its hub type is T.
+	// Kind is a configuration kind of Go types: ConfigMap keys are the
+	// top-level members of its merge version, and its hub type is T.
+	// Set Kind or Parsed.
 	Kind *scheme.Kind
+	// Parsed is a configuration kind read by parsers that already exist
+	// for it, in sections that each have a cluster ConfigMap and a
+	// namespace ConfigMap of their own. Set Kind or Parsed.
+	Parsed *Parsed[T]
 	// Namespace is the component's own namespace: it holds the cluster
 	// and selector ConfigMaps, and gets no namespace layer.
 	Namespace string
-	// ClusterConfigMap is the name of the cluster ConfigMap.
+	// ClusterConfigMap is the name of the cluster ConfigMap, with Kind.
 	ClusterConfigMap string
 	// NamespaceConfigMaps are the names of the ConfigMaps a namespace may
-	// own, applied in this order.
+	// own, applied in this order, with Kind.
 	NamespaceConfigMaps []string
 	// Labels must all be present on a namespace ConfigMap; one that
 	// lacks any is ignored.
@@ -99,11 +102,11 @@ type Selectors struct {
 
 // core is what every part of a resolver reads and none changes: the
 // options, checked and defaulted, and what is derived from them once.
-type core[T runtime.Object] struct {
+type core[T any] struct {
 	o           Options[T]
-	kind        *scheme.Kind
-	fields      *validation.Fields
-	typ         *typed.Type
+	model       model[T]
+	clusterCMs  []string        // the cluster ConfigMaps' names, in order
+	ownCMs      []string        // the names a namespace's ConfigMaps may have, in order
 	nsLabels    labels.Selector // the required labels of namespace ConfigMaps
 	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 	m           *Metrics
@@ -111,18 +114,39 @@ type core[T runtime.Object] struct {
 }
 
 // newCore checks o and derives what a resolver needs from it.
-func newCore[T runtime.Object](o Options[T]) (*core[T], error) {
+func newCore[T any](o Options[T]) (*core[T], error) {
 	var errs []string
-	if o.Kind == nil {
-		errs = append(errs, "Kind is required")
-	} else if err := scheme.HubAs[T](o.Kind); err != nil {
-		errs = append(errs, err.Error())
+	var m model[T]
+	switch {
+	case (o.Kind == nil) == (o.Parsed == nil):
+		errs = append(errs, "set one of Kind and Parsed")
+	case o.Kind != nil:
+		if o.ClusterConfigMap == "" {
+			errs = append(errs, "ClusterConfigMap is required")
+		}
+		if len(o.NamespaceConfigMaps) == 0 {
+			errs = append(errs, "NamespaceConfigMaps must name at least one ConfigMap")
+		}
+		km, err := newKindModel[T](o.Kind, o.ClusterConfigMap, o.NamespaceConfigMaps)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		m = km
+	default:
+		if o.ClusterConfigMap != "" || len(o.NamespaceConfigMaps) > 0 {
+			errs = append(errs, "with Parsed, the sections name the ConfigMaps: leave ClusterConfigMap and NamespaceConfigMaps empty")
+		}
+		if o.Selectors != nil {
+			errs = append(errs, "Selectors are for a Kind: a Parsed kind has none yet")
+		}
+		pm, err := newParsedModel(o.Parsed)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		m = pm
 	}
-	if o.Namespace == "" || o.ClusterConfigMap == "" {
-		errs = append(errs, "Namespace and ClusterConfigMap are required")
-	}
-	if len(o.NamespaceConfigMaps) == 0 {
-		errs = append(errs, "NamespaceConfigMaps must name at least one ConfigMap")
+	if o.Namespace == "" {
+		errs = append(errs, "Namespace is required")
 	}
 	if len(o.Labels) == 0 {
 		errs = append(errs, "Labels must name at least one label: namespace ConfigMaps are found by them")
@@ -151,13 +175,16 @@ func newCore[T runtime.Object](o Options[T]) (*core[T], error) {
 		o.Selectors = &s
 	}
 	c := &core[T]{
-		o:        o,
-		kind:     o.Kind,
-		fields:   o.Kind.MergeFields(),
-		nsLabels: labels.SelectorFromSet(o.Labels),
-		m:        o.Metrics,
+		o:          o,
+		model:      m,
+		clusterCMs: m.clusterNames(),
+		ownCMs:     m.namespaceNames(),
+		nsLabels:   labels.SelectorFromSet(o.Labels),
+		m:          o.Metrics,
 	}
-	c.typ = typed.For(c.fields.Type())
+	if err := o.Tenancy.check(m); err != nil {
+		return nil, fmt.Errorf("namespaced: resolver options: Tenancy: %w", err)
+	}
 	if o.Selectors != nil {
 		c.selectorCMs = labels.SelectorFromSet(o.Selectors.Labels)
 	}

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -70,13 +69,23 @@ func (l listerReader) NamespaceLabels(_ context.Context, name string) (map[strin
 }
 
 // readerStore is the store of a Reader.
-type readerStore[T runtime.Object] struct {
+type readerStore[T any] struct {
 	c *core[T]
 	r Reader
 }
 
-func (s readerStore[T]) cluster(ctx context.Context) (*corev1.ConfigMap, error) {
-	return s.r.ConfigMap(ctx, s.c.o.Namespace, s.c.o.ClusterConfigMap)
+func (s readerStore[T]) clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error) {
+	out := map[string]*corev1.ConfigMap{}
+	for _, name := range s.c.clusterCMs {
+		cm, err := s.r.ConfigMap(ctx, s.c.o.Namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if cm != nil {
+			out[name] = cm
+		}
+	}
+	return out, nil
 }
 
 func (s readerStore[T]) selectors(ctx context.Context) ([]*corev1.ConfigMap, error) {
@@ -101,7 +110,7 @@ func (s readerStore[T]) labels(ctx context.Context, ns string) (map[string]strin
 // (NewFromReader), or the informers it starts itself (NewInformer). A
 // namespace's own ConfigMaps are kept in its entry whether the gate is
 // open or not, so that the gate moves without reading anything.
-type readerMode[T runtime.Object] struct {
+type readerMode[T any] struct {
 	c      *core[T]
 	st     *state[T]
 	client kubernetes.Interface // NewInformer: starts the informers
@@ -116,7 +125,7 @@ type readerMode[T runtime.Object] struct {
 	refreshMu sync.Mutex
 }
 
-func newReaderMode[T runtime.Object](c *core[T], st *state[T], client kubernetes.Interface, r Reader) *readerMode[T] {
+func newReaderMode[T any](c *core[T], st *state[T], client kubernetes.Interface, r Reader) *readerMode[T] {
 	m := &readerMode[T]{c: c, st: st, client: client, stopEv: func() {}}
 	if r != nil {
 		m.src = readerStore[T]{c: c, r: r}
@@ -197,12 +206,12 @@ func (m *readerMode[T]) invalidate(obj any) {
 	case *corev1.ConfigMap:
 		switch {
 		case c.isCluster(o):
-			cm, err := m.src.cluster(m.ctx)
+			cms, err := m.src.clusters(m.ctx)
 			if err != nil {
-				c.log.Error(err, "Reading the cluster ConfigMap failed")
+				c.log.Error(err, "Reading the cluster ConfigMaps failed")
 				return
 			}
-			m.st.applyCluster(cm)
+			m.st.applyCluster(cms, o)
 			return
 		case o.Namespace == c.o.Namespace && c.selectorCMs != nil:
 			cms, err := m.src.selectors(m.ctx)

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -16,7 +15,7 @@ import (
 // NewLazy, NewInformer, NewDirect or NewFromReader, then Start it. Its
 // methods are safe for concurrent use; ForNamespace on a cached namespace
 // takes no lock and allocates nothing.
-type Resolver[T runtime.Object] struct {
+type Resolver[T any] struct {
 	c     *core[T]
 	cache *nsCache[T] // st's; empty for good in Direct mode
 	st    *state[T]   // nil in Direct mode, which caches nothing
@@ -25,7 +24,7 @@ type Resolver[T runtime.Object] struct {
 }
 
 // mode is one way of reading ConfigMaps.
-type mode[T runtime.Object] interface {
+type mode[T any] interface {
 	// start reads the cluster ConfigMap and starts what the mode runs;
 	// it returns once its caches are in sync.
 	start(ctx context.Context) error
@@ -45,14 +44,14 @@ type mode[T runtime.Object] interface {
 // its own. The cluster ConfigMap is watched by name; start-up lists one
 // labelled ConfigMap cluster-wide, for the version the watch starts from.
 // It needs list and watch on ConfigMaps cluster-wide.
-func NewLazy[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
+func NewLazy[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
 	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newLazy(c, st, client) })
 }
 
 // NewInformer returns a resolver that keeps one label-filtered,
 // cluster-wide ConfigMap informer: a warm cache of every namespace's
 // ConfigMaps, for operators who can grant cluster-wide list and watch.
-func NewInformer[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
+func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
 	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newReaderMode(c, st, client, nil) })
 }
 
@@ -62,7 +61,7 @@ func NewInformer[T runtime.Object](client kubernetes.Interface, o Options[T]) (*
 // one only when the resourceVersions it was built from change; the caller
 // tells it of changes with Invalidate, or by adding EventHandler to its
 // ConfigMap (and Namespace) informers.
-func NewFromReader[T runtime.Object](reader Reader, o Options[T]) (*Resolver[T], error) {
+func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
 	return newResolver(o, nil, func(c *core[T], st *state[T]) mode[T] { return newReaderMode(c, st, nil, reader) })
 }
 
@@ -70,7 +69,7 @@ func NewFromReader[T runtime.Object](reader Reader, o Options[T]) (*Resolver[T],
 // each call and caches no snapshot, for admission webhooks. Concurrent
 // calls share nothing mutable but the cluster ConfigMap parsed last, and
 // none waits for another.
-func NewDirect[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
+func NewDirect[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
 	c, err := newCore(o)
 	if err != nil {
 		return nil, err
@@ -80,7 +79,7 @@ func NewDirect[T runtime.Object](client kubernetes.Interface, o Options[T]) (*Re
 	return r, nil
 }
 
-func newResolver[T runtime.Object](o Options[T], client kubernetes.Interface, m func(*core[T], *state[T]) mode[T]) (*Resolver[T], error) {
+func newResolver[T any](o Options[T], client kubernetes.Interface, m func(*core[T], *state[T]) mode[T]) (*Resolver[T], error) {
 	c, err := newCore(o)
 	if err != nil {
 		return nil, err

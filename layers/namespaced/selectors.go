@@ -44,7 +44,7 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 			sl.selector = sel
 			reqs, _ := sel.Requirements()
 			sl.terms = len(reqs)
-			sl.layer, sl.err = c.configMapLayer(cm, KindSelector)
+			sl.layer, _, sl.err = c.configMapLayer(cm, KindSelector)
 		}
 		out = append(out, sl)
 	}
@@ -65,16 +65,16 @@ func (c *core[T]) isSelector(cm *corev1.ConfigMap) bool {
 	return c.selectorCMs != nil && cm.Namespace == c.o.Namespace && c.selectorCMs.Matches(labels.Set(cm.Labels))
 }
 
-// isCluster reports whether cm is the cluster ConfigMap.
+// isCluster reports whether cm is a cluster ConfigMap.
 func (c *core[T]) isCluster(cm *corev1.ConfigMap) bool {
-	return cm.Namespace == c.o.Namespace && cm.Name == c.o.ClusterConfigMap
+	return cm.Namespace == c.o.Namespace && slices.Contains(c.clusterCMs, cm.Name)
 }
 
 // isNamespaceLayer reports whether cm is a namespace layer: one of
 // NamespaceConfigMaps, carrying every required label, outside the system
 // namespaces.
 func (c *core[T]) isNamespaceLayer(cm *corev1.ConfigMap) bool {
-	return slices.Contains(c.o.NamespaceConfigMaps, cm.Name) && c.nsLabels.Matches(labels.Set(cm.Labels)) && !c.system(cm.Namespace)
+	return slices.Contains(c.ownCMs, cm.Name) && c.nsLabels.Matches(labels.Set(cm.Labels)) && !c.system(cm.Namespace)
 }
 
 // ownConfigMaps keeps, by name, the ConfigMaps of items that are namespace
@@ -104,10 +104,10 @@ func slim(cm *corev1.ConfigMap) *corev1.ConfigMap {
 	}
 }
 
-// ordered lists cms in NamespaceConfigMaps order.
+// ordered lists cms in the order of the namespace ConfigMaps' names.
 func (c *core[T]) ordered(cms map[string]*corev1.ConfigMap) []*corev1.ConfigMap {
 	var out []*corev1.ConfigMap
-	for _, n := range c.o.NamespaceConfigMaps {
+	for _, n := range c.ownCMs {
 		if cm, ok := cms[n]; ok {
 			out = append(out, cm)
 		}

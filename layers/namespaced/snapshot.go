@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stratacfg/strata/merge"
 )
@@ -25,7 +24,7 @@ const (
 // Snapshot is one namespace's effective configuration. It is immutable:
 // callers must not modify it, its Object, or the slices its methods
 // return. Namespaces whose layers are the same share one snapshot.
-type Snapshot[T runtime.Object] struct {
+type Snapshot[T any] struct {
 	// Object is the hub (internal) object: merged, defaulted, converted
 	// and validated.
 	Object T
@@ -41,7 +40,7 @@ type Snapshot[T runtime.Object] struct {
 
 // newSnapshot is the snapshot of obj, merged in res from lower layers with
 // sources lower and the layers upper above them.
-func newSnapshot[T runtime.Object](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer) *Snapshot[T] {
+func newSnapshot[T any](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer) *Snapshot[T] {
 	s := &Snapshot[T]{Object: obj, result: res, rejected: res.Dropped()}
 	s.sources = make([]merge.Source, 0, len(lower)+len(upper))
 	s.sources = append(s.sources, lower...)
@@ -127,12 +126,12 @@ type snapshotKey struct{}
 
 // NewContext returns a copy of ctx that carries s, for the code a reconcile
 // calls.
-func NewContext[T runtime.Object](ctx context.Context, s *Snapshot[T]) context.Context {
+func NewContext[T any](ctx context.Context, s *Snapshot[T]) context.Context {
 	return context.WithValue(ctx, snapshotKey{}, s)
 }
 
 // FromContext returns the snapshot NewContext put in ctx.
-func FromContext[T runtime.Object](ctx context.Context) (*Snapshot[T], bool) {
+func FromContext[T any](ctx context.Context) (*Snapshot[T], bool) {
 	s, ok := ctx.Value(snapshotKey{}).(*Snapshot[T])
 	return s, ok
 }

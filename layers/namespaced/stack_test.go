@@ -22,17 +22,27 @@ func stacks(t testing.TB, r *Resolver[*tenantConfig], cluster map[string]string)
 	t.Helper()
 	var lower []*merge.Layer
 	if cluster != nil {
-		l, err := r.c.configMapLayer(configMap("ops", "config", nil, cluster), KindCluster)
+		l, _, err := r.c.configMapLayer(configMap("ops", "config", nil, cluster), KindCluster)
 		if err != nil {
 			return nil, nil, err
 		}
 		lower = append(lower, l)
 	}
-	fast, _, _, err = pipeline.NewStack[*tenantConfig](r.c.kind, nil, lower...)
+	fast, _, _, err = pipeline.NewStack[*tenantConfig](r.c.model.(*kindModel[*tenantConfig]).kind, nil, lower...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return fast, fast.Whole(), nil
+}
+
+// byPointer keys a ConfigMap's data by pointer, as the cluster policy
+// reads it.
+func byPointer(data map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range data {
+		out[merge.Pointer(k)] = v
+	}
+	return out
 }
 
 // snapshotOf builds the snapshot of upper over st, as the resolver does.
@@ -96,11 +106,11 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		if fast.FieldByField() {
 			fastUsed++
 		}
-		ns, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), KindNamespace)
+		ns, _, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), KindNamespace)
 		if err != nil {
 			continue
 		}
-		policy, err := r.c.o.Tenancy.policyFrom(cluster, r.c.fields)
+		policy, err := r.c.o.Tenancy.policyFrom(byPointer(cluster), r.c.model)
 		if err != nil {
 			continue
 		}
@@ -136,7 +146,7 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	if err != nil || !fast.FieldByField() {
 		f.Fatalf("stack: %v", err)
 	}
-	policy, err := r.c.o.Tenancy.policyFrom(cluster, r.c.fields)
+	policy, err := r.c.o.Tenancy.policyFrom(byPointer(cluster), r.c.model)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -145,7 +155,7 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	f.Add("timeout", "-5", "beta-thing", "maybe")
 	f.Add("log-dir", "x\"y", "retries", "2147483648")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
-		ns, err := r.c.configMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), KindNamespace)
+		ns, _, err := r.c.configMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), KindNamespace)
 		if err != nil {
 			return // not a layer: ignored before either decode
 		}

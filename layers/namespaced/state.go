@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // errNotStarted is returned by a resolve before Start.
@@ -21,7 +20,7 @@ var errNotStarted = errors.New("namespaced: resolver not started")
 // entry is one cached namespace. What a resolve reads (snap, used, ns,
 // hash) fills one cache line; the namespace's inputs, which only guarded
 // reads, are behind a pointer.
-type entry[T runtime.Object] struct {
+type entry[T any] struct {
 	snap atomic.Pointer[Snapshot[T]]
 	// referenced is set by a read, cleared by the eviction hand (CLOCK).
 	referenced atomic.Bool
@@ -45,7 +44,7 @@ type inputsOf struct {
 }
 
 // change is a cached namespace whose snapshot a change replaced.
-type change[T runtime.Object] struct {
+type change[T any] struct {
 	ns       string
 	old, new *Snapshot[T]
 }
@@ -55,7 +54,7 @@ type change[T runtime.Object] struct {
 // state, the selectors or an entry's inputs without holding it. The cache
 // is read without the lock (nsCache says how); it is written only from
 // guarded.
-type state[T runtime.Object] struct {
+type state[T any] struct {
 	c     *core[T]
 	cache *nsCache[T]
 
@@ -75,7 +74,7 @@ type state[T runtime.Object] struct {
 	reads atomic.Int32
 }
 
-func newState[T runtime.Object](c *core[T]) *state[T] {
+func newState[T any](c *core[T]) *state[T] {
 	s := &state[T]{c: c, cache: newNSCache[T]()}
 	s.g = guarded[T]{c: c, st: s, reported: map[string]map[string]string{}}
 	return s
@@ -99,16 +98,18 @@ func (s *state[T]) do(fn func(g *guarded[T])) {
 // the defaults apply.
 func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error {
 	c := s.c
-	cm, err := src.cluster(ctx)
+	cms, err := src.clusters(ctx)
 	if err != nil {
-		return fmt.Errorf("namespaced: reading the cluster ConfigMap: %w", err)
+		return fmt.Errorf("namespaced: reading the cluster ConfigMaps: %w", err)
 	}
-	cl, err := c.parseCluster(cm)
+	cl, err := c.parseCluster(cms)
 	if err != nil {
 		if !c.o.StartOnDefaults {
 			return err
 		}
-		c.refused(events, cm, err)
+		for _, cm := range cms {
+			c.refused(events, cm, err)
+		}
 		if cl, err = c.parseCluster(nil); err != nil {
 			return err
 		}
@@ -126,25 +127,26 @@ func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error
 	return nil
 }
 
-// applyCluster puts cm (nil: deleted) in effect, unless it holds what is
-// in effect already. An invalid one is refused, reported, and the last
-// good configuration stays.
-func (s *state[T]) applyCluster(cm *corev1.ConfigMap) {
+// applyCluster puts cms, the cluster ConfigMaps there are now, in effect,
+// unless they hold what is in effect already; changed is the one whose
+// change was seen (or its last state, deleted). An invalid set is refused,
+// reported on changed, and the last good configuration stays.
+func (s *state[T]) applyCluster(cms map[string]*corev1.ConfigMap, changed *corev1.ConfigMap) {
 	s.clusterMu.Lock()
 	defer s.clusterMu.Unlock()
 	c := s.c
-	if sameCluster(s.cluster(), cm) {
+	if sameCluster(s.cluster(), cms) {
 		return
 	}
-	cl, err := c.parseCluster(cm)
+	cl, err := c.parseCluster(cms)
 	if err != nil {
-		s.do(func(g *guarded[T]) { c.refused(g.events, cm, err) })
+		s.do(func(g *guarded[T]) { c.refused(g.events, cms[changed.Name], err) })
 		return
 	}
 	s.do(func(g *guarded[T]) { g.setCluster(cl) })
 	s.rebuildStale()
-	if cm == nil {
-		c.log.Info("Cluster ConfigMap deleted; defaults apply", "configMap", c.o.Namespace+"/"+c.o.ClusterConfigMap)
+	if cm := cms[changed.Name]; cm == nil {
+		c.log.Info("Cluster ConfigMap deleted", "configMap", changed.Namespace+"/"+changed.Name)
 	} else {
 		c.log.Info("Cluster ConfigMap applied", "configMap", cm.Namespace+"/"+cm.Name, "resourceVersion", cm.ResourceVersion)
 	}
@@ -299,7 +301,7 @@ func (s *state[T]) cachedOrTouch(ns string) *entry[T] {
 }
 
 // guarded is the part of a state its lock guards.
-type guarded[T runtime.Object] struct {
+type guarded[T any] struct {
 	c         *core[T]
 	st        *state[T]
 	events    eventSink
@@ -589,7 +591,7 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 //
 // Lock order: state.mu, then subscribers.mu, then a subscription's mu;
 // nothing is called while holding a subscription's mu.
-type subscribers[T runtime.Object] struct {
+type subscribers[T any] struct {
 	mu   sync.Mutex
 	list []*subscription[T]
 }
@@ -598,7 +600,7 @@ type subscribers[T runtime.Object] struct {
 // change of a namespace whose previous change it has not seen yet
 // replaces that one (its old snapshot kept): the queue holds at most one
 // change per namespace, whatever the subscriber's pace.
-type subscription[T runtime.Object] struct {
+type subscription[T any] struct {
 	fn func(ns string, old, new *Snapshot[T])
 
 	mu      sync.Mutex
@@ -613,7 +615,7 @@ type subscription[T runtime.Object] struct {
 	stopped chan struct{}
 }
 
-type queued[T runtime.Object] struct {
+type queued[T any] struct {
 	change[T]
 	seq uint64
 }

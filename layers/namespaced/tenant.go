@@ -1,12 +1,16 @@
 package namespaced
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
-	"reflect"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
 )
@@ -31,12 +35,35 @@ type Tenancy struct {
 	// "beta", or "alpha" (both).
 	StabilityKey string
 	// Overridable adds key patterns to the fields marked
-	// validation.Overridable: together they are the allowlist.
+	// validation.Overridable: together they are the allowlist. A Parsed
+	// kind's keys are SECTION/KEY.
 	Overridable []string
+	// ClusterOnly adds key patterns to the fields marked
+	// validation.ClusterOnly: no namespace or selector layer sets them.
+	ClusterOnly []string
+	// Bounds limit the values tenants may set.
+	Bounds []Bound
 	// SystemNamespaces never get namespace layers. Nil means
 	// kube-system, kube-public and kube-node-lease; the component's own
 	// namespace is always excluded too.
 	SystemNamespaces []string
+}
+
+// Bound limits what a tenant may set a key to: at most or at least the
+// cluster layer's value of another key (an operator's maximum), or, when
+// the cluster layer does not set that key or there is none, a constant (a
+// system maximum). Values compare as numbers, or as durations ("90s",
+// "1h"); a tenant's value that is neither, or that lies beyond a bound,
+// is refused, with the bound named, like any other refusal.
+type Bound struct {
+	// Key is the key bounded: a ConfigMap key, a JSON pointer, or for a
+	// Parsed kind SECTION/KEY.
+	Key string
+	// AtMostKey and AtLeastKey name cluster keys whose values bound it.
+	AtMostKey, AtLeastKey string
+	// AtMost and AtLeast are constant bounds, as a ConfigMap value
+	// reads ("3600", "24h"); they apply where the keys above give none.
+	AtMost, AtLeast string
 }
 
 // DefaultSystemNamespaces are the namespaces whose ConfigMaps are never read
@@ -53,6 +80,8 @@ const (
 	ReasonNotOverridable = "not an overridable key"
 	ReasonAlpha          = "alpha key: the cluster does not allow alpha keys for namespaces"
 	ReasonBeta           = "beta key: the cluster does not allow beta keys for namespaces"
+	ReasonAboveBound     = "above the operator's bound"
+	ReasonBelowBound     = "below the operator's bound"
 )
 
 // Stability levels of StabilityKey.
@@ -72,32 +101,114 @@ const (
 // locked field, or a field of a stability the cluster does not allow, is
 // refused as a whole, and the refusal names that field.
 type tenantPolicy struct {
-	tenant    bool
-	fields    *validation.Fields
-	policy    []string // the gate, lock and stability keys
-	locked    []string
-	allow     []string
-	stability validation.Marker        // the markers tenants may set: 0, Beta, or Alpha|Beta
-	members   map[string]merge.Refusal // the refusal of each top-level member, worked out once
+	tenant      bool
+	keys        keyspace
+	policy      []string // the gate, lock and stability keys
+	locked      []string
+	allow       []string
+	clusterOnly []string
+	bounds      map[string][]bound       // by key, tenants only
+	stability   validation.Marker        // the markers tenants may set: 0, Beta, or Alpha|Beta
+	members     map[string]merge.Refusal // the refusal of each top-level member, worked out once
+}
+
+// bound is a Bound with its value in effect.
+type bound struct {
+	atMost bool
+	value  string // JSON
+	from   string // "cluster key max-timeout", "a constant"
 }
 
 // withMembers returns p with the refusals of the document's top-level
 // members worked out: every ConfigMap key is one of them.
 func (p tenantPolicy) withMembers() *tenantPolicy {
 	p.members = map[string]merge.Refusal{}
-	typed.For(p.fields.Type()).Walk(func(key string, _ reflect.StructField) bool {
+	for _, key := range p.keys.members() {
 		p.members[key] = p.admit(key)
-		return false
-	})
+	}
 	return &p
 }
 
 // Admit implements merge.Policy.
-func (p *tenantPolicy) Admit(_ *merge.Layer, key string) merge.Refusal {
-	if ref, ok := p.members[key]; ok {
+func (p *tenantPolicy) Admit(l *merge.Layer, key string) merge.Refusal {
+	ref, ok := p.members[key]
+	if !ok {
+		ref = p.admit(key)
+	}
+	if ref.Refused() || len(p.bounds[key]) == 0 {
 		return ref
 	}
-	return p.admit(key)
+	return checkBounds(p.bounds[key], l.Values[key])
+}
+
+// checkBounds refuses value when it lies beyond a bound.
+func checkBounds(bounds []bound, value string) merge.Refusal {
+	for _, b := range bounds {
+		c, err := compareValues(value, b.value)
+		reason := ReasonAboveBound
+		if !b.atMost {
+			reason = ReasonBelowBound
+		}
+		limit := "at most"
+		if !b.atMost {
+			limit = "at least"
+		}
+		detail := fmt.Sprintf("%s %s, %s", limit, unquote(b.value), b.from)
+		switch {
+		case err != nil:
+			return merge.Refusal{Reason: reason, Detail: err.Error() + "; the bound is " + detail}
+		case b.atMost && c > 0, !b.atMost && c < 0:
+			return merge.Refusal{Reason: reason, Detail: unquote(value) + " is not " + detail}
+		}
+	}
+	return merge.Refusal{}
+}
+
+// compareValues compares two JSON values as numbers, or as durations.
+func compareValues(a, b string) (int, error) {
+	x, xd, err := numberOrDuration(a)
+	if err != nil {
+		return 0, err
+	}
+	y, yd, err := numberOrDuration(b)
+	if err != nil {
+		return 0, err
+	}
+	if xd != yd {
+		return 0, fmt.Errorf("%s and %s are not both numbers or both durations", unquote(a), unquote(b))
+	}
+	return cmp.Compare(x, y), nil
+}
+
+// numberOrDuration reads a JSON number, or a string holding a number or a
+// duration, as a number (durations in seconds) and whether it is a
+// duration.
+func numberOrDuration(v string) (float64, bool, error) {
+	var x any
+	if err := json.Unmarshal([]byte(v), &x); err != nil {
+		return 0, false, fmt.Errorf("%s is not a value", v)
+	}
+	switch x := x.(type) {
+	case float64:
+		return x, false, nil
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f, false, nil
+		}
+		if d, err := time.ParseDuration(strings.TrimSpace(x)); err == nil {
+			return d.Seconds(), true, nil
+		}
+	}
+	return 0, false, fmt.Errorf("%s is neither a number nor a duration", text.Quote(unquote(v)))
+}
+
+// unquote is a JSON string's content, or the JSON as it is.
+func unquote(v string) string {
+	var s string
+	if json.Unmarshal([]byte(v), &s) == nil {
+		return s
+	}
+	return v
 }
 
 // admit is Admit worked out.
@@ -105,8 +216,11 @@ func (p *tenantPolicy) admit(key string) merge.Refusal {
 	if ref, ok := refuseListed(p.policy, key, ReasonPolicyKey); ok {
 		return ref
 	}
-	markers := p.fields.Markers(key)
+	markers := p.keys.Markers(key)
 	if ref, ok := p.refuseMarked(markers, key, validation.ClusterOnly, ReasonClusterOnly); ok {
+		return ref
+	}
+	if ref, ok := refuseListed(p.clusterOnly, key, ReasonClusterOnly); ok {
 		return ref
 	}
 	if !p.tenant {
@@ -140,7 +254,7 @@ func (p *tenantPolicy) refuseMarked(markers validation.Marker, key string, m val
 	if markers&m != 0 {
 		return merge.Refusal{Reason: reason}, true
 	}
-	if under, ok := p.fields.Under(key, m); ok {
+	if under, ok := p.keys.Under(key, m); ok {
 		return merge.Refusal{Reason: reason, Field: under}, true
 	}
 	return merge.Refusal{}, false
@@ -169,19 +283,80 @@ type clusterPolicy struct {
 	selector *tenantPolicy
 }
 
-// policyFrom reads the gate, the lockdown list and the stability level from
-// the cluster ConfigMap's data (nil when there is none). The error names
-// the key.
-func (t *Tenancy) policyFrom(data map[string]string, fields *validation.Fields) (*clusterPolicy, error) {
-	base := tenantPolicy{fields: fields, allow: t.keys(t.Overridable)}
+// modelKeys is what the tenancy needs of a model.
+type modelKeys interface {
+	pointer(k string) (string, error)
+	keys() keyspace
+}
+
+// check checks the keys t names against the configuration's: each must be
+// a key of it, and a bound's constants numbers or durations.
+func (t *Tenancy) check(m modelKeys) error {
+	var errs []string
+	try := func(what, k string) {
+		if k == "" {
+			return
+		}
+		if _, err := m.pointer(k); err != nil {
+			errs = append(errs, what+": "+err.Error())
+		}
+	}
+	try("GateKey", t.GateKey)
+	try("LockKey", t.LockKey)
+	try("StabilityKey", t.StabilityKey)
+	for _, k := range t.Overridable {
+		try("Overridable", k)
+	}
+	for _, k := range t.ClusterOnly {
+		try("ClusterOnly", k)
+	}
+	for i, b := range t.Bounds {
+		what := fmt.Sprintf("Bounds[%d]", i)
+		try(what+".Key", b.Key)
+		try(what+".AtMostKey", b.AtMostKey)
+		try(what+".AtLeastKey", b.AtLeastKey)
+		if b.AtMostKey == "" && b.AtLeastKey == "" && b.AtMost == "" && b.AtLeast == "" {
+			errs = append(errs, what+": no bound")
+		}
+		for _, lit := range []string{b.AtMost, b.AtLeast} {
+			if lit == "" {
+				continue
+			}
+			j, _ := json.Marshal(lit)
+			if _, _, err := numberOrDuration(string(j)); err != nil {
+				errs = append(errs, what+": "+err.Error())
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// policyFrom reads the gate, the lockdown list and the stability level
+// from data, the cluster layers' raw values by pointer, and puts the
+// bounds in effect. The error names the key.
+func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolicy, error) {
+	ptr := func(k string) string {
+		p, _ := m.pointer(k) // checked by check
+		return p
+	}
+	base := tenantPolicy{keys: m.keys()}
+	for _, k := range t.Overridable {
+		base.allow = append(base.allow, ptr(k))
+	}
+	for _, k := range t.ClusterOnly {
+		base.clusterOnly = append(base.clusterOnly, ptr(k))
+	}
 	for _, k := range []string{t.GateKey, t.LockKey, t.StabilityKey} {
 		if k != "" {
-			base.policy = append(base.policy, keyPointer(k))
+			base.policy = append(base.policy, ptr(k))
 		}
 	}
 	out := &clusterPolicy{}
 	if t.GateKey != "" {
-		v, ok := data[t.GateKey]
+		v, ok := data[ptr(t.GateKey)]
 		switch {
 		case !ok || v == t.GateClosed:
 		case v == t.GateOpen:
@@ -191,19 +366,19 @@ func (t *Tenancy) policyFrom(data map[string]string, fields *validation.Fields) 
 		}
 	}
 	if t.LockKey != "" {
-		for _, k := range strings.Split(data[t.LockKey], ",") {
+		for _, k := range strings.Split(data[ptr(t.LockKey)], ",") {
 			if k = strings.TrimSpace(k); k == "" {
 				continue
 			}
-			p := keyPointer(k)
-			if _, ok := typed.For(fields.Type()).At(strings.ReplaceAll(p, "*", "x")); !ok {
-				return nil, fmt.Errorf("key %q: %q is no configuration key", t.LockKey, k)
+			p, err := m.pointer(k)
+			if err != nil {
+				return nil, fmt.Errorf("key %q: %w", t.LockKey, err)
 			}
 			base.locked = append(base.locked, p)
 		}
 	}
 	if t.StabilityKey != "" {
-		switch v := data[t.StabilityKey]; v {
+		switch v := data[ptr(t.StabilityKey)]; v {
 		case "", StabilityStable:
 		case StabilityBeta:
 			base.stability = validation.Beta
@@ -215,7 +390,40 @@ func (t *Tenancy) policyFrom(data map[string]string, fields *validation.Fields) 
 	}
 	tenant := base
 	tenant.tenant = true
+	bounds, err := t.boundsFrom(data, ptr)
+	if err != nil {
+		return nil, err
+	}
+	tenant.bounds = bounds
 	out.tenant, out.selector = tenant.withMembers(), base.withMembers()
+	return out, nil
+}
+
+// boundsFrom puts the bounds in effect: a cluster key's value where the
+// cluster layers set it, the constant otherwise. A cluster key's value
+// that is neither a number nor a duration makes the cluster invalid.
+func (t *Tenancy) boundsFrom(data map[string]string, ptr func(string) string) (map[string][]bound, error) {
+	out := map[string][]bound{}
+	for _, b := range t.Bounds {
+		for _, side := range []struct {
+			atMost       bool
+			key, literal string
+		}{{true, b.AtMostKey, b.AtMost}, {false, b.AtLeastKey, b.AtLeast}} {
+			var value, from string
+			if v, ok := data[ptr(side.key)]; side.key != "" && ok {
+				value, from = v, "cluster key "+side.key
+			} else if side.literal != "" {
+				value, from = side.literal, "the system's bound"
+			} else {
+				continue
+			}
+			j, _ := json.Marshal(value)
+			if _, _, err := numberOrDuration(string(j)); err != nil {
+				return nil, fmt.Errorf("key %q, the bound of %s: %w", side.key, b.Key, err)
+			}
+			out[ptr(b.Key)] = append(out[ptr(b.Key)], bound{atMost: side.atMost, value: string(j), from: from})
+		}
+	}
 	return out, nil
 }
 
@@ -228,15 +436,6 @@ func (t *Tenancy) system(ns, own string) bool {
 		return slices.Contains(DefaultSystemNamespaces, ns)
 	}
 	return slices.Contains(t.SystemNamespaces, ns)
-}
-
-// keys turns ConfigMap keys or JSON pointers into pointers.
-func (t *Tenancy) keys(in []string) []string {
-	out := make([]string, len(in))
-	for i, k := range in {
-		out[i] = keyPointer(k)
-	}
-	return out
 }
 
 // keyPointer reads k as a JSON pointer when it starts with "/", and as one

@@ -1,0 +1,217 @@
+package namespaced
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// pipelineConfig is a configuration in the knative pattern: two sections,
+// each filled by a hand-written constructor over a ConfigMap's data, as
+// Tekton's config.Defaults and config.FeatureFlags are.
+type pipelineConfig struct {
+	Defaults *pipelineDefaults
+	Flags    *pipelineFlags
+}
+
+type pipelineDefaults struct {
+	TimeoutMinutes int
+	ServiceAccount string
+}
+
+type pipelineFlags struct {
+	PerNamespace bool
+	Locked       string
+	APIFields    string
+}
+
+func newDefaults(data map[string]string) (*pipelineDefaults, error) {
+	d := &pipelineDefaults{TimeoutMinutes: 60, ServiceAccount: "default"}
+	if v, ok := data["default-timeout-minutes"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("failed parsing default config %q: %v", "default-timeout-minutes", err)
+		}
+		d.TimeoutMinutes = n
+	}
+	if v, ok := data["default-service-account"]; ok {
+		d.ServiceAccount = v
+	}
+	return d, nil
+}
+
+func newFlags(data map[string]string) (*pipelineFlags, error) {
+	f := &pipelineFlags{APIFields: "beta"}
+	if v, ok := data["per-namespace-configuration"]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, err
+		}
+		f.PerNamespace = b
+	}
+	f.Locked = data["non-overridable-fields"]
+	if v, ok := data["enable-api-fields"]; ok {
+		switch v = strings.ToLower(v); v {
+		case "alpha", "beta", "stable":
+			f.APIFields = v
+		default:
+			return nil, fmt.Errorf("invalid value for feature flag %q: %q", "enable-api-fields", v)
+		}
+	}
+	return f, nil
+}
+
+func pipelineOptions() Options[*pipelineConfig] {
+	return Options[*pipelineConfig]{
+		Namespace: "pipelines",
+		Labels:    map[string]string{"pipeline-config": "true"},
+		Parsed: &Parsed[*pipelineConfig]{
+			New: func() *pipelineConfig { return &pipelineConfig{} },
+			Sections: []Section[*pipelineConfig]{
+				{Name: "config-defaults", ClusterConfigMap: "config-defaults", NamespaceConfigMap: "ns-config-defaults",
+					Parse: FromMap(newDefaults, func(c *pipelineConfig, d *pipelineDefaults) { c.Defaults = d }),
+					Keys:  []string{"default-timeout-minutes", "default-service-account", "max-timeout-minutes"}},
+				{Name: "feature-flags", ClusterConfigMap: "feature-flags", NamespaceConfigMap: "ns-feature-flags",
+					Parse: FromMap(newFlags, func(c *pipelineConfig, f *pipelineFlags) { c.Flags = f }),
+					Keys:  []string{"per-namespace-configuration", "non-overridable-fields", "enable-api-fields"}},
+			},
+		},
+		Tenancy: Tenancy{
+			GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
+			LockKey:     "feature-flags/non-overridable-fields",
+			Overridable: []string{"config-defaults/default-timeout-minutes", "config-defaults/default-service-account"},
+			ClusterOnly: []string{"feature-flags/enable-api-fields"},
+			Bounds:      []Bound{{Key: "config-defaults/default-timeout-minutes", AtMostKey: "config-defaults/max-timeout-minutes", AtMost: "1440", AtLeast: "1"}},
+		},
+	}
+}
+
+// TestParsedSections resolves a configuration of two sections read by
+// constructors: one snapshot holds both, the gate and lock list in one
+// section govern the other, provenance is per SECTION/KEY, bounds refuse
+// with the bound named, and a constructor's error refuses the layer that
+// caused it.
+func TestParsedSections(t *testing.T) {
+	r, err := NewDirect(nil, pipelineOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := configMap("pipelines", "config-defaults", nil, map[string]string{"default-timeout-minutes": "50", "max-timeout-minutes": "120", "_example": "ignored"})
+	flags := func(data map[string]string) runtime.Object { return configMap("pipelines", "feature-flags", nil, data) }
+	tenant := func(name string, data map[string]string) runtime.Object {
+		return configMap("team", name, map[string]string{"pipeline-config": "true"}, data)
+	}
+	resolve := func(objs ...runtime.Object) *Snapshot[*pipelineConfig] {
+		t.Helper()
+		s, err := r.ResolveObjects("team", objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	rejected := func(s *Snapshot[*pipelineConfig]) string {
+		var out []string
+		for _, d := range s.Rejected() {
+			out = append(out, d.String())
+		}
+		for _, e := range s.Ignored() {
+			out = append(out, e.Error())
+		}
+		return strings.Join(out, "\n")
+	}
+
+	// The gate closed: the namespace gets the cluster's values.
+	s := resolve(defaults, flags(map[string]string{"enable-api-fields": "alpha"}), tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": "30"}))
+	if s.Object.Defaults.TimeoutMinutes != 50 || s.Object.Flags.APIFields != "alpha" || s.Object.Defaults.ServiceAccount != "default" {
+		t.Errorf("gate closed: %+v %+v", s.Object.Defaults, s.Object.Flags)
+	}
+
+	// The gate open, the service account locked from the other section.
+	open := flags(map[string]string{"per-namespace-configuration": "true", "non-overridable-fields": "config-defaults/default-service-account"})
+	s = resolve(defaults, open,
+		tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": "30", "default-service-account": "root"}),
+		tenant("ns-feature-flags", map[string]string{"enable-api-fields": "alpha"}))
+	if s.Object.Defaults.TimeoutMinutes != 30 || s.Object.Defaults.ServiceAccount != "default" || s.Object.Flags.APIFields != "beta" {
+		t.Errorf("gate open: %+v %+v", s.Object.Defaults, s.Object.Flags)
+	}
+	if src, _ := s.Provenance().SourceOf("/config-defaults/default-timeout-minutes"); src.String() != "namespace team/ns-config-defaults" {
+		t.Errorf("timeout from %s", src)
+	}
+	if got := rejected(s); !strings.Contains(got, `key "/config-defaults/default-service-account" dropped: locked by the operator`) ||
+		!strings.Contains(got, `key "/feature-flags/enable-api-fields" dropped: cluster-only key`) {
+		t.Errorf("rejected:\n%s", got)
+	}
+
+	// Bounds: above the cluster's maximum, and below the constant minimum.
+	for _, tc := range []struct{ value, want string }{
+		{"121", "above the operator's bound: 121 is not at most 120, cluster key config-defaults/max-timeout-minutes"},
+		{"0", "below the operator's bound: 0 is not at least 1, the system's bound"},
+		{"ten", `above the operator's bound: "ten" is neither a number nor a duration`},
+	} {
+		s = resolve(defaults, open, tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": tc.value}))
+		if s.Object.Defaults.TimeoutMinutes != 50 || !strings.Contains(rejected(s), tc.want) {
+			t.Errorf("timeout %s: got %d, rejected\n%s\nwant %q", tc.value, s.Object.Defaults.TimeoutMinutes, rejected(s), tc.want)
+		}
+	}
+	// With no cluster maximum, the constant applies.
+	s = resolve(configMap("pipelines", "config-defaults", nil, nil), open, tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": "1441"}))
+	if !strings.Contains(rejected(s), "1441 is not at most 1440, the system's bound") {
+		t.Errorf("the system's bound: %s", rejected(s))
+	}
+
+	// A constructor's error refuses the layer that caused it, named; the
+	// other section's layer stays.
+	badFlags := flags(map[string]string{"per-namespace-configuration": "true"})
+	r2opts := pipelineOptions()
+	r2opts.Tenancy.Overridable = append(r2opts.Tenancy.Overridable, "feature-flags/enable-api-fields")
+	r2opts.Tenancy.ClusterOnly = nil
+	r2, err := NewDirect(nil, r2opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = r2.ResolveObjects("team", []runtime.Object{defaults, badFlags,
+		tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": "45"}),
+		tenant("ns-feature-flags", map[string]string{"enable-api-fields": "gamma"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Object.Defaults.TimeoutMinutes != 45 || s.Object.Flags.APIFields != "beta" || len(s.Ignored()) != 1 ||
+		!strings.Contains(s.Ignored()[0].Error(), `namespace team/ns-feature-flags: ignored: feature-flags: invalid value for feature flag "enable-api-fields": "gamma"`) {
+		t.Errorf("a constructor's error: %+v %+v, ignored %v", s.Object.Defaults, s.Object.Flags, s.Ignored())
+	}
+
+	// An invalid cluster section is an error naming the ConfigMaps.
+	if _, err := r.ResolveObjects("team", []runtime.Object{defaults, flags(map[string]string{"enable-api-fields": "gamma"})}); err == nil ||
+		!strings.Contains(err.Error(), "cluster ConfigMaps pipelines/config-defaults, pipelines/feature-flags: feature-flags: invalid value") {
+		t.Errorf("an invalid cluster section: %v", err)
+	}
+	// A lock list naming no key of a section.
+	if _, err := r.ResolveObjects("team", []runtime.Object{defaults, flags(map[string]string{"non-overridable-fields": "config-defaults/typo"})}); err == nil ||
+		!strings.Contains(err.Error(), `key "feature-flags/non-overridable-fields": "config-defaults/typo" is no key of section config-defaults`) {
+		t.Errorf("a lock list typo: %v", err)
+	}
+}
+
+// TestParsedOptions refuses options that cannot work, each named.
+func TestParsedOptions(t *testing.T) {
+	for _, tc := range []struct {
+		mutate func(*Options[*pipelineConfig])
+		want   string
+	}{
+		{func(o *Options[*pipelineConfig]) { o.ClusterConfigMap = "x" }, "leave ClusterConfigMap and NamespaceConfigMaps empty"},
+		{func(o *Options[*pipelineConfig]) { o.Parsed.Sections[1].Name = "config-defaults" }, "section config-defaults is declared twice"},
+		{func(o *Options[*pipelineConfig]) { o.Tenancy.GateKey = "feature-flags/nope" }, `GateKey: "feature-flags/nope" is no key of section feature-flags`},
+		{func(o *Options[*pipelineConfig]) { o.Tenancy.Overridable = []string{"nosection/x"} }, `Overridable: "nosection/x": no section nosection`},
+		{func(o *Options[*pipelineConfig]) { o.Tenancy.Bounds[0].AtMost = "lots" }, `Bounds[0]: "lots" is neither a number nor a duration`},
+		{func(o *Options[*pipelineConfig]) { o.Selectors = &Selectors{Labels: map[string]string{"a": "b"}} }, "Selectors are for a Kind"},
+	} {
+		o := pipelineOptions()
+		tc.mutate(&o)
+		if _, err := NewDirect(nil, o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v, want %q", err, tc.want)
+		}
+	}
+}
