@@ -26,7 +26,7 @@ import (
 // Resolver is a namespaced resolver run by a manager. Its methods are the
 // namespaced resolver's; ForNamespace returns an error until Ready is
 // closed.
-type Resolver[T runtime.Object] struct {
+type Resolver[T any] struct {
 	*namespaced.Resolver[T]
 	mgr       manager.Manager
 	selectors bool
@@ -43,7 +43,7 @@ type Resolver[T runtime.Object] struct {
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
 // recorder unless o names a recorder. Use CacheByObject to keep the
 // manager's ConfigMap cache to what the resolver reads.
-func New[T runtime.Object](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], error) {
+func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], error) {
 	if o.EventRecorder == nil && o.Recorder == nil {
 		name := o.Name
 		if name == "" {
@@ -162,11 +162,11 @@ func (r *Resolver[T]) Source(c client.Reader, list client.ObjectList) source.Sou
 // tenant's invalid ConfigMap never makes it refuse an object: that layer
 // is ignored and the cluster configuration applies; only failing to read
 // the configuration at all does.
-func Defaulter[T runtime.Object, O client.Object](r *Resolver[T], apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error) admission.Defaulter[O] {
+func Defaulter[T any, O client.Object](r *Resolver[T], apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error) admission.Defaulter[O] {
 	return defaulter[T, O]{r: r, apply: apply}
 }
 
-type defaulter[T runtime.Object, O client.Object] struct {
+type defaulter[T any, O client.Object] struct {
 	r     *Resolver[T]
 	apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error
 }
@@ -197,7 +197,7 @@ func (d defaulter[T, O]) Default(ctx context.Context, obj O) error {
 // default, lets any tenant grow the operator's memory without bound. Other
 // controllers of the manager that need other ConfigMaps must read them
 // with a client that does not go through this cache.
-func CacheByObject[T runtime.Object](o namespaced.Options[T]) map[client.Object]cache.ByObject {
+func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {
 			Namespaces: map[string]cache.Config{

@@ -171,3 +171,98 @@ func TestSharedWatchExpires(t *testing.T) {
 		t.Fatal("no new watch after the old one expired")
 	}
 }
+
+// sectioned is a configuration of two sections, each read by a parser over
+// a ConfigMap's data.
+type sectioned struct{ Timeout, Retries string }
+
+func sectionedOptions() namespaced.Options[*sectioned] {
+	take := func(key string, into func(*sectioned, string)) func(map[string]string, *sectioned) error {
+		return func(data map[string]string, s *sectioned) error {
+			into(s, data[key])
+			return nil
+		}
+	}
+	return namespaced.Options[*sectioned]{
+		Namespace: "ops", Labels: tenantLabels,
+		Parsed: &namespaced.Parsed[*sectioned]{
+			New: func() *sectioned { return &sectioned{} },
+			Sections: []namespaced.Section[*sectioned]{
+				{Name: "a", ClusterConfigMap: "config-a", NamespaceConfigMap: "own-a", Parse: take("timeout", func(s *sectioned, v string) { s.Timeout = v })},
+				{Name: "b", ClusterConfigMap: "config-b", NamespaceConfigMap: "own-b", Parse: take("retries", func(s *sectioned, v string) { s.Retries = v })},
+			},
+		},
+		Tenancy: namespaced.Tenancy{GateKey: "b/open", GateOpen: "yes", GateClosed: "no", Overridable: []string{"a/timeout", "b/retries"}},
+	}
+}
+
+// TestParsedOnFakeClientsets follows two cluster ConfigMaps, one holding
+// the gate, and a namespace's ConfigMaps of both sections, in every mode.
+func TestParsedOnFakeClientsets(t *testing.T) {
+	for _, mode := range []string{"lazy", "informer", "direct"} {
+		t.Run(mode, func(t *testing.T) {
+			c := fake.NewClientset(
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "config-a"}, Data: map[string]string{"timeout": "100"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "config-b"}, Data: map[string]string{"open": "no", "retries": "1"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "own-a", Labels: tenantLabels}, Data: map[string]string{"timeout": "5"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "own-b", Labels: tenantLabels}, Data: map[string]string{"retries": "7"}},
+			)
+			var r *namespaced.Resolver[*sectioned]
+			var err error
+			switch mode {
+			case "lazy":
+				r, err = namespaced.NewLazy(c, sectionedOptions())
+			case "informer":
+				r, err = namespaced.NewInformer(c, sectionedOptions())
+			case "direct":
+				r, err = namespaced.NewDirect(c, sectionedOptions())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if err := r.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer r.Stop()
+			waitFor := func(want sectioned) {
+				t.Helper()
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					s, err := r.ForNamespace(ctx, "team")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if *s.Object == want {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%+v, want %+v", *s.Object, want)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			waitFor(sectioned{Timeout: "100", Retries: "1"}) // the gate closed
+			update := func(ns, name string, data map[string]string) {
+				t.Helper()
+				cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cm.Data = data
+				if _, err := c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			update("ops", "config-b", map[string]string{"open": "yes", "retries": "1"})
+			waitFor(sectioned{Timeout: "5", Retries: "7"})
+			update("ops", "config-a", map[string]string{"timeout": "200"})
+			waitFor(sectioned{Timeout: "5", Retries: "7"})
+			update("team", "own-a", map[string]string{"timeout": "6"})
+			waitFor(sectioned{Timeout: "6", Retries: "7"})
+			update("team", "own-a", map[string]string{})
+			waitFor(sectioned{Timeout: "200", Retries: "7"})
+		})
+	}
+}

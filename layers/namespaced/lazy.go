@@ -230,7 +230,7 @@ func (m *lazyMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 // never reach the resolver.
 func (m *lazyMode[T]) listOptions(o metav1.ListOptions) metav1.ListOptions {
 	o.LabelSelector = m.c.nsLabels.String()
-	if names := m.c.o.NamespaceConfigMaps; len(names) == 1 {
+	if names := m.c.ownCMs; len(names) == 1 {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", names[0]).String()
 	}
 	return o
@@ -474,7 +474,7 @@ func (m *lazyMode[T]) drain(w watch.Interface) {
 				m.c.log.Info("The ConfigMap watch ended; starting again from now", "status", apierrors.FromObject(ev.Object))
 				return
 			case watch.Added, watch.Modified, watch.Deleted:
-				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && slices.Contains(m.c.o.NamespaceConfigMaps, cm.Name) {
+				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && slices.Contains(m.c.ownCMs, cm.Name) {
 					m.event(watch.Event{Type: ev.Type, Object: slim(cm)})
 				}
 			}

@@ -189,7 +189,7 @@ func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
 				}
 			})
 		})
-	case slices.Contains(c.o.NamespaceConfigMaps, cm.Name) && !c.system(cm.Namespace):
+	case slices.Contains(c.ownCMs, cm.Name) && !c.system(cm.Namespace):
 		out = append(out, cm.Namespace)
 	}
 	slices.Sort(out)
