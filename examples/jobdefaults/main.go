@@ -61,6 +61,10 @@ const (
 	// WebhookPath is where the webhook serves: controller-runtime's path
 	// for batch/v1 Jobs.
 	WebhookPath = "/mutate-batch-v1-job"
+	// ConfigMapWebhookName names the ValidatingWebhookConfiguration of
+	// the layer ConfigMaps; ConfigMapWebhookPath is where it serves.
+	ConfigMapWebhookName = "strata-jobdefaults-configmaps"
+	ConfigMapWebhookPath = "/validate-configmaps"
 	// FieldManager names the controller's writes.
 	FieldManager = "strata-jobdefaults"
 )
@@ -193,6 +197,8 @@ func start(ctx context.Context, f *flags) error {
 		Complete(); err != nil {
 		return err
 	}
+	// The layer ConfigMaps are checked as they are written.
+	mgr.GetWebhookServer().Register(ConfigMapWebhookPath, r.ConfigMapWebhook())
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("jobdefaults").
 		For(&batchv1.Job{}).
@@ -215,7 +221,8 @@ func start(ctx context.Context, f *flags) error {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		if err := registerWebhook(ctx, mgr.GetAPIReader(), mgr.GetClient(), f, caBundle); err != nil {
+		tenant, cluster := r.AdmissionSelectors()
+		if err := registerWebhook(ctx, mgr.GetAPIReader(), mgr.GetClient(), f, caBundle, tenant, cluster); err != nil {
 			return fmt.Errorf("registering the webhook: %w", err)
 		}
 		log.Info("Webhook registered", "configuration", WebhookName, "url", fmt.Sprintf("https://%s:%d%s", f.host, f.port, WebhookPath))

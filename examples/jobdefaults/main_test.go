@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -321,10 +322,86 @@ func TestJobsDefaultedAtAdmission(t *testing.T) {
 	}
 }
 
+// withoutConfigMapWebhook runs fn with the ConfigMap webhook away, as
+// when the controller is down: its configuration fails open, so an invalid
+// layer can get in.
+func (cl *cluster) withoutConfigMapWebhook(t *testing.T, fn func()) {
+	t.Helper()
+	api := cl.c.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	ctx := context.Background()
+	saved, err := api.Get(ctx, ConfigMapWebhookName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Delete(ctx, ConfigMapWebhookName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		saved.ResourceVersion, saved.UID = "", ""
+		if _, err := api.Create(ctx, saved, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	fn()
+}
+
+// TestConfigMapAdmission writes layer ConfigMaps through the API server:
+// an invalid tenant or cluster ConfigMap is denied with its problem, a
+// tenant's refused keys come back as warnings, and other ConfigMaps of the
+// tenant's namespace never reach the webhook.
+func TestConfigMapAdmission(t *testing.T) {
+	cl := startCluster(t)
+	c := cl.namespace(t, "team-c")
+	var warnings []string
+	cfg := rest.CopyConfig(cl.cfg)
+	cfg.WarningHandler = warningsTo(&warnings)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tenant := func(data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: OverridesName, Labels: OverrideLabels}, Data: data}
+	}
+	_, err = client.CoreV1().ConfigMaps(c).Create(ctx, tenant(map[string]string{"default-timeout-seconds": "-5"}), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "default-timeout-seconds") {
+		t.Errorf("an invalid tenant ConfigMap: %v", err)
+	}
+	if _, err := client.CoreV1().ConfigMaps(c).Create(ctx, tenant(map[string]string{"default-timeout-seconds": "60", "max-timeout-seconds": "99999"}), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a tenant ConfigMap with a refused key: %v", err)
+	}
+	if want := `namespace team-c/strata-overrides: key "max-timeout-seconds" not applied: cluster-only key`; !slices.Contains(warnings, want) {
+		t.Errorf("warnings %q, want %q", warnings, want)
+	}
+	warnings = nil
+	if _, err := client.CoreV1().ConfigMaps(c).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c, Name: "app"}, Data: map[string]string{"a": "b"}}, metav1.CreateOptions{}); err != nil || len(warnings) > 0 {
+		t.Errorf("an unrelated ConfigMap: %v, %q", err, warnings)
+	}
+	cur, err := client.CoreV1().ConfigMaps(SystemNamespace).Get(ctx, ClusterConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Data["enforced-config-level"] = "maybe"
+	if _, err := client.CoreV1().ConfigMaps(SystemNamespace).Update(ctx, cur, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), `"maybe" is neither`) {
+		t.Errorf("an invalid cluster ConfigMap: %v", err)
+	}
+}
+
+// warningsTo returns a handler that collects the API server's warnings
+// into w.
+func warningsTo(w *[]string) rest.WarningHandler { return collector{w} }
+
+type collector struct{ w *[]string }
+
+func (c collector) HandleWarningHeader(_ int, _ string, text string) { *c.w = append(*c.w, text) }
+
 func TestInvalidTenantConfigMapNeverRefusesAJob(t *testing.T) {
 	cl := startCluster(t)
 	b := cl.namespace(t, "team-b")
-	bad := cl.overrides(t, b, map[string]string{"default-timeout-seconds": "-5", "default-service-account": "Not_A_Name"})
+	var bad *corev1.ConfigMap
+	cl.withoutConfigMapWebhook(t, func() {
+		bad = cl.overrides(t, b, map[string]string{"default-timeout-seconds": "-5", "default-service-account": "Not_A_Name"})
+	})
 	time.Sleep(500 * time.Millisecond) // let the resolver see it; the Job must pass either way
 	job := cl.create(t, jobObject(b, "despite"))
 	if job.Spec.ActiveDeadlineSeconds == nil || *job.Spec.ActiveDeadlineSeconds != 600 || job.Spec.Template.Spec.ServiceAccountName != "job-runner" {

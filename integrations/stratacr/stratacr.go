@@ -2,9 +2,12 @@ package stratacr
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -172,21 +175,89 @@ type defaulter[T any, O client.Object] struct {
 }
 
 func (d defaulter[T, O]) Default(ctx context.Context, obj O) error {
+	snap, err := d.r.snapshotOf(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return d.apply(ctx, obj, snap)
+}
+
+// Validator returns an admission validator for objects of type O that
+// checks each object against the configuration of its own namespace
+// through check: the object is decoded once, by the webhook, and the
+// configuration is the namespace's snapshot, read without a lock when it
+// is cached. Deletions are not checked.
+func Validator[T any, O client.Object](r *Resolver[T], check func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) (admission.Warnings, error)) admission.Validator[O] {
+	return validator[T, O]{r: r, check: check}
+}
+
+type validator[T any, O client.Object] struct {
+	r     *Resolver[T]
+	check func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) (admission.Warnings, error)
+}
+
+func (v validator[T, O]) ValidateCreate(ctx context.Context, obj O) (admission.Warnings, error) {
+	snap, err := v.r.snapshotOf(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return v.check(ctx, obj, snap)
+}
+
+func (v validator[T, O]) ValidateUpdate(ctx context.Context, _, obj O) (admission.Warnings, error) {
+	return v.ValidateCreate(ctx, obj)
+}
+
+func (v validator[T, O]) ValidateDelete(context.Context, O) (admission.Warnings, error) { return nil, nil }
+
+// snapshotOf returns the configuration of the namespace of obj, the
+// object being admitted (or the request's namespace when the object does
+// not say), once the resolver is ready.
+func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*namespaced.Snapshot[T], error) {
 	ns := obj.GetNamespace()
 	if req, err := admission.RequestFromContext(ctx); err == nil && ns == "" {
 		ns = req.Namespace
 	}
 	if ns == "" {
-		return errors.New("stratacr: the object has no namespace")
+		return nil, errors.New("stratacr: the object has no namespace")
 	}
-	if err := d.r.WaitReady(ctx); err != nil {
-		return err
+	if err := r.WaitReady(ctx); err != nil {
+		return nil, err
 	}
-	snap, err := d.r.ForNamespace(ctx, ns)
+	snap, err := r.ForNamespace(ctx, ns)
 	if err != nil {
-		return fmt.Errorf("reading the configuration of namespace %s: %w", ns, err)
+		return nil, fmt.Errorf("reading the configuration of namespace %s: %w", ns, err)
 	}
-	return d.apply(ctx, obj, snap)
+	return snap, nil
+}
+
+// ConfigMapWebhook returns a webhook that checks layer ConfigMaps as
+// namespaced.Resolver.CheckConfigMap does: an invalid cluster or tenant
+// ConfigMap is denied with its problems, a tenant ConfigMap with refused
+// keys is admitted with one warning per key. Register it on the manager's
+// webhook server, for CREATE and UPDATE of ConfigMaps with the selectors
+// of namespaced.Resolver.AdmissionSelectors.
+func (r *Resolver[T]) ConfigMapWebhook() *admission.Webhook {
+	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		if req.Kind.Group != "" || req.Kind.Kind != "ConfigMap" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+			return admission.Allowed("")
+		}
+		var cm corev1.ConfigMap
+		if err := json.Unmarshal(req.Object.Raw, &cm); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		if cm.Namespace == "" {
+			cm.Namespace = req.Namespace
+		}
+		if err := r.WaitReady(ctx); err != nil {
+			return admission.Errored(http.StatusServiceUnavailable, err)
+		}
+		warnings, err := r.CheckConfigMap(ctx, &cm)
+		if err != nil {
+			return admission.Denied(err.Error())
+		}
+		return admission.Allowed("").WithWarnings(warnings...)
+	})}
 }
 
 // CacheByObject returns the entries of cache.Options.ByObject that keep a

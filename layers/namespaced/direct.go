@@ -111,6 +111,23 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 	return s, nil
 }
 
+// clusters reads the cluster ConfigMaps and returns their state, parsed
+// unless they are the ones parsed last.
+func (d *directMode[T]) clusters(ctx context.Context) (*clusterState[T], error) {
+	cms := map[string]*corev1.ConfigMap{}
+	for _, name := range d.c.clusterCMs {
+		cm, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", d.c.o.Namespace, name, err)
+		}
+		cms[name] = cm
+	}
+	return d.parse.parse(d.c, cms)
+}
+
 // ownOf returns the ConfigMaps of namespace ns among objs.
 func ownOf(objs []runtime.Object, ns string) []*corev1.ConfigMap {
 	var out []*corev1.ConfigMap

@@ -1,0 +1,198 @@
+package namespaced
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/stratacfg/strata/internal/text"
+)
+
+// CheckConfigMap says whether cm may be written as it is: a cluster
+// ConfigMap that makes the cluster configuration invalid, a selector
+// ConfigMap that does not parse, and a namespace ConfigMap that would be
+// ignored as a whole are each an error listing the problems; a namespace
+// ConfigMap whose keys the tenant policy refuses is accepted, with one
+// warning per refused key (so `kubectl apply` shows the tenant why), and
+// so is one that namespace overrides are closed to. A ConfigMap that is no
+// layer gets neither. It checks against the cluster configuration in
+// effect, read through the resolver's cache (a Direct resolver reads it
+// with its client); it changes nothing.
+func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (warnings []string, err error) {
+	c := r.c
+	switch {
+	case c.isCluster(cm):
+		cl, err := r.clusterState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		next := maps.Clone(cl.cms)
+		if next == nil {
+			next = map[string]*corev1.ConfigMap{}
+		}
+		next[cm.Name] = cm
+		_, err = c.parseCluster(next)
+		return nil, err
+	case c.isSelector(cm):
+		if sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]; sl.err != nil {
+			return nil, sl.err
+		}
+		return nil, nil
+	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
+		return nil, nil
+	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
+		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, KindNamespace), c.nsLabels)}, nil
+	}
+	cl, err := r.clusterState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	src := ConfigMapSource(cm, KindNamespace)
+	if !cl.policy.open {
+		warnings = append(warnings, fmt.Sprintf("%s: namespace overrides are closed by the operator: it is not applied until they open", src))
+		// Checked all the same, as if they were open.
+	}
+	open := *cl.policy
+	open.open = true
+	in := inputs[T]{cluster: &clusterState[T]{cms: cl.cms, layers: cl.layers, policy: &open, stack: cl.stack, base: cl.base}, cms: []*corev1.ConfigMap{cm}}
+	s, ignored, err := c.build(in)
+	if err != nil {
+		return nil, err
+	}
+	for _, ig := range ignored {
+		if ig.cm == cm {
+			return nil, ig.err
+		}
+	}
+	for _, d := range s.Rejected() {
+		if d.Source.Name != src.Name {
+			continue
+		}
+		w := fmt.Sprintf("%s: key %q not applied: %s", src, c.model.display(d.Key), d.Reason)
+		if d.Detail != "" {
+			w += ": " + d.Detail
+		}
+		if d.Field != "" {
+			w += " (field " + c.model.display(d.Field) + " under it)"
+		}
+		warnings = append(warnings, w)
+	}
+	return warnings, nil
+}
+
+// clusterState returns the cluster configuration in effect: the state's,
+// or for a Direct resolver, read now.
+func (r *Resolver[T]) clusterState(ctx context.Context) (*clusterState[T], error) {
+	if r.st != nil {
+		if cl := r.st.cluster(); cl != nil {
+			return cl, nil
+		}
+		return nil, errNotStarted
+	}
+	d, ok := r.mode.(*directMode[T])
+	if !ok || d.client == nil {
+		return nil, errNotStarted
+	}
+	return d.clusters(ctx)
+}
+
+// AdmissionHandler returns an admission.k8s.io/v1 webhook handler that
+// checks ConfigMaps with CheckConfigMap on CREATE and UPDATE: an invalid
+// layer is denied with its problems, refused keys come back as admission
+// warnings. Register it for ConfigMaps with the selectors
+// AdmissionSelectors gives, so that no other ConfigMap reaches it.
+func (r *Resolver[T]) AdmissionHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxReview+1))
+		if err != nil || len(body) > maxReview {
+			http.Error(w, "the review cannot be read, or is over 6 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		var review admissionv1.AdmissionReview
+		if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+			http.Error(w, "not an admission.k8s.io/v1 AdmissionReview", http.StatusBadRequest)
+			return
+		}
+		resp := r.review(req.Context(), review.Request)
+		review.Request, review.Response = nil, resp
+		out, _ := json.Marshal(review)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(out)
+	})
+}
+
+// maxReview bounds an AdmissionReview: a ConfigMap is at most 1 MiB, and
+// an update carries two.
+const maxReview = 6 << 20
+
+// review answers one admission request.
+func (r *Resolver[T]) review(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	if req.Kind.Group != "" || req.Kind.Kind != "ConfigMap" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+		return resp
+	}
+	var cm corev1.ConfigMap
+	if err := json.Unmarshal(req.Object.Raw, &cm); err != nil {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest, Message: "not a ConfigMap: " + err.Error()}
+		return resp
+	}
+	if cm.Namespace == "" {
+		cm.Namespace = req.Namespace
+	}
+	warnings, err := r.CheckConfigMap(ctx, &cm)
+	if err != nil {
+		resp.Allowed = false
+		code := int32(http.StatusUnprocessableEntity)
+		if errors.Is(err, errNotStarted) {
+			code = http.StatusServiceUnavailable
+		}
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: metav1.StatusReasonInvalid, Message: text.Cut(err.Error(), maxNote*4)}
+		return resp
+	}
+	for _, w := range warnings {
+		resp.Warnings = append(resp.Warnings, text.Cut(w, 512))
+	}
+	return resp
+}
+
+// WebhookSelectors are the selectors of a webhook registration.
+type WebhookSelectors struct {
+	ObjectSelector    *metav1.LabelSelector
+	NamespaceSelector *metav1.LabelSelector
+}
+
+// AdmissionSelectors returns the selectors of the two webhooks that check
+// layer ConfigMaps and see no other: tenant selects the namespace layers
+// (the required labels, outside the system namespaces and the component's
+// own), cluster the ConfigMaps of the component's namespace (its cluster
+// and selector ConfigMaps).
+func (r *Resolver[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
+	c := r.c
+	const nameLabel = "kubernetes.io/metadata.name" // set on every namespace since Kubernetes 1.22
+	excluded := []string{c.o.Namespace}
+	if c.o.Tenancy.SystemNamespaces == nil {
+		excluded = append(excluded, DefaultSystemNamespaces...)
+	} else {
+		excluded = append(excluded, c.o.Tenancy.SystemNamespaces...)
+	}
+	tenant = WebhookSelectors{
+		ObjectSelector: &metav1.LabelSelector{MatchLabels: maps.Clone(c.o.Labels)},
+		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: nameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded}}},
+	}
+	cluster = WebhookSelectors{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{nameLabel: c.o.Namespace}},
+	}
+	return tenant, cluster
+}
