@@ -208,7 +208,9 @@ func (v validator[T, O]) ValidateUpdate(ctx context.Context, _, obj O) (admissio
 	return v.ValidateCreate(ctx, obj)
 }
 
-func (v validator[T, O]) ValidateDelete(context.Context, O) (admission.Warnings, error) { return nil, nil }
+func (v validator[T, O]) ValidateDelete(context.Context, O) (admission.Warnings, error) {
+	return nil, nil
+}
 
 // snapshotOf returns the configuration of the namespace of obj, the
 // object being admitted (or the request's namespace when the object does

@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"sync/atomic"
-
 )
 
 // nsCache maps namespaces to entries. It is an open-addressing hash table

@@ -204,7 +204,9 @@ func (m *kindModel[T]) newStack(upper []*merge.Layer, lower ...*merge.Layer) (st
 }
 
 // kindStack is a pipeline.Stack of runtime.Object giving T.
-type kindStack[T any] struct{ st *pipeline.Stack[runtime.Object] }
+type kindStack[T any] struct {
+	st *pipeline.Stack[runtime.Object]
+}
 
 func (s kindStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	obj, res, err := s.st.Build(upper)
@@ -322,9 +324,7 @@ func (m *parsedModel[T]) keyOf(name, k string) string {
 }
 
 func (m *parsedModel[T]) pointer(k string) (string, error) {
-	if strings.HasPrefix(k, "/") {
-		k = k[1:]
-	}
+	k = strings.TrimPrefix(k, "/")
 	section, key, ok := strings.Cut(k, "/")
 	s := m.sections[section]
 	switch {
@@ -418,7 +418,7 @@ func parseSafely[T any](s *Section[T], data map[string]string, cfg T) (err error
 // what tenants may set), its sections' declared keys known.
 type parsedKeys[T any] struct{ m *parsedModel[T] }
 
-func (parsedKeys[T]) Markers(string) validation.Marker                 { return 0 }
+func (parsedKeys[T]) Markers(string) validation.Marker               { return 0 }
 func (parsedKeys[T]) Under(string, validation.Marker) (string, bool) { return "", false }
 
 func (k parsedKeys[T]) members() []string {
