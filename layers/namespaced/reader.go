@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,43 +115,56 @@ type readerMode[T any] struct {
 	c      *core[T]
 	st     *state[T]
 	client kubernetes.Interface // NewInformer: starts the informers
-	src    store
+	reader store                // NewFromReader: the caller's
 	inf    *informerSet
-	ctx    context.Context
 	cancel context.CancelFunc
 	stopEv func()
+
+	// running is where a started resolver reads, set before it reads the
+	// cluster ConfigMaps: a change told through Invalidate from then on
+	// (from any goroutine, an informer's, a watcher's) is applied, one
+	// told before is read by Start anyway.
+	running atomic.Pointer[readerRun]
 
 	// refreshMu keeps the refreshes of namespaces in the order their
 	// inputs were read.
 	refreshMu sync.Mutex
 }
 
+// readerRun is a started resolver's context and store.
+type readerRun struct {
+	ctx context.Context
+	src store
+}
+
 func newReaderMode[T any](c *core[T], st *state[T], client kubernetes.Interface, r Reader) *readerMode[T] {
 	m := &readerMode[T]{c: c, st: st, client: client, stopEv: func() {}}
 	if r != nil {
-		m.src = readerStore[T]{c: c, r: r}
+		m.reader = readerStore[T]{c: c, r: r}
 	}
 	return m
 }
 
 func (m *readerMode[T]) start(ctx context.Context) error {
-	m.ctx, m.cancel = context.WithCancel(ctx)
+	ctx, m.cancel = context.WithCancel(ctx)
 	events := newEventSink(&m.c.o)
+	src := m.reader
 	if m.client != nil {
 		var err error
 		if events == nil {
-			if events, m.stopEv, err = startEvents(m.ctx, m.client, m.c.eventController()); err != nil {
+			if events, m.stopEv, err = startEvents(ctx, m.client, m.c.eventController()); err != nil {
 				m.stop()
 				return err
 			}
 		}
-		if m.inf, err = startInformers(m.ctx, m.client, m.c, true); err != nil {
+		if m.inf, err = startInformers(ctx, m.client, m.c, true); err != nil {
 			m.stop()
 			return err
 		}
-		m.src = m.inf
+		src = m.inf
 	}
-	if err := m.st.begin(m.ctx, m.src, events); err != nil {
+	m.running.Store(&readerRun{ctx: ctx, src: src})
+	if err := m.st.begin(ctx, src, events); err != nil {
 		m.stop()
 		return err
 	}
@@ -164,6 +178,7 @@ func (m *readerMode[T]) start(ctx context.Context) error {
 }
 
 func (m *readerMode[T]) stop() {
+	m.running.Store(nil)
 	if m.cancel != nil {
 		m.cancel()
 	}
@@ -172,23 +187,27 @@ func (m *readerMode[T]) stop() {
 }
 
 func (m *readerMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error) {
+	run := m.running.Load()
+	if run == nil {
+		return nil, errNotStarted
+	}
 	return m.st.miss(ctx, ns, func(ctx context.Context, ns string, _ *clusterState[T]) (nsInput, error) {
-		cms, ls, err := m.read(ctx, ns)
+		cms, ls, err := m.read(ctx, run.src, ns)
 		return nsInput{cms: cms, labels: ls}, err
 	})
 }
 
-// read reads namespace ns's own ConfigMaps and labels.
-func (m *readerMode[T]) read(ctx context.Context, ns string) (map[string]*corev1.ConfigMap, map[string]string, error) {
+// read reads namespace ns's own ConfigMaps and labels from src.
+func (m *readerMode[T]) read(ctx context.Context, src store, ns string) (map[string]*corev1.ConfigMap, map[string]string, error) {
 	var own map[string]*corev1.ConfigMap
 	if !m.c.system(ns) {
-		cms, err := m.src.own(ctx, ns)
+		cms, err := src.own(ctx, ns)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
 		}
 		own = m.c.ownConfigMaps(cms)
 	}
-	ls, err := m.src.labels(ctx, ns)
+	ls, err := src.labels(ctx, ns)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading namespace %s: %w", ns, err)
 	}
@@ -198,15 +217,16 @@ func (m *readerMode[T]) read(ctx context.Context, ns string) (map[string]*corev1
 // invalidate reads again what obj (a ConfigMap or a Namespace, or the last
 // state of a deleted one) feeds, and puts it in effect.
 func (m *readerMode[T]) invalidate(obj any) {
-	if m.src == nil || m.ctx == nil {
-		return // not started
+	run := m.running.Load()
+	if run == nil {
+		return // not started: Start reads what is there
 	}
 	c := m.c
 	switch o := deletedObject(obj).(type) {
 	case *corev1.ConfigMap:
 		switch {
 		case c.isCluster(o):
-			cms, err := m.src.clusters(m.ctx)
+			cms, err := run.src.clusters(run.ctx)
 			if err != nil {
 				c.log.Error(err, "Reading the cluster ConfigMaps failed")
 				return
@@ -214,29 +234,29 @@ func (m *readerMode[T]) invalidate(obj any) {
 			m.st.applyCluster(cms, o)
 			return
 		case o.Namespace == c.o.Namespace && c.selectorCMs != nil:
-			cms, err := m.src.selectors(m.ctx)
+			cms, err := run.src.selectors(run.ctx)
 			if err != nil {
 				c.log.Error(err, "Reading the selector ConfigMaps failed")
 				return
 			}
 			m.st.applySelectors(cms)
 		}
-		m.refresh(o.Namespace)
+		m.refresh(run, o.Namespace)
 	case *corev1.Namespace:
-		m.refresh(o.Name)
+		m.refresh(run, o.Name)
 	}
 }
 
 // refresh reads a cached namespace's inputs again and rebuilds it if they
 // changed.
-func (m *readerMode[T]) refresh(ns string) {
+func (m *readerMode[T]) refresh(run *readerRun, ns string) {
 	m.refreshMu.Lock()
 	defer m.refreshMu.Unlock()
 	e := m.st.cachedOrTouch(ns) // a miss may have read its inputs before
 	if e == nil {
 		return
 	}
-	own, ls, err := m.read(m.ctx, ns)
+	own, ls, err := m.read(run.ctx, run.src, ns)
 	if err != nil {
 		m.c.log.Error(err, "Refreshing a namespace failed; keeping its snapshot", "namespace", ns)
 		return
