@@ -24,7 +24,7 @@ type inputs[T any] struct {
 type ignoredLayer struct {
 	cm   *corev1.ConfigMap
 	kind string
-	err  error
+	err  *LayerError
 }
 
 // build merges in into a snapshot: the cluster layer, the selector layers
@@ -56,7 +56,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 		for _, cm := range in.cms {
 			l, _, err := c.configMapLayer(cm, KindNamespace)
 			if err != nil {
-				ignored = append(ignored, ignoredLayer{cm: cm, kind: KindNamespace, err: err})
+				ignored = append(ignored, ignoredLayer{cm: cm, kind: KindNamespace, err: &LayerError{Source: ConfigMapSource(cm, KindNamespace), Err: err}})
 				continue
 			}
 			l.Policy = in.cluster.policy.tenant
@@ -74,7 +74,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 		for i, l := range optional {
 			if _, err := c.decode(in.cluster, append(slices.Clip(kept), l)); err != nil {
 				o := owner[i]
-				o.err = fmt.Errorf("%s: ignored: %w", l.Source, err)
+				o.err = &LayerError{Source: l.Source, Err: err}
 				ignored = append(ignored, o)
 				continue
 			}

@@ -36,7 +36,7 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 		}
 		l, raw, err := c.configMapLayer(cm, KindCluster)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", ConfigMapSource(cm, KindCluster), err)
 		}
 		st.layers = append(st.layers, l)
 		for k, v := range raw {

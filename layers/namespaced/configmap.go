@@ -33,21 +33,21 @@ const (
 // KeepGzip), and the layer's source says so; other binaryData is refused.
 //
 // A ConfigMap over the size (counted decompressed) or key-count limit is
-// refused whole before any value is converted. The error names the
-// ConfigMap and the key.
+// refused whole before any value is converted. The error names the key;
+// the caller names the ConfigMap.
 func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, map[string]string, error) {
 	src := ConfigMapSource(cm, kind)
 	if n := len(cm.Data) + len(cm.BinaryData); n > c.o.MaxConfigMapKeys {
-		return nil, nil, fmt.Errorf("%s: %d keys, over the limit of %d keys a ConfigMap may hold here", src, n, c.o.MaxConfigMapKeys)
+		return nil, nil, fmt.Errorf("%d keys, over the limit of %d keys a ConfigMap may hold here", n, c.o.MaxConfigMapKeys)
 	}
 	data, compressed, err := c.configMapData(cm)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", src, err)
+		return nil, nil, err
 	}
 	src.Compressed = compressed
 	values, err := c.model.values(cm.Name, data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", src, err)
+		return nil, nil, err
 	}
 	return &merge.Layer{Source: src, Values: values}, data, nil
 }
@@ -117,6 +117,18 @@ func (c *core[T]) configMapData(cm *corev1.ConfigMap) (map[string]string, bool, 
 	}
 	return out, compressed, nil
 }
+
+// LayerError is a selector or namespace ConfigMap left out as a whole: its
+// source, and why (a value that does not convert, a parser's error, a
+// configuration that does not validate with it). Snapshot.Ignored returns
+// them.
+type LayerError struct {
+	Source merge.Source
+	Err    error
+}
+
+func (e *LayerError) Error() string { return e.Source.String() + ": ignored: " + e.Err.Error() }
+func (e *LayerError) Unwrap() error { return e.Err }
 
 // ConfigMapSource is the provenance source of a ConfigMap: the kind, its
 // namespace/name and its resourceVersion.

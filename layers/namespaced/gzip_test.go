@@ -51,15 +51,15 @@ func TestGzipConfigMaps(t *testing.T) {
 		want   string
 	}{
 		{"a bomb", map[string][]byte{"retries": gz(t, strings.Repeat("9", 1<<20))}, false,
-			`namespace team/overrides: key "retries" is gzip-compressed, and decompressed it puts the data over the limit of 262144 bytes`},
+			`namespace team/overrides: ignored: key "retries" is gzip-compressed, and decompressed it puts the data over the limit of 262144 bytes`},
 		{"not gzip", map[string][]byte{"retries": []byte("4")}, false,
-			`namespace team/overrides: binaryData key "retries" is not configuration: only gzip'd text is read from binaryData`},
+			`namespace team/overrides: ignored: binaryData key "retries" is not configuration: only gzip'd text is read from binaryData`},
 		{"not text", map[string][]byte{"retries": gz(t, "\xff\xfe")}, false,
-			`namespace team/overrides: key "retries" is gzip-compressed and does not hold text (UTF-8)`},
+			`namespace team/overrides: ignored: key "retries" is gzip-compressed and does not hold text (UTF-8)`},
 		{"truncated", map[string][]byte{"retries": gz(t, "4")[:12]}, false,
-			`namespace team/overrides: key "retries" is gzip-compressed but does not decompress`},
+			`namespace team/overrides: ignored: key "retries" is gzip-compressed but does not decompress`},
 		{"KeepGzip", map[string][]byte{"retries": gz(t, "4")}, true,
-			`namespace team/overrides: binaryData is not configuration (keys retries)`},
+			`namespace team/overrides: ignored: binaryData is not configuration (keys retries)`},
 	} {
 		r := newTestResolver(t, func(o *Options[*tenantConfig]) { o.KeepGzip = tc.keep })
 		bad := tenantCM("team", nil)

@@ -428,9 +428,9 @@ func TestTenantConfigMapLimits(t *testing.T) {
 		want   string
 	}{
 		{"a 1 MiB value", nil, map[string]string{"timeout": huge},
-			"namespace team/overrides: 1048583 bytes of data, over the limit of 262144 bytes a ConfigMap may hold here"},
+			"namespace team/overrides: ignored: 1048583 bytes of data, over the limit of 262144 bytes a ConfigMap may hold here"},
 		{"too many keys", nil, many("_doc", 600),
-			"namespace team/overrides: 600 keys, over the limit of 512 keys a ConfigMap may hold here"},
+			"namespace team/overrides: ignored: 600 keys, over the limit of 512 keys a ConfigMap may hold here"},
 		{"a 1 MiB invalid value under a raised limit", func(o *Options[*tenantConfig]) { o.MaxConfigMapBytes = 2 << 20 },
 			map[string]string{"timeout": huge + "x"}, `key "/timeout": "999999`},
 		{"four hundred unknown keys", nil, many("k", 400),

@@ -18,7 +18,7 @@ type selectorLayer struct {
 	layer    *merge.Layer
 	selector labels.Selector
 	terms    int
-	err      error // invalid: ignored wherever it matches
+	err      *LayerError // invalid: ignored wherever it matches
 }
 
 // readSelectors parses the selector ConfigMaps and orders them most generic
@@ -35,16 +35,19 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 		sl := &selectorLayer{cm: cm, selector: labels.Nothing()}
 		text, ok := cm.Annotations[annotation]
 		sel, err := labels.Parse(text)
+		src := ConfigMapSource(cm, KindSelector)
 		switch {
 		case !ok:
-			sl.err = fmt.Errorf("%s: no %s annotation", ConfigMapSource(cm, KindSelector), annotation)
+			sl.err = &LayerError{Source: src, Err: fmt.Errorf("no %s annotation", annotation)}
 		case err != nil:
-			sl.err = fmt.Errorf("%s: annotation %s: %w", ConfigMapSource(cm, KindSelector), annotation, err)
+			sl.err = &LayerError{Source: src, Err: fmt.Errorf("annotation %s: %w", annotation, err)}
 		default:
 			sl.selector = sel
 			reqs, _ := sel.Requirements()
 			sl.terms = len(reqs)
-			sl.layer, _, sl.err = c.configMapLayer(cm, KindSelector)
+			if sl.layer, _, err = c.configMapLayer(cm, KindSelector); err != nil {
+				sl.err = &LayerError{Source: src, Err: err}
+			}
 		}
 		out = append(out, sl)
 	}

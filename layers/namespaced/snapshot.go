@@ -63,7 +63,8 @@ func (s *Snapshot[T]) Sources() []merge.Source { return s.sources }
 func (s *Snapshot[T]) Rejected() []merge.Dropped { return s.rejected }
 
 // Ignored returns the layers left out as a whole because they are
-// invalid, with the reason; the rest of the configuration applies.
+// invalid, each a *LayerError (its source, and why); the rest of the
+// configuration applies.
 func (s *Snapshot[T]) Ignored() []error { return s.ignored }
 
 // Hash returns the content hash of the effective configuration: "sha256:"

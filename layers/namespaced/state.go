@@ -571,7 +571,7 @@ func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
 	c.log.Error(ig.err, "Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind)
 	c.m.invalid.WithLabelValues(ig.kind).Inc()
 	if events != nil {
-		events.warn(ig.cm, ReasonInvalidConfiguration, "Merge", "Ignored as a whole: "+ig.err.Error())
+		events.warn(ig.cm, ReasonInvalidConfiguration, "Merge", "Ignored as a whole: "+ig.err.Err.Error())
 	}
 }
 
