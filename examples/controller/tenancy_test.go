@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/tools/record"
 
+	"github.com/stratacfg/strata/internal/kubeobjects"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced/namespacedtest"
 )
@@ -67,7 +68,7 @@ func TestTenancyGuideOutputs(t *testing.T) {
 // TestTenancyGuideEventNote resolves the example's manifests and checks
 // the KeysRefused Event the guide shows a tenant.
 func TestTenancyGuideEventNote(t *testing.T) {
-	objs, err := readManifests(manifests)
+	objs, err := kubeobjects.ReadDir(manifests)
 	if err != nil {
 		t.Fatal(err)
 	}

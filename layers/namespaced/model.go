@@ -49,7 +49,8 @@ type Section[T any] struct {
 	// with "_" (an "_example" block) are never passed.
 	Parse func(data map[string]string, cfg T) error
 	// Keys are the keys the section reads, when known: the operator's
-	// lock list may name no other of the section's.
+	// lock list may name no other of the section's, and may name one of
+	// them without its section when no other section declares it.
 	Keys []string
 }
 
@@ -326,6 +327,24 @@ func (m *parsedModel[T]) keyOf(name, k string) string {
 func (m *parsedModel[T]) pointer(k string) (string, error) {
 	k = strings.TrimPrefix(k, "/")
 	section, key, ok := strings.Cut(k, "/")
+	if !ok {
+		// A key alone, as Tekton's lock list names them: the section
+		// that declares it.
+		var in []string
+		for _, s := range m.p.Sections {
+			if slices.Contains(s.Keys, k) {
+				in = append(in, s.Name)
+			}
+		}
+		switch len(in) {
+		case 1:
+			return merge.Pointer(in[0], k), nil
+		case 0:
+			return "", fmt.Errorf("%q is no key of any section: keys are SECTION/KEY", k)
+		default:
+			return "", fmt.Errorf("%q is a key of sections %s: write SECTION/KEY", k, strings.Join(in, ", "))
+		}
+	}
 	s := m.sections[section]
 	switch {
 	case !ok || key == "":

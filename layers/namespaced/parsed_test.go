@@ -129,8 +129,9 @@ func TestParsedSections(t *testing.T) {
 		t.Errorf("gate closed: %+v %+v", s.Object.Defaults, s.Object.Flags)
 	}
 
-	// The gate open, the service account locked from the other section.
-	open := flags(map[string]string{"per-namespace-configuration": "true", "non-overridable-fields": "config-defaults/default-service-account"})
+	// The gate open, the service account locked from the other section,
+	// named without its section as Tekton's lock list names keys.
+	open := flags(map[string]string{"per-namespace-configuration": "true", "non-overridable-fields": " default-service-account "})
 	s = resolve(defaults, open,
 		tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": "30", "default-service-account": "root"}),
 		tenant("ns-feature-flags", map[string]string{"enable-api-fields": "alpha"}))
