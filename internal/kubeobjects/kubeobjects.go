@@ -99,4 +99,3 @@ func isComments(raw []byte) bool {
 	}
 	return true
 }
-
