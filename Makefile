@@ -52,7 +52,7 @@ $(BIN)/etcd: $(ETCD_MOD)
 # integration and the examples with heavy dependencies (examples/manifests
 # and its differential test build on k8s.io/kubernetes at the version
 # hack/tools builds kube-apiserver from, so they share its build cache).
-MODULES := bench integrations/stratacr integrations/strataknative examples/jobdefaults examples/manifests examples/manifests/differential examples/kubelet examples/plugins
+MODULES := bench integrations/stratacr integrations/strataknative examples/jobdefaults examples/manifests examples/manifests/differential examples/kubelet examples/plugins examples/tekton
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
@@ -79,10 +79,11 @@ unit:
 
 ## bench: strata side by side with viper, koanf, knative, a Tekton-style
 ## loader (the bench module) and a hand-written controller-runtime reconciler
-## (examples/jobdefaults), written up in docs/PERFORMANCE.md. Cases 1-4 run
+## (examples/jobdefaults) and PR #9517's Tekton loader (examples/tekton), written up in docs/PERFORMANCE.md. Cases 1-4 run
 ## BENCH_COUNT times (the document gives medians); case 5 makes 100 kubelet
 ## updates once; cases 6 and 7 run once against 10,000 namespaces; case 8
-## once (a 50 MB tree reloading, 8 shards changing). The raw
+## once (a 50 MB tree reloading, 8 shards changing); case 9 (examples/tekton,
+## Tekton's own constructors) BENCH_COUNT times. The raw
 ## output, for benchstat, is bin/bench.txt.
 BENCH_COUNT ?= 5
 bench: tools
@@ -93,6 +94,7 @@ bench: tools
 	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench 'Case7Scale/(lazy|cluster|unlabelled)' -benchtime 1x -timeout 60m . | tee -a $(BIN)/bench.txt
 	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench 'Case7Scale/evict' -benchmem -timeout 30m . | tee -a $(BIN)/bench.txt
 	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench 'Case8Trees' -benchtime 1x -timeout 30m . | tee -a $(BIN)/bench.txt
+	set -o pipefail; cd examples/tekton && $(GO) test -run '^$$' -bench 'Case9' -benchmem -count $(BENCH_COUNT) ./tektonconfig | tee -a $(BIN)/bench.txt
 	cd bench && $(GO) run ./cmd/perfdoc -in $(BIN)/bench.txt -notes cmd/perfdoc/notes.md \
 	  -out ../docs/PERFORMANCE.md -commit "$$(git rev-parse --short HEAD)"
 

@@ -52,7 +52,7 @@ func TestCheckConfigMap(t *testing.T) {
 		{"a parser's error", tenant("ns-feature-flags", map[string]string{"per-namespace-configuration": "yes"}), []string{
 			`namespace team/ns-feature-flags: key "feature-flags/per-namespace-configuration" not applied: tenant policy key: only the cluster layer sets it`}, ""},
 		{"an invalid cluster ConfigMap", configMap("pipelines", "feature-flags", nil, map[string]string{"enable-api-fields": "gamma"}), nil,
-			`cluster ConfigMaps pipelines/config-defaults, pipelines/feature-flags: feature-flags: invalid value for feature flag "enable-api-fields": "gamma"`},
+			`cluster ConfigMap pipelines/feature-flags: invalid value for feature flag "enable-api-fields": "gamma"`},
 		{"a lock list typo", configMap("pipelines", "feature-flags", nil, map[string]string{"non-overridable-fields": "config-defaults/defualt-timeout-minutes"}), nil,
 			`"config-defaults/defualt-timeout-minutes" is no key of section config-defaults`},
 		{"a valid cluster ConfigMap", configMap("pipelines", "config-defaults", nil, map[string]string{"default-timeout-minutes": "20"}), nil, ""},

@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -53,6 +54,13 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 	if err != nil {
 		if len(st.layers) == 0 {
 			return nil, fmt.Errorf("the defaults (no %s): %w", c.clusterName(), err)
+		}
+		var se interface {
+			clusterConfigMap() string
+			Unwrap() error
+		}
+		if errors.As(err, &se) && cms[se.clusterConfigMap()] != nil {
+			return nil, fmt.Errorf("cluster ConfigMap %s/%s: %w", c.o.Namespace, se.clusterConfigMap(), se.Unwrap())
 		}
 		return nil, fmt.Errorf("%s: %w", c.clusterName(), err)
 	}

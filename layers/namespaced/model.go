@@ -417,11 +417,24 @@ func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) 
 			d = map[string]string{}
 		}
 		if err := parseSafely(s, d, cfg); err != nil {
-			return zero, nil, fmt.Errorf("%s: %w", s.Name, err)
+			return zero, nil, &sectionError[T]{section: s, err: err}
 		}
 	}
 	return cfg, res, nil
 }
+
+// sectionError is a section's parser's error.
+type sectionError[T any] struct {
+	section *Section[T]
+	err     error
+}
+
+func (e *sectionError[T]) Error() string { return e.section.Name + ": " + e.err.Error() }
+func (e *sectionError[T]) Unwrap() error { return e.err }
+
+// clusterConfigMap is the cluster ConfigMap of the section whose parser
+// failed, so that an error of the cluster layers names the one at fault.
+func (e *sectionError[T]) clusterConfigMap() string { return e.section.ClusterConfigMap }
 
 // parseSafely runs a section's parser, turning a panic into an error.
 func parseSafely[T any](s *Section[T], data map[string]string, cfg T) (err error) {

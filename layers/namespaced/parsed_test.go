@@ -184,9 +184,9 @@ func TestParsedSections(t *testing.T) {
 		t.Errorf("a constructor's error: %+v %+v, ignored %v", s.Object.Defaults, s.Object.Flags, s.Ignored())
 	}
 
-	// An invalid cluster section is an error naming the ConfigMaps.
+	// An invalid cluster section is an error naming its ConfigMap.
 	if _, err := r.ResolveObjects("team", []runtime.Object{defaults, flags(map[string]string{"enable-api-fields": "gamma"})}); err == nil ||
-		!strings.Contains(err.Error(), "cluster ConfigMaps pipelines/config-defaults, pipelines/feature-flags: feature-flags: invalid value") {
+		!strings.Contains(err.Error(), "cluster ConfigMap pipelines/feature-flags: invalid value") {
 		t.Errorf("an invalid cluster section: %v", err)
 	}
 	// A lock list naming no key of a section.

@@ -229,6 +229,10 @@ var cases = []kase{
 			{text: "one change across 8 shards is one reload", strata: "shards/strata", unit: "reloads", max: 1, absolute: true},
 			{text: "one change across 8 shards serves no mixed snapshot", strata: "shards/strata", unit: "mixed-snapshots", max: 0, absolute: true},
 		}},
+	{key: "case9", title: "9. The configuration a TaskRun admission reads, Tekton's own constructors", bench: "Case9Admission", strata: "strata", goals: []goal{
+		{text: "at least 100 times faster than PR #9517's merge and parse per request", strata: "strata", peer: "pr-style", max: 1.0 / 100},
+		{text: "a snapshot built on a cache miss no slower than PR #9517's merge and parse alone", strata: "strata-miss", peer: "pr-style-merge", max: 1},
+	}},
 }
 
 // write renders the document.

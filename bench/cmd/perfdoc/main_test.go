@@ -41,6 +41,10 @@ BenchmarkCase8Trees/reload/strata-2	1	40000000000 ns/op	 360 max-µs	 1.0 p50-µ
 BenchmarkCase8Trees/reload/ci-tools-style-2	1	40000000000 ns/op	 4700000 max-µs	 1900000 p50-µs	 4500000 p99-µs	 300000 reads	 10000 reload-ms
 BenchmarkCase8Trees/shards/strata-2	1	1000000000 ns/op	 0 mixed-snapshots	 1 reloads
 BenchmarkCase8Trees/shards/prow-style-2	1	900000000 ns/op	 7 mixed-snapshots	 8 reloads
+BenchmarkCase9Admission/strata-2	1000	30 ns/op	 0 B/op	 0 allocs/op
+BenchmarkCase9Admission/strata-miss-2	1000	58000 ns/op	 38000 B/op	 480 allocs/op
+BenchmarkCase9Admission/pr-style-2	1000	117000 ns/op	 114000 B/op	 790 allocs/op
+BenchmarkCase9Admission/pr-style-merge-2	1000	108000 ns/op	 112000 B/op	 770 allocs/op
 PASS
 `
 

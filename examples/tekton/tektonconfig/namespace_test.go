@@ -1,0 +1,225 @@
+package tektonconfig_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tektoncd/pipeline/pkg/apis/config"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+func cm(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Data: data}
+}
+
+func tenantDefaults(ns string, data map[string]string) *corev1.ConfigMap {
+	return cm(ns, tektonconfig.NamespaceDefaultsConfigMap, tektonconfig.Labels, data)
+}
+
+func tenantFlags(ns string, data map[string]string) *corev1.ConfigMap {
+	return cm(ns, tektonconfig.NamespaceFeatureFlagsConfig, tektonconfig.Labels, data)
+}
+
+func clusterFlags(data map[string]string) *corev1.ConfigMap {
+	return cm(tektonconfig.SystemNamespace, "feature-flags", nil, data)
+}
+
+var clusterDefaults = cm(tektonconfig.SystemNamespace, "config-defaults", nil, map[string]string{
+	"default-timeout-minutes": "50", "default-service-account": "cluster-sa",
+})
+
+var open = map[string]string{"per-namespace-configuration": "true"}
+
+// refusal is how a key was refused: "" for applied.
+func refusal(s *namespaced.Snapshot[*tektonconfig.Config], key string) string {
+	for _, d := range s.Rejected() {
+		if d.Key == "/"+key {
+			return d.Reason
+		}
+	}
+	return ""
+}
+
+// TestNamespaceRules runs the rules of Tekton's per-namespace
+// configuration (TEP-0085, PR #9517) case by case.
+func TestNamespaceRules(t *testing.T) {
+	r, err := namespaced.NewDirect(nil, tektonconfig.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(t *testing.T, ns string, objs ...runtime.Object) *namespaced.Snapshot[*tektonconfig.Config] {
+		t.Helper()
+		s, err := r.ResolveObjects(ns, objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	t.Run("the gate closed, or absent, applies the cluster's values", func(t *testing.T) {
+		for _, flags := range []map[string]string{nil, {"per-namespace-configuration": "false"}} {
+			s := resolve(t, "team", clusterDefaults, clusterFlags(flags), tenantDefaults("team", map[string]string{"default-timeout-minutes": "30"}))
+			if s.Object.Defaults.DefaultTimeoutMinutes != 50 {
+				t.Errorf("gate %v: timeout %d, want the cluster's 50", flags, s.Object.Defaults.DefaultTimeoutMinutes)
+			}
+		}
+	})
+
+	t.Run("every overridable key applies", func(t *testing.T) {
+		defaults := map[string]string{
+			"default-service-account":                 "team-sa",
+			"default-timeout-minutes":                 "30",
+			"default-managed-by-label-value":          "team-ci",
+			"default-pod-template":                    "nodeSelector:\n  pool: builds\n",
+			"default-task-run-workspace-binding":      "emptyDir: {}",
+			"default-max-matrix-combinations-count":   "64",
+			"default-imagepullbackoff-timeout":        "2m",
+			"default-container-resource-requirements": "default:\n  requests:\n    memory: 64Mi\n",
+		}
+		flags := map[string]string{
+			"running-in-environment-with-injected-sidecars": "false",
+			"await-sidecar-readiness":                       "false",
+			"max-result-size":                               "8192",
+			"coschedule":                                    "disabled",
+			"keep-pod-on-cancel":                            "true",
+			"enable-cel-in-whenexpression":                  "true",
+			"enable-artifacts":                              "true",
+			"enable-param-enum":                             "true",
+			"enable-kubernetes-sidecar":                     "true",
+			"enable-wait-exponential-backoff":               "true",
+		}
+		s := resolve(t, "team", clusterDefaults, clusterFlags(open), tenantDefaults("team", defaults), tenantFlags("team", flags))
+		if len(s.Rejected()) != 0 || len(s.Ignored()) != 0 {
+			t.Fatalf("rejected %v, ignored %v", s.Rejected(), s.Ignored())
+		}
+		wantDefaults, _ := config.NewDefaultsFromMap(map[string]string{"default-service-account": "team-sa", "default-timeout-minutes": "30",
+			"default-managed-by-label-value": "team-ci", "default-pod-template": defaults["default-pod-template"],
+			"default-task-run-workspace-binding": "emptyDir: {}", "default-max-matrix-combinations-count": "64",
+			"default-imagepullbackoff-timeout": "2m", "default-container-resource-requirements": defaults["default-container-resource-requirements"]})
+		wantFlags, _ := config.NewFeatureFlagsFromMap(flags)
+		q := s.Object.Defaults.DefaultContainerResourceRequirements["default"].Requests[corev1.ResourceMemory]
+		if !s.Object.Defaults.Equals(wantDefaults) || q.Cmp(resource.MustParse("64Mi")) != 0 {
+			t.Errorf("defaults\n%+v\nwant\n%+v", s.Object.Defaults, wantDefaults)
+		}
+		if *s.Object.FeatureFlags != *wantFlags {
+			t.Errorf("feature flags\n%+v\nwant\n%+v", s.Object.FeatureFlags, wantFlags)
+		}
+		for key := range defaults {
+			if src, _ := s.Provenance().SourceOf("/config-defaults/" + key); src.Name != "team/tekton-config-defaults" {
+				t.Errorf("%s from %s", key, src)
+			}
+		}
+	})
+
+	t.Run("keys tenants may never set", func(t *testing.T) {
+		never := []string{"enforce-nonfalsifiability", "set-security-context", "set-security-context-read-only-root-filesystem",
+			"trusted-resources-verification-no-match-policy", "disable-creds-init", "disable-inline-spec", "enable-api-fields",
+			"results-from"}
+		flags := map[string]string{}
+		for _, k := range never {
+			flags[k] = "x"
+		}
+		flags["per-namespace-configuration"] = "false"
+		flags["non-overridable-fields"] = "coschedule"
+		defaults := map[string]string{"default-forbidden-env": "A", "default-sidecar-log-polling-interval": "1s", "default-step-ref-concurrency-limit": "9"}
+		s := resolve(t, "team", clusterDefaults, clusterFlags(open), tenantDefaults("team", defaults), tenantFlags("team", flags))
+		for _, k := range never {
+			if got := refusal(s, "feature-flags/"+k); got != namespaced.ReasonNotOverridable {
+				t.Errorf("%s: %q", k, got)
+			}
+		}
+		for _, k := range []string{"per-namespace-configuration", "non-overridable-fields"} {
+			if got := refusal(s, "feature-flags/"+k); got != namespaced.ReasonPolicyKey {
+				t.Errorf("%s: %q", k, got)
+			}
+		}
+		for k := range defaults {
+			if got := refusal(s, "config-defaults/"+k); got != namespaced.ReasonNotOverridable {
+				t.Errorf("%s: %q", k, got)
+			}
+		}
+		if len(s.Ignored()) != 0 || s.Object.FeatureFlags.EnableAPIFields != "beta" {
+			t.Errorf("the refused keys changed something: ignored %v, api fields %q", s.Ignored(), s.Object.FeatureFlags.EnableAPIFields)
+		}
+	})
+
+	t.Run("the operator's lock list, comma-separated, spaces trimmed, governs both sections", func(t *testing.T) {
+		flags := map[string]string{"per-namespace-configuration": "true", "non-overridable-fields": " default-service-account ,coschedule,, "}
+		s := resolve(t, "team", clusterDefaults, clusterFlags(flags),
+			tenantDefaults("team", map[string]string{"default-service-account": "root", "default-timeout-minutes": "30"}),
+			tenantFlags("team", map[string]string{"coschedule": "disabled", "keep-pod-on-cancel": "true"}))
+		if refusal(s, "config-defaults/default-service-account") != namespaced.ReasonLocked || refusal(s, "feature-flags/coschedule") != namespaced.ReasonLocked {
+			t.Errorf("rejected %v", s.Rejected())
+		}
+		if s.Object.Defaults.DefaultServiceAccount != "cluster-sa" || s.Object.Defaults.DefaultTimeoutMinutes != 30 || !s.Object.FeatureFlags.EnableKeepPodOnCancel {
+			t.Errorf("%+v %+v", s.Object.Defaults, s.Object.FeatureFlags)
+		}
+		// A lock list naming no key is the operator's typo: the cluster
+		// configuration is invalid, never a key left open.
+		if _, err := r.ResolveObjects("team", []runtime.Object{clusterDefaults, clusterFlags(map[string]string{"non-overridable-fields": "default-service-acount"})}); err == nil ||
+			!strings.Contains(err.Error(), `"default-service-acount" is no key of any section`) {
+			t.Errorf("a lock list typo: %v", err)
+		}
+	})
+
+	t.Run("_example is never a key", func(t *testing.T) {
+		s := resolve(t, "team", clusterDefaults, clusterFlags(open), tenantDefaults("team", map[string]string{"_example": "default-timeout-minutes: \"1\"", "default-timeout-minutes": "30"}))
+		if len(s.Rejected()) != 0 || s.Object.Defaults.DefaultTimeoutMinutes != 30 {
+			t.Errorf("rejected %v, timeout %d", s.Rejected(), s.Object.Defaults.DefaultTimeoutMinutes)
+		}
+	})
+
+	t.Run("system namespaces take no namespace layer", func(t *testing.T) {
+		for _, ns := range []string{"tekton-pipelines", "kube-system", "kube-public"} {
+			s := resolve(t, ns, clusterDefaults, clusterFlags(open), tenantDefaults(ns, map[string]string{"default-timeout-minutes": "30"}))
+			if s.Object.Defaults.DefaultTimeoutMinutes != 50 {
+				t.Errorf("%s: timeout %d, want the cluster's", ns, s.Object.Defaults.DefaultTimeoutMinutes)
+			}
+		}
+	})
+
+	t.Run("both labels are required", func(t *testing.T) {
+		for _, ls := range []map[string]string{
+			{"tekton.dev/pipeline-config": "true"},
+			{"app.kubernetes.io/part-of": "tekton-pipelines"},
+		} {
+			s := resolve(t, "team", clusterDefaults, clusterFlags(open), cm("team", tektonconfig.NamespaceDefaultsConfigMap, ls, map[string]string{"default-timeout-minutes": "30"}))
+			if s.Object.Defaults.DefaultTimeoutMinutes != 50 {
+				t.Errorf("labels %v: timeout %d, want the cluster's", ls, s.Object.Defaults.DefaultTimeoutMinutes)
+			}
+		}
+	})
+
+	t.Run("an invalid namespace ConfigMap is refused as a whole; the other section stays", func(t *testing.T) {
+		s := resolve(t, "team", clusterDefaults, clusterFlags(open),
+			tenantDefaults("team", map[string]string{"default-timeout-minutes": "abc", "default-service-account": "team-sa"}),
+			tenantFlags("team", map[string]string{"coschedule": "disabled"}))
+		if s.Object.Defaults.DefaultTimeoutMinutes != 50 || s.Object.Defaults.DefaultServiceAccount != "cluster-sa" || s.Object.FeatureFlags.Coschedule != "disabled" {
+			t.Errorf("%+v %+v", s.Object.Defaults, s.Object.FeatureFlags)
+		}
+		var le *namespaced.LayerError
+		if len(s.Ignored()) != 1 || !errors.As(s.Ignored()[0], &le) || le.Source.Name != "team/tekton-config-defaults" ||
+			!strings.Contains(le.Err.Error(), `failed parsing default config "default-timeout-minutes"`) {
+			t.Errorf("ignored %v", s.Ignored())
+		}
+	})
+
+	t.Run("invalid cluster ConfigMaps are an error", func(t *testing.T) {
+		for _, objs := range [][]runtime.Object{
+			{cm(tektonconfig.SystemNamespace, "config-defaults", nil, map[string]string{"default-timeout-minutes": "abc"}), clusterFlags(open)},
+			{clusterDefaults, clusterFlags(map[string]string{"enable-api-fields": "gamma"})},
+			{clusterDefaults, clusterFlags(map[string]string{"per-namespace-configuration": "maybe"})},
+		} {
+			if _, err := r.ResolveObjects("team", objs); err == nil {
+				t.Errorf("%v: no error", objs)
+			}
+		}
+	})
+}

@@ -1,0 +1,109 @@
+// Package tektonconfig is Tekton's configuration as strata resolves it per
+// namespace (TEP-0085): Tekton's own config.Defaults and
+// config.FeatureFlags, each built by Tekton's own constructor over the
+// merged data of its cluster ConfigMap and a namespace's, under the rules
+// of Tekton's per-namespace configuration (PR #9517): the gate and the
+// lock list live in feature-flags and govern both, tenants set only the
+// keys those rules allow, and the system namespaces take no namespace
+// layer.
+package tektonconfig
+
+import (
+	"github.com/tektoncd/pipeline/pkg/apis/config"
+
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// Config is one namespace's Tekton configuration: both sections from one
+// snapshot, never one section of one version beside the other of another.
+type Config struct {
+	Defaults     *config.Defaults
+	FeatureFlags *config.FeatureFlags
+}
+
+// The names and labels of TEP-0085.
+const (
+	SystemNamespace             = "tekton-pipelines"
+	NamespaceDefaultsConfigMap  = "tekton-config-defaults"
+	NamespaceFeatureFlagsConfig = "tekton-feature-flags"
+	GateKey                     = "per-namespace-configuration"
+	LockKey                     = "non-overridable-fields"
+)
+
+// Labels must both be on a namespace ConfigMap.
+var Labels = map[string]string{"app.kubernetes.io/part-of": "tekton-pipelines", "tekton.dev/pipeline-config": "true"}
+
+// Section names: the cluster ConfigMaps' names.
+var (
+	DefaultsSection     = config.GetDefaultsConfigName()
+	FeatureFlagsSection = config.GetFeatureFlagsConfigName()
+)
+
+// DefaultsKeys are the keys config.NewDefaultsFromMap reads (v1.15.0).
+var DefaultsKeys = []string{
+	"default-timeout-minutes", "default-service-account", "default-managed-by-label-value", "default-pod-template",
+	"default-affinity-assistant-pod-template", "default-cloud-events-sink", "default-task-run-workspace-binding",
+	"default-max-matrix-combinations-count", "default-forbidden-env", "default-resolver-type",
+	"default-container-resource-requirements", "default-imagepullbackoff-timeout", "default-create-container-error-timeout",
+	"default-maximum-resolution-timeout", "default-sidecar-log-polling-interval", config.DefaultStepRefConcurrencyLimitKey,
+}
+
+// FeatureFlagsKeys are the keys of feature-flags: those
+// config.NewFeatureFlagsFromMap reads (v1.15.0), and the gate and lock
+// list of TEP-0085.
+var FeatureFlagsKeys = []string{
+	"disable-creds-init", "running-in-environment-with-injected-sidecars", "await-sidecar-readiness",
+	"require-git-ssh-secret-known-hosts", "enable-api-fields", "send-cloudevents-for-runs", "enforce-nonfalsifiability",
+	"trusted-resources-verification-no-match-policy", "enable-provenance-in-status", "results-from", "max-result-size",
+	"set-security-context", "set-security-context-read-only-root-filesystem", "coschedule", config.KeepPodOnCancel,
+	config.EnableCELInWhenExpression, config.EnableStepActions, config.EnableParamEnum, config.EnableArtifacts,
+	config.DisableInlineSpec, config.EnableConciseResolverSyntax, config.EnableKubernetesSidecar,
+	config.EnableWaitExponentialBackoff, config.EnableTerminationMessageCompression, config.EnableTektonOCIBundles,
+	GateKey, LockKey,
+}
+
+// Overridable are the keys tenants may set, as PR #9517 lists them.
+var Overridable = []string{
+	DefaultsSection + "/default-service-account",
+	DefaultsSection + "/default-timeout-minutes",
+	DefaultsSection + "/default-managed-by-label-value",
+	DefaultsSection + "/default-pod-template",
+	DefaultsSection + "/default-task-run-workspace-binding",
+	DefaultsSection + "/default-max-matrix-combinations-count",
+	DefaultsSection + "/default-imagepullbackoff-timeout",
+	DefaultsSection + "/default-container-resource-requirements",
+	FeatureFlagsSection + "/running-in-environment-with-injected-sidecars",
+	FeatureFlagsSection + "/await-sidecar-readiness",
+	FeatureFlagsSection + "/max-result-size",
+	FeatureFlagsSection + "/coschedule",
+	FeatureFlagsSection + "/" + config.KeepPodOnCancel,
+	FeatureFlagsSection + "/" + config.EnableCELInWhenExpression,
+	FeatureFlagsSection + "/" + config.EnableArtifacts,
+	FeatureFlagsSection + "/" + config.EnableParamEnum,
+	FeatureFlagsSection + "/" + config.EnableKubernetesSidecar,
+	FeatureFlagsSection + "/" + config.EnableWaitExponentialBackoff,
+}
+
+// Options are the resolver's options for Tekton.
+func Options() namespaced.Options[*Config] {
+	return namespaced.Options[*Config]{
+		Name:      "tekton-config",
+		Namespace: SystemNamespace,
+		Labels:    Labels,
+		Parsed: &namespaced.Parsed[*Config]{
+			New: func() *Config { return &Config{} },
+			Sections: []namespaced.Section[*Config]{
+				{Name: DefaultsSection, ClusterConfigMap: DefaultsSection, NamespaceConfigMap: NamespaceDefaultsConfigMap, Keys: DefaultsKeys,
+					Parse: namespaced.FromMap(config.NewDefaultsFromMap, func(c *Config, d *config.Defaults) { c.Defaults = d })},
+				{Name: FeatureFlagsSection, ClusterConfigMap: FeatureFlagsSection, NamespaceConfigMap: NamespaceFeatureFlagsConfig, Keys: FeatureFlagsKeys,
+					Parse: namespaced.FromMap(config.NewFeatureFlagsFromMap, func(c *Config, f *config.FeatureFlags) { c.FeatureFlags = f })},
+			},
+		},
+		Tenancy: namespaced.Tenancy{
+			GateKey: FeatureFlagsSection + "/" + GateKey, GateOpen: "true", GateClosed: "false",
+			LockKey:          FeatureFlagsSection + "/" + LockKey,
+			Overridable:      Overridable,
+			SystemNamespaces: []string{"kube-system", "kube-public"}, // and tekton-pipelines, the component's own
+		},
+	}
+}
