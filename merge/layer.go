@@ -105,11 +105,16 @@ type Dropped struct {
 	Detail string
 }
 
-func (d Dropped) String() string {
-	s := d.Source.String() + ": key " + quote(d.Key) + " dropped: " + d.Reason
+// Why is the reason, with the detail when there is one.
+func (d Dropped) Why() string {
 	if d.Detail != "" {
-		s += ": " + d.Detail
+		return d.Reason + ": " + d.Detail
 	}
+	return d.Reason
+}
+
+func (d Dropped) String() string {
+	s := d.Source.String() + ": key " + quote(d.Key) + " dropped: " + d.Why()
 	if d.Field != "" {
 		s += " (field " + d.Field + " under it)"
 	}

@@ -326,13 +326,13 @@ func TestGateAndLockChanges(t *testing.T) {
 func TestInvalidTenantConfigMap(t *testing.T) {
 	f := newFixture(t, openGate)
 	a := f.tenant("a")
-	cm := f.override(a, map[string]string{"default-timeout-seconds": "9000", "default-ttl-seconds-after-finished": "60"})
+	cm := f.override(a, map[string]string{"default-timeout-seconds": "600", "default-ttl-seconds-after-finished": "-60"})
 	f.start(ModeLazy, 0)
 	s := f.resolve(a)
 	if *s.Object.DefaultTimeoutSeconds != 1800 || s.Object.DefaultTTLSecondsAfterFinished != nil {
 		t.Errorf("an invalid ConfigMap must be ignored as a whole; got timeout %d, ttl %v", *s.Object.DefaultTimeoutSeconds, s.Object.DefaultTTLSecondsAfterFinished)
 	}
-	if len(s.Ignored()) != 1 || !strings.Contains(s.Ignored()[0].Error(), a+"/"+OverridesName) || !strings.Contains(s.Ignored()[0].Error(), "default-timeout-seconds") {
+	if len(s.Ignored()) != 1 || !strings.Contains(s.Ignored()[0].Error(), a+"/"+OverridesName) || !strings.Contains(s.Ignored()[0].Error(), "default-ttl-seconds-after-finished") {
 		t.Errorf("ignored: %v", s.Ignored())
 	}
 	eventually(t, 10*time.Second, func() string {
@@ -344,7 +344,7 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 		}
 		for _, e := range events.Items {
 			if e.Type == corev1.EventTypeWarning && e.Reason == "InvalidConfiguration" && e.InvolvedObject.UID == cm.UID &&
-				strings.Contains(e.Message, "max-timeout-seconds (7200)") {
+				strings.Contains(e.Message, "must not be negative") {
 				return ""
 			}
 		}
@@ -354,7 +354,7 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 		t.Errorf("invalid_configmaps_total{kind=namespace} = %v, want 1", got)
 	}
 	// A value that does not even parse is ignored the same way.
-	f.override(a, map[string]string{"default-timeout-seconds": "soon"})
+	f.override(a, map[string]string{"default-ttl-seconds-after-finished": "soon"})
 	eventually(t, 10*time.Second, func() string {
 		if s := f.resolve(a); len(s.Ignored()) != 1 || !strings.Contains(s.Ignored()[0].Error(), `"soon"`) {
 			return fmt.Sprintf("ignored: %v", s.Ignored())
@@ -364,6 +364,19 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 	// Fixed, it applies.
 	f.override(a, map[string]string{"default-timeout-seconds": "700"})
 	f.waitTimeout(a, 700)
+	// A timeout beyond the operator's bound is refused, that key alone,
+	// with the bound in the reason; the rest of the ConfigMap applies.
+	f.override(a, map[string]string{"default-timeout-seconds": "9000", "default-ttl-seconds-after-finished": "60"})
+	eventually(t, 10*time.Second, func() string {
+		s := f.resolve(a)
+		if got := s.Object.DefaultTTLSecondsAfterFinished; got == nil || *got != 60 || *s.Object.DefaultTimeoutSeconds != 1800 || len(s.Ignored()) != 0 {
+			return fmt.Sprintf("ttl %v, timeout %d, ignored %v", got, *s.Object.DefaultTimeoutSeconds, s.Ignored())
+		}
+		if len(s.Rejected()) != 1 || s.Rejected()[0].Why() != "above the operator's bound: 9000 is not at most 7200, cluster key max-timeout-seconds" {
+			return fmt.Sprintf("rejected %v", s.Rejected())
+		}
+		return ""
+	})
 }
 
 func TestClusterConfigMapLifecycle(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -112,6 +113,13 @@ func optionsIn(system string, cacheSize int) (namespaced.Options[*v1alpha1.JobDe
 		Tenancy: namespaced.Tenancy{
 			GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
 			LockKey: "non-overridable-fields",
+			// A tenant's timeout lies within the operator's maximum, or
+			// the built-in one when the cluster sets none.
+			Bounds: []namespaced.Bound{{
+				Key:       "default-timeout-seconds",
+				AtMostKey: "max-timeout-seconds", AtMost: strconv.FormatInt(v1alpha1.DefaultMaxTimeoutSeconds, 10),
+				AtLeast: "1",
+			}},
 		},
 	}, nil
 }
@@ -241,7 +249,7 @@ func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.J
 		out.Provenance[configMapKey(k)] = p
 	}
 	for _, d := range snap.Rejected() {
-		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Reason, Field: d.Field})
+		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Why(), Field: d.Field})
 	}
 	for _, err := range snap.Ignored() {
 		out.Ignored = append(out.Ignored, err.Error())

@@ -78,10 +78,7 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 		if d.Source.Name != src.Name {
 			continue
 		}
-		w := fmt.Sprintf("%s: key %q not applied: %s", src, c.model.display(d.Key), d.Reason)
-		if d.Detail != "" {
-			w += ": " + d.Detail
-		}
+		w := fmt.Sprintf("%s: key %q not applied: %s", src, c.model.display(d.Key), d.Why())
 		if d.Field != "" {
 			w += " (field " + c.model.display(d.Field) + " under it)"
 		}

@@ -137,7 +137,7 @@ func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.C
 		if segs, ok := merge.Segments(key); ok && len(segs) == 1 {
 			key = segs[0]
 		}
-		msg := fmt.Sprintf("key %q: %s", key, d.Reason)
+		msg := fmt.Sprintf("key %q: %s", key, d.Why())
 		if d.Field != "" {
 			msg += " (field " + d.Field + " under it)"
 		}
