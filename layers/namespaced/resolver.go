@@ -95,8 +95,14 @@ func newResolver[T any](o Options[T], client kubernetes.Interface, m func(*core[
 func (r *Resolver[T]) Start(ctx context.Context) error { return r.mode.start(ctx) }
 
 // Stop stops every watch and informer the resolver started and waits for
-// them.
-func (r *Resolver[T]) Stop() { r.mode.stop() }
+// them, and ends every subscription: no subscriber is called after Stop
+// returns but one already running, which finishes its call.
+func (r *Resolver[T]) Stop() {
+	r.mode.stop()
+	if r.st != nil {
+		r.st.subs.stop()
+	}
+}
 
 // ForNamespace returns the snapshot of namespace ns. A cached namespace is
 // served with no lock and no allocation; otherwise the snapshot is built

@@ -592,8 +592,9 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 // Lock order: state.mu, then subscribers.mu, then a subscription's mu;
 // nothing is called while holding a subscription's mu.
 type subscribers[T any] struct {
-	mu   sync.Mutex
-	list []*subscription[T]
+	mu      sync.Mutex
+	list    []*subscription[T]
+	stopped bool // the resolver stopped: no subscription runs
 }
 
 // subscription is one subscriber and the changes it has yet to see. A
@@ -621,26 +622,45 @@ type queued[T any] struct {
 }
 
 // add registers fn, starts its goroutine, and returns how to stop both.
+// Once the resolver stopped, fn is never called.
 func (s *subscribers[T]) add(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
 	sub := &subscription[T]{fn: fn, at: map[string]int{}, stopped: make(chan struct{})}
 	sub.wake = sync.NewCond(&sub.mu)
 	s.mu.Lock()
-	s.list = append(s.list, sub)
-	s.mu.Unlock()
-	go sub.run()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			s.list = slices.DeleteFunc(s.list, func(x *subscription[T]) bool { return x == sub })
-			s.mu.Unlock()
-			sub.mu.Lock()
-			sub.off = true
-			sub.queue, sub.at = nil, nil
-			sub.wake.Broadcast()
-			sub.mu.Unlock()
-		})
+	defer s.mu.Unlock()
+	if s.stopped {
+		return func() {}
 	}
+	s.list = append(s.list, sub)
+	go sub.run()
+	return func() {
+		s.mu.Lock()
+		s.list = slices.DeleteFunc(s.list, func(x *subscription[T]) bool { return x == sub })
+		s.mu.Unlock()
+		sub.cancel()
+	}
+}
+
+// stop cancels every subscription, for good. It does not wait for a
+// subscriber that is running: Stop may be called from one.
+func (s *subscribers[T]) stop() {
+	s.mu.Lock()
+	list := s.list
+	s.list, s.stopped = nil, true
+	s.mu.Unlock()
+	for _, sub := range list {
+		sub.cancel()
+	}
+}
+
+// cancel ends the subscription: its goroutine returns once fn, if
+// running, has.
+func (sub *subscription[T]) cancel() {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	sub.off = true
+	sub.queue, sub.at = nil, nil
+	sub.wake.Broadcast()
 }
 
 // post queues changes for every subscriber. The caller holds state.mu, so

@@ -1,3 +1,7 @@
+// Package namespaced_test runs layers/namespaced's modes against the
+// real etcd and kube-apiserver that `make tools` builds, and fails,
+// naming `make tools`, when they are missing. It lives outside layers/ so
+// that `go test ./layers/...` needs nothing but Go.
 package namespaced_test
 
 import (

@@ -1,0 +1,27 @@
+package namespaced
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestMain fails the package when goroutines its tests started are still
+// running once every test stopped what it started: a resolver that
+// leaks a watch, an informer or a subscriber's goroutine after Stop.
+func TestMain(m *testing.M) {
+	before := runtime.NumGoroutine()
+	code := m.Run()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before && code == 0 {
+		buf := make([]byte, 1<<20)
+		fmt.Fprintf(os.Stderr, "goroutine leak: %d running after the tests, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
+		code = 1
+	}
+	os.Exit(code)
+}
