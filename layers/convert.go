@@ -27,7 +27,7 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 	}
 	delete(leaves, "/apiVersion")
 	delete(leaves, "/kind")
-	each, err := convertEach(c, from, into, leaves, dst)
+	each, whole, err := convertEach(c, from, into, leaves, dst)
 	if err != nil {
 		return nil, err
 	}
@@ -38,30 +38,43 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 		}
 		maps.Copy(out, keys)
 	}
+	maps.Copy(out, whole) // keys that leaves feed together
 	return out, nil
 }
 
-// convertEach converts each leaf of version from on its own into keys of
-// version into, and returns, for each leaf key, the keys it maps to with
-// their values. Converting the whole partial document through the hub
-// would lie: a field the document leaves unset (a nil *bool) can come back
-// as an explicit false when the hub type has no pointer, and would then
-// override lower layers. So the keys a leaf produces are found by
-// comparing with the conversion of an empty document:
+// convertEach converts the leaves of version from into keys of version
+// into, and returns, for each leaf key, the keys it maps to with their
+// values, and every key the whole document maps to. Converting the whole partial document through the hub and
+// keeping every key would lie: a field the document leaves unset (a nil
+// *bool) can come back as an explicit false when the hub type has no
+// pointer, and would then override lower layers. So the keys the leaves
+// produce are found by comparing with the conversion of an empty
+// document, and a leaf is converted on its own only when the whole
+// document cannot say where it went:
 //
 //  1. Convert the empty document once: the baseline.
-//  2. For each leaf, convert a document holding only that leaf; every key
-//     whose value differs from the baseline is one the leaf maps to.
-//  3. When the leaf holds a zero value (false, 0, "", []), convert it again
-//     with a non-zero probe of the same type, to find keys an explicit zero
-//     maps to even though it equals the baseline or vanishes under
-//     omitempty (kubernetes#131355); those keys get the zero value.
-//  4. A leaf that maps to nothing keeps its key when version into has the
+//  2. Convert the whole document once. Every key whose value differs from
+//     the baseline is one the document maps to; a leaf whose own key is
+//     among them maps there (a field of the same name in both versions,
+//     every entry of a map), and needs nothing more.
+//  3. Each other leaf is converted in a document holding only that leaf;
+//     every key whose value differs from the baseline is one the leaf
+//     maps to, with the value the whole document gave it when it gave
+//     one (two leaves may feed one key).
+//  4. When such a leaf holds a zero value (false, 0, "", []), convert it
+//     again with a non-zero probe of the same type, to find keys an
+//     explicit zero maps to even though it equals the baseline or
+//     vanishes under omitempty (kubernetes#131355); those keys get the
+//     zero value.
+//  5. A leaf that maps to nothing keeps its key when version into has the
 //     same field, and maps to nothing otherwise.
-func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[string]string, dst *typed.Type) (map[string]map[string]string, error) {
+//
+// A document of many leaves that keep their names (a map of 250,000
+// feature gates) is so converted twice, not once per leaf.
+func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[string]string, dst *typed.Type) (map[string]map[string]string, map[string]string, error) {
 	srcObj, err := c.New(from)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	src := typed.For(reflect.TypeOf(srcObj))
 	convert := func(vals map[string]string) (map[string]string, error) {
@@ -77,25 +90,45 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 	}
 	base, err := convert(map[string]string{}) // (1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	changed := func(k, v string) bool {
+		bv, ok := base[k]
+		return (!ok || bv != v) && k != "/apiVersion" && k != "/kind"
+	}
+	whole, err := convert(leaves) // (2)
+	if err != nil {
+		return nil, nil, fmt.Errorf("converting from %s to %s: %w", from, into, err)
+	}
+	for k, v := range whole {
+		if !changed(k, v) {
+			delete(whole, k)
+		}
 	}
 	out := make(map[string]map[string]string, len(leaves))
 	for key, v := range leaves {
+		if wv, ok := whole[key]; ok {
+			out[key] = map[string]string{key: wv}
+			continue
+		}
 		keys := map[string]string{}
 		out[key] = keys
-		conv, err := convert(map[string]string{key: v}) // (2)
+		conv, err := convert(map[string]string{key: v}) // (3)
 		if err != nil {
-			return nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, err)
+			return nil, nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, err)
 		}
 		for k, cv := range conv {
-			if bv, ok := base[k]; (!ok || bv != cv) && k != "/apiVersion" && k != "/kind" {
+			if changed(k, cv) {
+				if wv, ok := whole[k]; ok {
+					cv = wv
+				}
 				keys[k] = cv
 			}
 		}
-		if probe, ok := probeFor(src, key, v); ok { // (3)
+		if probe, ok := probeFor(src, key, v); ok { // (4)
 			if pconv, err := convert(map[string]string{key: probe}); err == nil {
 				for k, pv := range pconv {
-					if bv, ok := base[k]; ok && bv == pv {
+					if !changed(k, pv) {
 						continue
 					}
 					if _, done := keys[k]; done {
@@ -109,13 +142,13 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 				}
 			}
 		}
-		if len(keys) == 0 { // (4)
+		if len(keys) == 0 { // (5)
 			if _, ok := dst.At(key); ok {
 				keys[key] = v
 			}
 		}
 	}
-	return out, nil
+	return out, whole, nil
 }
 
 // probeFor returns a non-zero value of the type at key when v is a zero

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -320,7 +323,7 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 					return fail(ErrInvalid, msg)
 				}
 			}
-			return fail(ErrInvalid, fieldMessage(err))
+			return fail(ErrInvalid, fieldMessage(err, j))
 		}
 	}
 	if gvk == nil {
@@ -465,13 +468,75 @@ func (k *Kind) lifecycleMessage(v *Version, what string) string {
 	return msg
 }
 
-// fieldMessage turns a decoding error into a message that names the field.
-func fieldMessage(err error) string {
+// fieldMessage turns a decoding error of the JSON document j into a
+// message that names the field. A number too large for its field is named
+// as one, whether JSON holds it as a number or (beyond float64, where
+// YAML gives up on it) as a string.
+func fieldMessage(err error, j []byte) string {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("field %s: %s is not a valid %s", te.Field, te.Value, te.Type)
+	if !errors.As(err, &te) || te.Field == "" {
+		return err.Error()
 	}
-	return err.Error()
+	if msg := numberMessage(te, j); msg != "" {
+		return fmt.Sprintf("field %s: %s", te.Field, msg)
+	}
+	return fmt.Sprintf("field %s: %s is not a valid %s", te.Field, te.Value, te.Type)
+}
+
+// numberMessage says what is wrong with a number te refused: out of the
+// range of its Go type, or not an integer. It returns "" when te is about
+// something else.
+func numberMessage(te *json.UnmarshalTypeError, j []byte) string {
+	var kind reflect.Kind
+	if te.Type != nil {
+		kind = te.Type.Kind()
+	}
+	isInt := kind >= reflect.Int && kind <= reflect.Uint64
+	if !isInt && kind != reflect.Float32 && kind != reflect.Float64 {
+		return ""
+	}
+	var lit string
+	switch {
+	case strings.HasPrefix(te.Value, "number "):
+		lit = strings.TrimPrefix(te.Value, "number ")
+	case te.Value == "string":
+		s, ok := stringAt(j, strings.Split(te.Field, "."))
+		if !ok {
+			return ""
+		}
+		if _, err := strconv.ParseFloat(s, 64); !errors.Is(err, strconv.ErrRange) {
+			return ""
+		}
+		lit = s
+	default:
+		return ""
+	}
+	if isInt && strings.ContainsAny(lit, ".eE") {
+		if f, err := strconv.ParseFloat(lit, 64); err == nil && f != math.Trunc(f) {
+			return fmt.Sprintf("%s is not an integer (%s)", text.Cut(lit, text.MaxQuoted), te.Type)
+		}
+	}
+	return fmt.Sprintf("%s is out of range for %s", text.Cut(lit, text.MaxQuoted), te.Type)
+}
+
+// stringAt returns the string at the path of object keys in the JSON
+// document j.
+func stringAt(j []byte, path []string) (string, bool) {
+	var v any
+	if json.Unmarshal(j, &v) != nil {
+		return "", false
+	}
+	for _, seg := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if v, ok = m[seg]; !ok {
+			return "", false
+		}
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // listItems reports whether j is a v1 List and returns its items.

@@ -114,8 +114,15 @@ func FeatureGates(gate featuregate.MutableFeatureGate, gates map[string]bool, fl
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	known := gate.GetAll()
 	var errs field.ErrorList
 	for _, n := range names {
+		if _, ok := known[featuregate.Feature(n)]; !ok {
+			// As SetFromMap says it, without a copy of the gate for each
+			// of a hostile file's thousands of names.
+			errs = append(errs, field.Invalid(fldPath.Key(n), gates[n], "unrecognized feature gate: "+n))
+			continue
+		}
 		if err := gate.DeepCopy().SetFromMap(map[string]bool{n: gates[n]}); err != nil {
 			errs = append(errs, field.Invalid(fldPath.Key(n), gates[n], err.Error()))
 		}
