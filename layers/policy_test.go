@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/watch"
 )
 
 // TestKubeletDropInPolicy reads a drop-in directory with kubelet's policy:
@@ -263,6 +265,53 @@ func TestWatchReadsAsLoadReads(t *testing.T) {
 			<-w.Done()
 		})
 	}
+}
+
+// TestDirectoryInPlaceOfFile replaces --config by a directory: Load at
+// start-up and a reload under Watch refuse it with the same words.
+func TestDirectoryInPlaceOfFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": head + "port: 6000\n"})
+	c := component(t)
+	args := []string{"--config", path}
+	_, cl, err := c.Load(context.Background(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	failed := make(chan error, 16)
+	w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: 20 * time.Millisecond,
+		OnReload: func(r watch.Reload[*layers.Loaded[*config.ComponentConfiguration]]) {
+			if r.Err != nil {
+				failed <- r.Err
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var reloadErr error
+	select {
+	case reloadErr = <-failed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no failed reload after the file became a directory")
+	}
+	_, _, loadErr := c.Load(context.Background(), args)
+	if loadErr == nil || !strings.HasSuffix(loadErr.Error(), ": "+reloadErr.Error()) || !strings.Contains(loadErr.Error(), "c.yaml is a directory, not a regular file") {
+		t.Errorf("Load: %v\nWatch: %v", loadErr, reloadErr)
+	}
+	if w.Current().Object.Port != 6000 {
+		t.Error("the refused reload changed the configuration")
+	}
+	cancel()
+	<-w.Done()
 }
 
 // explainJSON is every key of r with its provenance, as JSON.

@@ -220,7 +220,12 @@ const maxListDepth = 16
 // what it holds, and returns the manifests.
 func (opts *ManifestOptions) decode(doc []byte, file string, n, item, depth int) ([]*Manifest, error) {
 	at := where(file, n, item)
-	obj, _, err := opts.Decoder.Decode(doc, nil, nil)
+	obj, gvk, err := opts.Decoder.Decode(doc, nil, nil)
+	if gvk != nil && gvk.Version == runtime.APIVersionInternal {
+		// A scheme with the internal version decodes into it, and then
+		// finds metadata and spec unknown: say what is wrong instead.
+		return nil, fmt.Errorf("%s: apiVersion %s is the in-memory version, never written down", at, gvk.GroupVersion())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at, err)
 	}

@@ -123,6 +123,13 @@ func TestResolveFromHostileDir(t *testing.T) {
 		{"a FIFO notes.txt", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "notes.txt"), 0o644) }, ""},
 		{"a link to /dev/zero", func(d string) error { return os.Symlink("/dev/zero", filepath.Join(d, "zero.yaml")) }, "zero.yaml is a character device, not a regular file"},
 		{"a FIFO", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "pipe.yaml"), 0o644) }, "pipe.yaml is a named pipe (FIFO), not a regular file"},
+		{"a link with a manifest's name to a directory", func(d string) error {
+			if err := os.Mkdir(filepath.Join(d, "sub"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Join(d, "sub"), filepath.Join(d, "more.yaml"))
+		}, "more.yaml"},
+		{"a directory with a manifest's name", func(d string) error { return os.Mkdir(filepath.Join(d, "dir.yaml"), 0o755) }, ""},
 		{"a 100 MB file", func(d string) error {
 			f, err := os.Create(filepath.Join(d, "big.yaml"))
 			if err != nil {

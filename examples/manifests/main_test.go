@@ -163,6 +163,9 @@ func TestOnceFailure(t *testing.T) {
 		{"a service reference", admission.ValidatingAdmissionWebhook,
 			map[string]string{"a.yaml": strings.Replace(testdata(t, admission.ValidatingAdmissionWebhook)["10-audit.yaml"], "    url: https://audit.example.com:8443/validate\n", "    service: {name: audit, namespace: kube-system}\n", 1)},
 			[]string{"a.yaml", "webhooks[0] (audit.example.com): clientConfig.service"}},
+		{"the internal version", admission.ValidatingAdmissionPolicy,
+			map[string]string{"a.yaml": strings.Replace(policy, "apiVersion: admissionregistration.k8s.io/v1", "apiVersion: admissionregistration.k8s.io/__internal", 1)},
+			[]string{"a.yaml#1: apiVersion admissionregistration.k8s.io/__internal is the in-memory version, never written down"}},
 		{"a missing directory", admission.ValidatingAdmissionPolicy, nil, []string{"no such file or directory"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
