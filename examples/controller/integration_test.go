@@ -190,7 +190,7 @@ func (f *fixture) metric(name string, labels map[string]string) float64 {
 func rejected(s *namespaced.Snapshot[*v1alpha1.JobDefaults]) map[string]string {
 	out := map[string]string{}
 	for _, d := range s.Rejected() {
-		out[configMapKey(d.Key)] = d.Reason
+		out[d.Key] = d.Reason
 	}
 	return out
 }
@@ -251,7 +251,7 @@ func TestOverridesAndPolicy(t *testing.T) {
 	if p.Source.Kind != namespaced.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Kind != namespaced.KindCluster {
 		t.Errorf("provenance of default-timeout-seconds: %+v", p)
 	}
-	if got := fmt.Sprint(s.Overrides()); got != "[/default-timeout-seconds /default-ttl-seconds-after-finished]" {
+	if got := fmt.Sprint(s.Overrides()); got != "[default-timeout-seconds default-ttl-seconds-after-finished]" {
 		t.Errorf("overrides: %s", got)
 	}
 	if got := f.metric("test_rejected_tenant_keys_total", map[string]string{"reason": namespaced.ReasonLocked}); got < 1 {

@@ -249,7 +249,7 @@ func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.J
 		out.Provenance[configMapKey(k)] = p
 	}
 	for _, d := range snap.Rejected() {
-		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: configMapKey(d.Key), Reason: d.Why(), Field: d.Field})
+		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: d.Key, Reason: d.Why(), Field: d.Field})
 	}
 	for _, err := range snap.Ignored() {
 		out.Ignored = append(out.Ignored, err.Error())
@@ -257,9 +257,7 @@ func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.J
 	for _, s := range snap.Sources() {
 		out.Sources = append(out.Sources, namespaced.SourceRef(s))
 	}
-	for _, k := range snap.Overrides() {
-		out.Overrides = append(out.Overrides, configMapKey(k))
-	}
+	out.Overrides = append(out.Overrides, snap.Overrides()...)
 	return out, nil
 }
 

@@ -155,7 +155,7 @@ func report(ns string, snap *namespaced.Snapshot[*tektonconfig.Config]) output {
 		out.Provenance[display(k)] = kp
 	}
 	for _, d := range snap.Rejected() {
-		out.Rejected = append(out.Rejected, rejected{Source: d.Source.String(), Key: display(d.Key), Reason: d.Why()})
+		out.Rejected = append(out.Rejected, rejected{Source: d.Source.String(), Key: d.Key, Reason: d.Why()})
 	}
 	for _, err := range snap.Ignored() {
 		var le *namespaced.LayerError

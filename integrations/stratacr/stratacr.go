@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -44,15 +46,28 @@ type Resolver[T any] struct {
 // webhooks and reconciles on each need the configuration.
 //
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
-// recorder unless o names a recorder. Use CacheByObject to keep the
-// manager's ConfigMap cache to what the resolver reads.
+// recorder, its lines through the manager's logger, and its metrics
+// (named after o.Name, "-" read as "_") into controller-runtime's
+// registry, served on the manager's /metrics, unless o sets its own.
+// Use CacheByObject to keep the manager's ConfigMap cache to what the
+// resolver reads.
 func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], error) {
+	name := o.Name
+	if name == "" {
+		name = "strata-resolver"
+	}
 	if o.EventRecorder == nil && o.Recorder == nil {
-		name := o.Name
-		if name == "" {
-			name = "strata-resolver"
-		}
 		o.EventRecorder = mgr.GetEventRecorder(name)
+	}
+	if o.Logger == nil {
+		l := mgr.GetLogger().WithName(name)
+		o.Logger = &l
+	}
+	if o.Metrics == nil {
+		o.Metrics = namespaced.NewMetrics(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+		if err := o.Metrics.Register(ctrlmetrics.Registry); err != nil {
+			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
+		}
 	}
 	r, err := namespaced.NewFromReader(ClientReader(mgr.GetCache()), o)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
@@ -171,5 +175,35 @@ func TestCacheByObject(t *testing.T) {
 	}
 	if all.LabelSelector == nil || !all.LabelSelector.Matches(labels.Set(tenantLabels)) || all.LabelSelector.Matches(labels.Set{}) {
 		t.Errorf("other namespaces: %v, want the tenant labels only", all.LabelSelector)
+	}
+}
+
+// TestNewRegistersMetrics builds a resolver on a manager: its metrics are
+// in controller-runtime's registry, which the manager serves, under the
+// resolver's name.
+func TestNewRegistersMetrics(t *testing.T) {
+	mgr, err := manager.New(&rest.Config{Host: "https://127.0.0.1:1"}, manager.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(t)
+	o.Name = "metrics-test"
+	if _, err := stratacr.New(mgr, o); err != nil {
+		t.Fatal(err)
+	}
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	if !slices.Contains(names, "metrics_test_namespace_cache_size") {
+		t.Errorf("controller-runtime's registry holds %v, not metrics_test_namespace_cache_size", names)
+	}
+	// A second resolver of the same name is an error, not a panic.
+	if _, err := stratacr.New(mgr, o); err == nil || !strings.Contains(err.Error(), "registering the resolver's metrics") {
+		t.Errorf("a second resolver of one name: %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Sn
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(obj, res, cluster.stack.Sources(), upper), nil
+	return newSnapshot(obj, res, cluster.stack.Sources(), upper, c.model.display), nil
 }
 
 // refusal is a ConfigMap some of whose keys a policy refused, and the note

@@ -65,7 +65,7 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 		return nil, fmt.Errorf("%s: %w", c.clusterName(), err)
 	}
 	st.stack = stack
-	st.base = newSnapshot(obj, res, stack.Sources(), upper)
+	st.base = newSnapshot(obj, res, stack.Sources(), upper, c.model.display)
 	return st, nil
 }
 

@@ -54,5 +54,5 @@ func ExampleResolver_ResolveObjects() {
 	// Output:
 	// ttl: 0
 	// set by: namespace team-a/strata-overrides
-	// namespace team-a/strata-overrides: key "/default-service-account" dropped: locked by the operator
+	// namespace team-a/strata-overrides: key "default-service-account" dropped: locked by the operator
 }

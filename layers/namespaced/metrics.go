@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/component-base/metrics"
 )
 
@@ -65,5 +66,22 @@ func NewMetrics(subsystem string) *Metrics {
 
 // MustRegister registers the metrics with r.
 func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
-	r.MustRegister(m.cacheSize, m.misses, m.evictions, m.watches, m.latency, m.rejected, m.invalid)
+	r.MustRegister(m.collectors()...)
+}
+
+// Register registers the metrics with a Prometheus registerer, such as
+// controller-runtime's metrics.Registry, which serves the manager's
+// /metrics.
+func (m *Metrics) Register(r prometheus.Registerer) error {
+	for _, c := range m.collectors() {
+		c.Create(nil) // what a KubeRegistry does before registering
+		if err := r.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Metrics) collectors() []metrics.Registerable {
+	return []metrics.Registerable{m.cacheSize, m.misses, m.evictions, m.watches, m.latency, m.rejected, m.invalid}
 }

@@ -85,8 +85,14 @@ type Options[T any] struct {
 	// records none.
 	EventRecorder events.EventRecorder
 	Recorder      record.EventRecorder
-	Metrics       *Metrics
-	Logger        *klog.Logger
+	// Metrics count what the resolver does; unregistered ones when nil.
+	// Register them with MustRegister (component-base) or Register (a
+	// Prometheus registerer, such as controller-runtime's).
+	Metrics *Metrics
+	// Logger is where the resolver logs; klog's, named
+	// "strata-resolver", when nil. integrations/stratacr passes the
+	// manager's.
+	Logger *klog.Logger
 }
 
 // Selectors configures selector layers: ConfigMaps in the component's

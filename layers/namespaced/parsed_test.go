@@ -141,8 +141,8 @@ func TestParsedSections(t *testing.T) {
 	if src, _ := s.Provenance().SourceOf("/config-defaults/default-timeout-minutes"); src.String() != "namespace team/ns-config-defaults" {
 		t.Errorf("timeout from %s", src)
 	}
-	if got := rejected(s); !strings.Contains(got, `key "/config-defaults/default-service-account" dropped: locked by the operator`) ||
-		!strings.Contains(got, `key "/feature-flags/enable-api-fields" dropped: cluster-only key`) {
+	if got := rejected(s); !strings.Contains(got, `key "config-defaults/default-service-account" dropped: locked by the operator`) ||
+		!strings.Contains(got, `key "feature-flags/enable-api-fields" dropped: cluster-only key`) {
 		t.Errorf("rejected:\n%s", got)
 	}
 

@@ -116,7 +116,7 @@ func tenantCM(ns string, data map[string]string) *corev1.ConfigMap {
 func dropped(s *Snapshot[*tenantConfig]) map[string]string {
 	out := map[string]string{}
 	for _, d := range s.Rejected() {
-		out[d.Key] = d.Reason
+		out["/"+d.Key] = d.Reason
 	}
 	return out
 }

@@ -31,7 +31,8 @@ type Snapshot[T any] struct {
 
 	result   *merge.Result
 	sources  []merge.Source
-	rejected []merge.Dropped
+	rejected []merge.Dropped // keys as JSON pointers
+	display  func(string) string
 	ignored  []error
 
 	hashOnce sync.Once
@@ -40,8 +41,8 @@ type Snapshot[T any] struct {
 
 // newSnapshot is the snapshot of obj, merged in res from lower layers with
 // sources lower and the layers upper above them.
-func newSnapshot[T any](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer) *Snapshot[T] {
-	s := &Snapshot[T]{Object: obj, result: res, rejected: res.Dropped()}
+func newSnapshot[T any](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer, display func(string) string) *Snapshot[T] {
+	s := &Snapshot[T]{Object: obj, result: res, rejected: res.Dropped(), display: display}
 	s.sources = make([]merge.Source, 0, len(lower)+len(upper))
 	s.sources = append(s.sources, lower...)
 	for _, l := range upper {
@@ -59,8 +60,21 @@ func (s *Snapshot[T]) Provenance() *merge.Result { return s.result }
 // resourceVersions.
 func (s *Snapshot[T]) Sources() []merge.Source { return s.sources }
 
-// Rejected returns the keys a tenant policy dropped, sorted by key.
-func (s *Snapshot[T]) Rejected() []merge.Dropped { return s.rejected }
+// Rejected returns the keys a tenant policy dropped, sorted by key, each
+// named as its ConfigMap holds it ("max-replicas", or SECTION/KEY for a
+// Parsed kind), as Events and admission warnings name it; a key deeper in
+// a configuration kind, and Field, stay JSON pointers.
+func (s *Snapshot[T]) Rejected() []merge.Dropped {
+	out := make([]merge.Dropped, len(s.rejected))
+	for i, d := range s.rejected {
+		d.Key = s.display(d.Key)
+		if d.Field != "" {
+			d.Field = s.display(d.Field)
+		}
+		out[i] = d
+	}
+	return out
+}
 
 // Ignored returns the layers left out as a whole because they are
 // invalid, each a *LayerError (its source, and why); the rest of the
@@ -76,12 +90,13 @@ func (s *Snapshot[T]) Hash() string {
 }
 
 // Overrides returns the keys a namespace or selector layer set and won,
-// sorted: what this namespace overrides of the cluster configuration.
+// sorted, named as Rejected names them: what this namespace overrides of
+// the cluster configuration.
 func (s *Snapshot[T]) Overrides() []string {
 	var out []string
 	for _, k := range s.result.Keys() {
 		if src, ok := s.result.SourceOf(k); ok && (src.Kind == KindNamespace || src.Kind == KindSelector) {
-			out = append(out, k)
+			out = append(out, s.display(k))
 		}
 	}
 	return out

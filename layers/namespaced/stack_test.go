@@ -51,7 +51,7 @@ func snapshotOf(st *pipeline.Stack[*tenantConfig], upper []*merge.Layer) (*Snaps
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(obj, res, st.Sources(), upper), nil
+	return newSnapshot(obj, res, st.Sources(), upper, (&kindModel[*tenantConfig]{}).display), nil
 }
 
 // describeSnapshot is everything a snapshot says, to compare two.

@@ -566,9 +566,11 @@ func (g *guarded[T]) reportRefused(refused []refusal) {
 }
 
 // ignored reports one ignored layer: a log line, a metric and, through
-// events when set, a Warning Event on its ConfigMap.
+// events when set, a Warning Event on its ConfigMap. The mistake is the
+// tenant's (or a selector ConfigMap's author's), not the controller's:
+// the line is informational, the Event is the warning.
 func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
-	c.log.Error(ig.err, "Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind)
+	c.log.Info("Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind, "reason", ig.err.Err.Error())
 	c.m.invalid.WithLabelValues(ig.kind).Inc()
 	if events != nil {
 		events.warn(ig.cm, ReasonInvalidConfiguration, "Merge", "Ignored as a whole: "+ig.err.Err.Error())

@@ -40,7 +40,7 @@ var open = map[string]string{"per-namespace-configuration": "true"}
 // refusal is how a key was refused: "" for applied.
 func refusal(s *namespaced.Snapshot[*tektonconfig.Config], key string) string {
 	for _, d := range s.Rejected() {
-		if d.Key == "/"+key {
+		if d.Key == key {
 			return d.Reason
 		}
 	}

@@ -43,7 +43,7 @@ func TestResolverThroughAChange(t *testing.T) {
 	if err != nil || *s.Object.DefaultTimeoutSeconds != 60 {
 		t.Fatalf("team-a: %v, %v", s, err)
 	}
-	if got := namespacedtest.Rejected(s); got["/default-service-account"] != namespaced.ReasonLocked || len(got) != 1 {
+	if got := namespacedtest.Rejected(s); got["default-service-account"] != namespaced.ReasonLocked || len(got) != 1 {
 		t.Errorf("rejected %v", got)
 	}
 	var notified []string
