@@ -71,7 +71,9 @@ func (c *Component[T]) newCommandLine(output bool) (*CommandLine, error) {
 	fs.StringVar(&cl.Config.InstanceConfig, "instance-config", "", "A per-instance configuration file, applied over --config and --config-dir and below flags.")
 	fs.StringVar(&cl.Config.DecodeMode, "decode-mode", "strict", "How unknown and duplicate fields in configuration files are treated: strict (error), warn, or ignore.")
 	if c.Flags != nil {
-		c.Flags(&cl.Sections, &cl.flags)
+		if err := c.Flags(&cl.Sections, &cl.flags); err != nil {
+			return nil, fmt.Errorf("layers: component %s: its flags: %w", c.Name, err)
+		}
 	}
 	if output {
 		cl.output = addOutputFlags(cl.Sections.FlagSet("output"), c.Kind.MergeVersion().Version)

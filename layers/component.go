@@ -34,8 +34,8 @@ type Component[T runtime.Object] struct {
 	Kind *scheme.Kind
 	// Flags registers the component's own flags, in named sections, and
 	// binds those that set configuration keys. It is called once per
-	// command line built.
-	Flags func(fss *cliflag.NamedFlagSets, b *Flags)
+	// command line built; its error fails building the command line.
+	Flags func(fss *cliflag.NamedFlagSets, b *Flags) error
 	// AllowExperimental lets files use experimental versions.
 	AllowExperimental bool
 	// DropIns says which files of --config-dir are drop-ins and how they

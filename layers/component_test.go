@@ -25,42 +25,47 @@ func TestBindIsCheckedWhenBound(t *testing.T) {
 	c := component(t)
 	for _, tc := range []struct {
 		name string
-		bind func(fss *cliflag.NamedFlagSets, b *layers.Flags)
+		bind func(fss *cliflag.NamedFlagSets, b *layers.Flags) error
 		want string
 	}{{
 		name: "no such key",
-		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			fss.FlagSet("x").Int32("prot", 1, "")
 			b.Bind("prot", "/prot", nil)
+			return nil
 		},
 		want: "flag --prot is bound to /prot, which is no field",
 	}, {
 		name: "a duration flag on an integer",
-		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			var d time.Duration
 			fss.FlagSet("x").DurationVar(&d, "port-after", time.Second, "")
 			b.Bind("port-after", "/port", &d)
+			return nil
 		},
 		want: "flag --port-after holds a time.Duration, which cannot set /port",
 	}, {
 		name: "a duration flag's text on an integer",
-		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			fss.FlagSet("x").Duration("port-after", time.Second, "")
 			b.Bind("port-after", "/port", nil)
+			return nil
 		},
 		want: "flag --port-after (a duration flag) cannot set /port",
 	}, {
 		name: "a boolean on a list",
-		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			var on bool
 			fss.FlagSet("x").BoolVar(&on, "origins", false, "")
 			b.Bind("origins", "/allowedOrigins", &on)
+			return nil
 		},
 		want: "flag --origins holds a bool, which cannot set /allowedOrigins",
 	}, {
 		name: "bound but not registered",
-		bind: func(_ *cliflag.NamedFlagSets, b *layers.Flags) {
+		bind: func(_ *cliflag.NamedFlagSets, b *layers.Flags) error {
 			b.Bind("ghost", "/port", nil)
+			return nil
 		},
 		want: "flag --ghost is bound to /port but not registered",
 	}} {
@@ -76,7 +81,7 @@ func TestBindIsCheckedWhenBound(t *testing.T) {
 	// on a map, a list flag on a list, a duration on a metav1.Duration, a
 	// flag's text converted by the field's type.
 	ok := *c
-	ok.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+	ok.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		fs := fss.FlagSet("x")
 		var port int
 		fs.IntVar(&port, "port", 1, "")
@@ -93,6 +98,7 @@ func TestBindIsCheckedWhenBound(t *testing.T) {
 		b.Bind("sync-text", "/syncFrequency", &sync)
 		fs.Float32("qps", 5, "")
 		b.Bind("qps", "/clientConnection/qps", nil)
+		return nil
 	}
 	if _, err := ok.NewCommandLine(); err != nil {
 		t.Errorf("good bindings refused: %v", err)
@@ -317,7 +323,7 @@ func TestWatch(t *testing.T) {
 // both, and no line is padded.
 func TestUsageShowsTheDefaultsInUse(t *testing.T) {
 	c := component(t)
-	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		fs := fss.FlagSet("generic")
 		var port int32
 		fs.Int32Var(&port, "port", 10250, "The port to serve on.")
@@ -332,6 +338,7 @@ func TestUsageShowsTheDefaultsInUse(t *testing.T) {
 		fs.String("unbound", "x", "A flag of the command's own.")
 		b.NotConfiguration("the command's own", "unbound")
 		b.BindLogging(fss.FlagSet("logging"), "/logging")
+		return nil
 	}
 	cl, err := c.NewCommandLine()
 	if err != nil {
@@ -355,5 +362,15 @@ func TestUsageShowsTheDefaultsInUse(t *testing.T) {
 		if len(line) > 100 || strings.HasSuffix(line, " ") {
 			t.Errorf("line %q is over 100 columns or padded", line)
 		}
+	}
+}
+
+// TestFlagsHookError fails building the command line with the hook's
+// error, named.
+func TestFlagsHookError(t *testing.T) {
+	c := component(t)
+	c.Flags = func(*cliflag.NamedFlagSets, *layers.Flags) error { return errors.New("no defaults") }
+	if _, _, err := c.Load(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "its flags: no defaults") {
+		t.Errorf("Load: %v", err)
 	}
 }

@@ -40,13 +40,14 @@ func newComponent() (*layers.Component[*config.ComponentConfiguration], error) {
 	}
 	return &layers.Component[*config.ComponentConfiguration]{
 		Name: "mycomp", Kind: kind,
-		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			fs := fss.FlagSet("generic")
 			fs.Int32("port", 8443, "serving port")
 			b.Bind("port", "/port", nil) // converted from the flag's text by the field's type
 			gates := map[string]bool{}
 			fs.Var(cliflag.NewMapStringBool(&gates), "feature-gates", "gates")
 			b.Bind("feature-gates", "/featureGates", &gates)
+			return nil
 		},
 	}, nil
 }

@@ -58,9 +58,10 @@ func upstreamsComponent(t *testing.T) *layers.Component[*upstreams] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &layers.Component[*upstreams]{Name: "lists", Kind: kind, Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+	return &layers.Component[*upstreams]{Name: "lists", Kind: kind, Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		fss.FlagSet("upstreams").String("upstreams", "", "upstreams, as a YAML or JSON list, merged by name into the file's")
 		b.Bind("upstreams", "/upstreams", nil)
+		return nil
 	}}
 }
 

@@ -70,10 +70,11 @@ func TestKubeletDropInPolicy(t *testing.T) {
 func TestNormalizedFlagNames(t *testing.T) {
 	c := component(t)
 	c.NormalizeFlags = cliflag.WordSepNormalizeFunc
-	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		var port int32
 		fss.FlagSet("x").Int32Var(&port, "secure-port", 0, "")
 		b.Bind("secure-port", "/port", &port)
+		return nil
 	}
 	loaded, _, err := c.Load(context.Background(), []string{"--secure_port=7000"})
 	if err != nil || loaded.Object.Port != 7000 {
@@ -84,10 +85,11 @@ func TestNormalizedFlagNames(t *testing.T) {
 // TestUnboundFlagFailsAtConstruction registers a flag that sets nothing.
 func TestUnboundFlagFailsAtConstruction(t *testing.T) {
 	c := component(t)
-	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		fss.FlagSet("x").String("kubeconfig-path", "", "")
 		fss.FlagSet("x").Bool("serve", false, "")
 		b.NotConfiguration("it runs the server", "serve")
+		return nil
 	}
 	if _, err := c.NewCommandLine(); err == nil || !strings.Contains(err.Error(), "flag --kubeconfig-path is bound to no configuration key") || strings.Contains(err.Error(), "--serve") {
 		t.Errorf("NewCommandLine: %v", err)
@@ -107,10 +109,11 @@ func TestReplaceMapFlag(t *testing.T) {
 		{[]layers.BindOption{layers.Replace()}, "map[AlphaThing:false]"},
 	} {
 		c := component(t)
-		c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			gates := map[string]bool{}
 			fss.FlagSet("x").Var(cliflag.NewMapStringBool(&gates), "feature-gates", "")
 			b.Bind("feature-gates", "/featureGates", &gates, tc.opts...)
+			return nil
 		}
 		loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--feature-gates", "AlphaThing=false"})
 		if err != nil {
@@ -169,7 +172,7 @@ func fmtMap(m map[string]bool) string {
 func TestBindFields(t *testing.T) {
 	c := component(t)
 	var unplaced []string
-	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		scratch := &config.ComponentConfiguration{}
 		fs := fss.FlagSet("component")
 		fs.Int32Var(&scratch.Port, "port", 8443, "")
@@ -186,6 +189,7 @@ func TestBindFields(t *testing.T) {
 			return json.Marshal(v)
 		}, nil)
 		b.NotConfiguration("runs once", unplaced...)
+		return nil
 	}
 	loaded, _, err := c.Load(context.Background(), []string{"--port=7000", "--sync-frequency=2m", "--kube-api-qps=7.5", "--feature-gates=AlphaThing=true", "--tls-cert-file=/c.pem"})
 	if err != nil {

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/text"
 )
 
 // Sentinel errors, for errors.Is on what Decode returns.
 var (
-	// ErrTooLarge: the input is over the size limit.
-	ErrTooLarge = errors.New("input too large")
+	// ErrTooLarge: the input is over the size limit. It is
+	// watch.ErrTooLarge too: one error wherever strata reads.
+	ErrTooLarge = files.ErrTooLarge
 	// ErrAliases: a YAML document expands its aliases too far (an alias
 	// bomb).
 	ErrAliases = errors.New("excessive YAML aliasing")

@@ -25,12 +25,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/validation"
 )
 
-// DefaultMaxBytes is the size limit of one input when Config.MaxBytes is 0.
-const DefaultMaxBytes = 4 << 20
+// DefaultMaxBytes is the size limit of one input when Config.MaxBytes is
+// 0: watch.DefaultMaxBytes, one limit wherever strata reads.
+const DefaultMaxBytes = files.DefaultMaxBytes
 
 // Lifecycle is where a version stands.
 type Lifecycle int

@@ -24,8 +24,13 @@ import (
 	"github.com/stratacfg/strata/validation"
 )
 
-// ManifestExtensions are the extensions a manifest directory loads.
-var ManifestExtensions = []string{".json", ".yaml", ".yml"}
+// ManifestExtensions returns the extensions a manifest directory loads:
+// .json, .yaml and .yml. It is a function so that no caller can change
+// what every other one loads.
+func ManifestExtensions() []string { return []string{".json", ".yaml", ".yml"} }
+
+// manifestExtensions are ManifestExtensions, read.
+var manifestExtensions = ManifestExtensions()
 
 // KindManifest is the provenance kind of an object read from a manifest
 // file.
@@ -298,7 +303,7 @@ func splitDocuments(data []byte) ([][]byte, error) {
 
 func isManifest(name string) bool {
 	ext := filepath.Ext(name)
-	for _, e := range ManifestExtensions {
+	for _, e := range manifestExtensions {
 		if strings.EqualFold(ext, e) {
 			return true
 		}
@@ -311,7 +316,7 @@ func selectManifest(name string) string {
 	if isManifest(name) {
 		return ""
 	}
-	return "not a manifest: manifests end in " + strings.Join(ManifestExtensions, ", ")
+	return "not a manifest: manifests end in " + strings.Join(manifestExtensions, ", ")
 }
 
 // Manifests returns watcher options that keep dir's manifest set live: the

@@ -29,8 +29,9 @@ const DataLink = "..data"
 // Limits of one read, where ReadOptions leave them at zero. They bound
 // what a hostile or careless writer of a mount can make a reader hold.
 const (
-	// DefaultMaxBytes bounds one file, once decompressed.
-	DefaultMaxBytes = 4 << 20
+	// DefaultMaxBytes bounds one file, once decompressed: the limit
+	// scheme.DefaultMaxBytes is too.
+	DefaultMaxBytes = files.DefaultMaxBytes
 	// DefaultMaxFiles bounds the files one target holds.
 	DefaultMaxFiles = 20_000
 	// DefaultMaxTotalBytes bounds the bytes of one target's files, once
@@ -64,7 +65,8 @@ type movedError struct{ path string }
 func (m movedError) Error() string { return m.path + " was replaced while it was read" }
 
 // ErrTooLarge is wrapped by the error for content over a limit: a file's
-// size, a target's file count, total size or depth.
+// size, a target's file count, total size or depth. It is
+// scheme.ErrTooLarge too: one error wherever strata reads.
 var ErrTooLarge = files.ErrTooLarge
 
 // Entry is one file of a generation.

@@ -60,7 +60,7 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 	return &layers.Component[*config.ComponentConfiguration]{
 		Name: "component",
 		Kind: kind,
-		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			var (
 				port      int32
 				profiling bool
@@ -90,6 +90,7 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 			w.StringVar(&rf.bindAddress, "bind-address", "127.0.0.1", "The address --watch serves on.")
 			w.DurationVar(&rf.pollInterval, "poll-interval", watch.DefaultPollInterval, "With --watch, how often the configuration files are read whatever file events say.")
 			b.NotConfiguration("how the example runs, not what it is configured to do", "watch", "bind-address", "poll-interval")
+			return nil
 		},
 	}, nil
 }

@@ -29,8 +29,14 @@ import (
 // file.
 var ErrNotRegular = errors.New("not a regular file")
 
-// ErrTooLarge is wrapped by the error for a file over the limit.
-var ErrTooLarge = errors.New("file too large")
+// ErrTooLarge is wrapped by the error for input over a size limit:
+// scheme.ErrTooLarge and watch.ErrTooLarge are this one error.
+var ErrTooLarge = errors.New("input too large")
+
+// DefaultMaxBytes is the size limit of one input, once decompressed,
+// wherever the caller sets none: scheme.DefaultMaxBytes and
+// watch.DefaultMaxBytes are this one limit.
+const DefaultMaxBytes = 4 << 20
 
 // ErrDangling is wrapped by the error for a symbolic link to nothing, or
 // a loop of links.

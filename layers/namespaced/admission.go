@@ -179,7 +179,7 @@ func (r *Resolver[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
 	const nameLabel = "kubernetes.io/metadata.name" // set on every namespace since Kubernetes 1.22
 	excluded := []string{c.o.Namespace}
 	if c.o.Tenancy.SystemNamespaces == nil {
-		excluded = append(excluded, DefaultSystemNamespaces...)
+		excluded = append(excluded, defaultSystemNamespaces...)
 	} else {
 		excluded = append(excluded, c.o.Tenancy.SystemNamespaces...)
 	}

@@ -66,9 +66,16 @@ type Bound struct {
 	AtMost, AtLeast string
 }
 
-// DefaultSystemNamespaces are the namespaces whose ConfigMaps are never read
-// as tenant layers, besides the component's own.
-var DefaultSystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+// DefaultSystemNamespaces returns the namespaces whose ConfigMaps are
+// never read as tenant layers when Tenancy.SystemNamespaces is nil,
+// besides the component's own: kube-system, kube-public and
+// kube-node-lease. A resolver's own list is its Tenancy's.
+func DefaultSystemNamespaces() []string {
+	return []string{"kube-system", "kube-public", "kube-node-lease"}
+}
+
+// defaultSystemNamespaces are DefaultSystemNamespaces, read.
+var defaultSystemNamespaces = DefaultSystemNamespaces()
 
 // Reasons a tenant policy gives for a dropped key. They are few and fixed,
 // so that they serve as metric labels.
@@ -433,7 +440,7 @@ func (t *Tenancy) system(ns, own string) bool {
 		return true
 	}
 	if t.SystemNamespaces == nil {
-		return slices.Contains(DefaultSystemNamespaces, ns)
+		return slices.Contains(defaultSystemNamespaces, ns)
 	}
 	return slices.Contains(t.SystemNamespaces, ns)
 }

@@ -50,11 +50,11 @@ func NewComponent(k *scheme.Kind) *layers.Component[*kubeletconfig.KubeletConfig
 		NormalizeFlags: cliflag.WordSepNormalizeFunc,
 		DropIns:        layers.DropInPolicy{Extensions: []string{".conf"}},
 		Default:        defaultEviction,
-		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) {
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			kf := options.NewKubeletFlags()
 			scratch, err := options.NewKubeletConfiguration()
 			if err != nil {
-				panic(err) // only if kubelet's own defaults do not convert
+				return err // only if kubelet's own defaults do not convert
 			}
 			own, config, global := fss.FlagSet("kubelet"), fss.FlagSet("configuration"), fss.FlagSet("global")
 			flagSets(own, config, global, kf, scratch, false)
@@ -68,13 +68,14 @@ func NewComponent(k *scheme.Kind) *layers.Component[*kubeletconfig.KubeletConfig
 				return nil
 			})
 			if len(unplaced) > 0 {
-				panic(fmt.Sprintf("kubelet configuration flags with no field: %v", unplaced))
+				return fmt.Errorf("kubelet configuration flags with no field: %v", unplaced)
 			}
 			var names []string
 			for _, fs := range []*pflag.FlagSet{own, global} {
 				fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 			}
 			b.NotConfiguration("kubelet's own flags and those of the packages it links: not part of KubeletConfiguration", names...)
+			return nil
 		},
 	}
 }
