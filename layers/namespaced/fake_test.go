@@ -44,6 +44,8 @@ func TestFakeClientsets(t *testing.T) {
 				Data: map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100"}},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels},
 				Data: map[string]string{"default-timeout-seconds": "5"}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "overrides", Labels: tenantLabels},
+				Data: map[string]string{"default-timeout-seconds": "6"}},
 		}
 	}
 	for _, fc := range []struct {
@@ -109,9 +111,31 @@ func TestFakeClientsets(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Fatal("no notification")
 				}
-				time.Sleep(200 * time.Millisecond)
-				if n := len(notified); n != 0 {
-					t.Errorf("%d more notifications for one edit", n)
+				// A later edit of another namespace, seen in the same
+				// stream: a second notification of the first edit would
+				// come before its own.
+				if got := timeoutOf(t, r, "other"); got != 6 {
+					t.Fatalf("other: timeout %d", got)
+				}
+				other, err := c.CoreV1().ConfigMaps("other").Get(ctx, "overrides", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				other.Data["default-timeout-seconds"] = "8"
+				if _, err := c.CoreV1().ConfigMaps("other").Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			wait:
+				for {
+					select {
+					case ns := <-notified:
+						if ns == "other" {
+							break wait
+						}
+						t.Errorf("another notification of %s for one edit", ns)
+					case <-time.After(5 * time.Second):
+						t.Fatal("no notification of the other namespace's edit")
+					}
 				}
 			})
 		}

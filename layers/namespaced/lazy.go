@@ -428,7 +428,7 @@ func (m *lazyMode[T]) dispatch(w watch.Interface) {
 	const first, most = 100 * time.Millisecond, 30 * time.Second
 	delay, plain := first, m.unversioned.Load()
 	for {
-		began := time.Now()
+		began := m.c.clock.Now()
 		m.drain(w)
 		w.Stop()
 		if m.ctx.Err() != nil {
@@ -438,7 +438,7 @@ func (m *lazyMode[T]) dispatch(w watch.Interface) {
 		// refused it. Start again from now, after a pause that grows
 		// while watches keep ending at once, and list every followed
 		// namespace again.
-		if time.Since(began) > 2*most || (m.unversioned.Load() && !plain) {
+		if m.c.clock.Since(began) > 2*most || (m.unversioned.Load() && !plain) {
 			delay = first
 		}
 		plain = m.unversioned.Load()
@@ -485,7 +485,7 @@ func (m *lazyMode[T]) drain(w watch.Interface) {
 // wait waits d, applying flushes meanwhile, and reports false if the
 // resolver stopped.
 func (m *lazyMode[T]) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
+	t := m.c.clock.NewTimer(d)
 	defer t.Stop()
 	for {
 		select {
@@ -493,7 +493,7 @@ func (m *lazyMode[T]) wait(d time.Duration) bool {
 			return false
 		case <-m.flushed:
 			m.flushAll()
-		case <-t.C:
+		case <-t.C():
 			return true
 		}
 	}
@@ -688,7 +688,7 @@ func (m *lazyMode[T]) relist(ns string, e *entry[T], seq uint64) {
 	}
 	m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "after", after)
 	ctx := m.ctx
-	time.AfterFunc(after, func() {
+	m.c.clock.AfterFunc(after, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if f, ok := m.following(ns, e, seq); ok && ctx.Err() == nil {
@@ -715,6 +715,9 @@ func (m *lazyMode[T]) listed(ns string, e *entry[T], seq uint64, own map[string]
 			g.setInputs(ns, e, own, e.labels)
 		}
 	})
+	if h := m.c.o.relisted; h != nil {
+		h(ns, rv)
+	}
 }
 
 // newer reports whether resourceVersion v is newer than have. Versions

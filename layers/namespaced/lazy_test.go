@@ -3,6 +3,7 @@ package namespaced_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/stratacfg/strata/layers/namespaced"
 )
@@ -185,7 +187,10 @@ func TestOlderListNeverWins(t *testing.T) {
 	s := newScripted("300")
 	release := make(chan struct{})
 	s.script(overrides("100", 5), blocked(release, overrides("150", 6)), overrides("200", 9))
-	r := s.lazy(t)
+	relisted := make(chan string, 4)
+	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) {
+		namespaced.OnRelist(o, func(_, rv string) { relisted <- rv })
+	})
 	w := <-s.watches
 	if v := timeoutOf(t, r, "team"); v != 5 {
 		t.Fatalf("timeout %d, want 5", v)
@@ -197,7 +202,8 @@ func TestOlderListNeverWins(t *testing.T) {
 	expired(w)
 	eventually(t, r, 9, "the second relist")
 	close(release)
-	time.Sleep(300 * time.Millisecond)
+	for rv := <-relisted; rv != "150"; rv = <-relisted {
+	}
 	if v := timeoutOf(t, r, "team"); v != 9 {
 		t.Fatalf("the older list, ended last, replaced the newer: timeout %d, want 9", v)
 	}
@@ -205,25 +211,32 @@ func TestOlderListNeverWins(t *testing.T) {
 
 // TestWatchEndingAtOnceBacksOff has the server end every shared watch as
 // soon as it starts (it refuses the watch, as without RBAC for it): the
-// resolver starts again after a growing pause, not in a loop.
+// resolver starts again after a pause that doubles, up to 30 s, on a clock
+// the test steps; no watch starts before its pause is over.
 func TestWatchEndingAtOnceBacksOff(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Now())
 	s := newScripted("")
 	s.script(overrides("", 5))
-	go func() {
-		for {
-			select {
-			case w := <-s.watches:
-				w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "forbidden"})
-			case <-t.Context().Done():
-				return
-			}
+	s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) { namespaced.WithClock(o, fc) })
+	forbidden := &metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "forbidden"}
+	for i, pause := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
+		1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond, 12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second, 30 * time.Second} {
+		w := <-s.watches
+		w.Error(forbidden)
+		// The resolver now waits on the clock: a timer, and nothing else.
+		for !fc.HasWaiters() {
+			runtime.Gosched()
 		}
-	}()
-	s.lazy(t)
-	time.Sleep(1500 * time.Millisecond)
-	// 100, 200, 400 and 800 ms of pause: at most 5 watches in 1.5 s.
-	if n := s.calls.Load(); n > 6 {
-		t.Fatalf("%d watches in 1.5s: no backoff", n)
+		fc.Step(pause - time.Millisecond)
+		if !fc.HasWaiters() {
+			t.Fatalf("watch %d: the pause after it ended before %v", i+1, pause)
+		}
+		select {
+		case <-s.watches:
+			t.Fatalf("watch %d: another started before %v", i+1, pause)
+		default:
+		}
+		fc.Step(time.Millisecond)
 	}
 }
 

@@ -2,6 +2,7 @@ package namespaced
 
 import (
 	"fmt"
+	"k8s.io/utils/clock"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -89,6 +90,12 @@ type Options[T any] struct {
 	// Register them with MustRegister (component-base) or Register (a
 	// Prometheus registerer, such as controller-runtime's).
 	Metrics *Metrics
+	// clock times the resolver's pauses; the real clock when nil. Tests
+	// step a fake one (export_test.go).
+	clock clock.WithDelayedExecution
+	// relisted, when set, is told of every relist of Lazy mode a worker
+	// ended, applied or not (export_test.go): a test's signal.
+	relisted func(ns, rv string)
 	// Logger is where the resolver logs; klog's, named
 	// "strata-resolver", when nil. integrations/stratacr passes the
 	// manager's.
@@ -117,6 +124,7 @@ type core[T any] struct {
 	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 	m           *Metrics
 	log         klog.Logger
+	clock       clock.WithDelayedExecution
 }
 
 // newCore checks o and derives what a resolver needs from it.
@@ -187,6 +195,10 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 		ownCMs:     m.namespaceNames(),
 		nsLabels:   labels.SelectorFromSet(o.Labels),
 		m:          o.Metrics,
+		clock:      o.clock,
+	}
+	if c.clock == nil {
+		c.clock = clock.RealClock{}
 	}
 	if err := o.Tenancy.check(m); err != nil {
 		return nil, fmt.Errorf("namespaced: resolver options: Tenancy: %w", err)
