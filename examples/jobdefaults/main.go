@@ -7,7 +7,8 @@
 // config.strata.dev/type=namespace), merged key by key under the
 // operator's tenant policy.
 //
-//	jobdefaults --kubeconfig FILE --webhook-host 127.0.0.1 --webhook-port PORT --cert-dir DIR [--metrics-bind-address ADDR]
+//	jobdefaults --kubeconfig FILE --webhook-host 127.0.0.1 --webhook-port PORT --cert-dir DIR
+//	    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR] [--leader-elect]
 //
 // At start it writes a self-signed serving certificate into DIR if none is
 // there, and creates or updates the MutatingWebhookConfiguration
@@ -19,6 +20,12 @@
 // configuration. The reconciler annotates every Job with
 // config.strata.dev/resolved-hash and config.strata.dev/sources, and
 // annotates again the Jobs of a namespace whose configuration changed.
+//
+// Run as several replicas with --leader-elect: every replica resolves
+// the configuration and serves the webhooks; the leader (a Lease in
+// strata-system) alone reconciles and registers the webhook
+// configurations. /readyz on --health-probe-bind-address fails until the
+// replica's resolver has read the cluster ConfigMap.
 package main
 
 import (
@@ -41,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -81,7 +89,11 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stderr))
 }
 
-const usage = "Usage: jobdefaults --kubeconfig FILE --webhook-host 127.0.0.1 --webhook-port PORT --cert-dir DIR [--metrics-bind-address ADDR]\n"
+const usage = "Usage: jobdefaults --kubeconfig FILE --webhook-host 127.0.0.1 --webhook-port PORT --cert-dir DIR [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR] [--leader-elect]\n"
+
+// LeaseName names the Lease replicas elect a leader with, in
+// SystemNamespace.
+const LeaseName = "strata-jobdefaults"
 
 // flags are the command line's values.
 type flags struct {
@@ -90,6 +102,8 @@ type flags struct {
 	port        int
 	certDir     string
 	metricsAddr string
+	probeAddr   string
+	leaderElect bool
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -101,6 +115,8 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.port, "webhook-port", 0, "The port the webhook serves on.")
 	fs.StringVar(&f.certDir, "cert-dir", "", "The directory of the webhook's serving certificate (tls.crt, tls.key); a self-signed one is written there if none is.")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "0", `The address /metrics is served on; "0" serves none.`)
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", "0", `The address /healthz and /readyz are served on; "0" serves none.`)
+	fs.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader among replicas: only the leader reconciles and registers the webhooks; every replica serves them.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -177,8 +193,13 @@ func start(ctx context.Context, f *flags) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: f.metricsAddr},
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:        f.probeAddr,
+		LeaderElection:                f.leaderElect,
+		LeaderElectionID:              LeaseName,
+		LeaderElectionNamespace:       SystemNamespace,
+		LeaderElectionReleaseOnCancel: true,
 		// Only the ConfigMaps the resolver reads are cached.
 		Cache: cache.Options{ByObject: stratacr.CacheByObject(o)},
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -190,6 +211,12 @@ func start(ctx context.Context, f *flags) error {
 	}
 	r, err := stratacr.New(mgr, o)
 	if err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("configuration", r.ReadyCheck); err != nil {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).
@@ -208,7 +235,8 @@ func start(ctx context.Context, f *flags) error {
 		return err
 	}
 	// The API server is pointed at the webhook once it serves and the
-	// configuration is loaded.
+	// configuration is loaded; with --leader-elect, by the leader (a
+	// RunnableFunc runs on the leader alone).
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		if err := r.WaitReady(ctx); err != nil {
 			return err

@@ -91,16 +91,19 @@ func startCluster(t testing.TB) *cluster {
 	return shared
 }
 
-func newCluster(t testing.TB) (*cluster, error) {
+// newControlPlane starts an envtest control plane with the cluster
+// ConfigMap in place, and returns it with no jobdefaults running, and the
+// directory of its certificates and kubeconfig.
+func newControlPlane(t testing.TB) (*cluster, string, error) {
 	dir := assets(t)
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			return nil, fmt.Errorf("%s: %w (make tools builds it)", bin, err)
+			return nil, "", fmt.Errorf("%s: %w (make tools builds it)", bin, err)
 		}
 	}
 	certDir, err := os.MkdirTemp("", "jobdefaults-apiserver-")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
@@ -116,32 +119,27 @@ func newCluster(t testing.TB) (*cluster, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	kc, err := user.KubeConfig()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	kubeconfig := filepath.Join(certDir, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c, err := kubernetes.NewForConfig(user.Config())
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	cl := &cluster{env: env, cfg: user.Config(), c: c, kubeconfig: kubeconfig, stderr: &watchtest.Buffer{}, done: make(chan int, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	cl.stop = cancel
 	ctxb := context.Background()
-	for _, ns := range []string{SystemNamespace} {
-		if _, err := c.CoreV1().Namespaces().Create(ctxb, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
+	if _, err := c.CoreV1().Namespaces().Create(ctxb, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}, metav1.CreateOptions{}); err != nil {
+		return nil, "", err
 	}
 	if _, err := c.CoreV1().ConfigMaps(SystemNamespace).Create(ctxb, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: SystemNamespace, Name: ClusterConfigMap},
@@ -154,8 +152,21 @@ func newCluster(t testing.TB) (*cluster, error) {
 			"max-timeout-seconds":                "7200",
 		},
 	}, metav1.CreateOptions{}); err != nil {
+		return nil, "", err
+	}
+	return &cluster{env: env, cfg: user.Config(), c: c, kubeconfig: kubeconfig}, certDir, nil
+}
+
+func newCluster(t testing.TB) (*cluster, error) {
+	cl, certDir, err := newControlPlane(t)
+	if err != nil {
 		return nil, err
 	}
+	cl.stderr, cl.done = &watchtest.Buffer{}, make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cl.stop = cancel
+	ctxb := context.Background()
+	c, kubeconfig := cl.c, cl.kubeconfig
 	args := []string{"--kubeconfig", kubeconfig, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(freePort(t)), "--cert-dir", filepath.Join(certDir, "webhook")}
 	go func() { cl.done <- run(ctx, args, cl.stderr) }()
 	// Ready when a dry-run Job comes back defaulted: the webhook is

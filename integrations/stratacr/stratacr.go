@@ -145,6 +145,19 @@ func (r *Resolver[T]) WaitReady(ctx context.Context) error {
 	}
 }
 
+// ReadyCheck is a readiness check for the manager (AddReadyzCheck): it
+// fails until the resolver has read the cluster ConfigMaps, so that a
+// replica takes no webhook traffic before it can answer with the
+// configuration.
+func (r *Resolver[T]) ReadyCheck(*http.Request) error {
+	select {
+	case <-r.ready:
+		return nil
+	default:
+		return errors.New("the configuration is not loaded yet")
+	}
+}
+
 // Source returns a source for a controller (builder's WatchesRawSource)
 // that, each time the configuration of a namespace the resolver has cached
 // changes, enqueues every object of list's kind in that namespace, listed
