@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -24,9 +26,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	cradmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/integrations/stratacr"
+	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -38,8 +43,9 @@ const loadNamespaces = 10000
 // an override ConfigMap, an unrelated 4 KiB ConfigMap and a Job:
 //
 //   - admission: creating a Job through the webhook, against creating one
-//     in a namespace the webhook leaves out (the same API server, no
-//     webhook call), p50 and p99;
+//     through a webhook that does nothing (a manager of its own with the
+//     same webhook server, TLS and API server: the floor of any webhook)
+//     and creating one in a namespace no webhook sees, p50 and p99;
 //   - reconcile: the configuration read of one reconcile, strata's
 //     ForNamespace against what a controller-runtime reconciler written by
 //     hand does, a Get of the namespace's ConfigMap from the manager's
@@ -59,6 +65,16 @@ func BenchmarkCase6Controller(b *testing.B) {
 	b.Run("admission/no-webhook", func(b *testing.B) {
 		admission(b, cl, []string{SystemNamespace}, "bench-baseline")
 	})
+	stopNoop, err := noopWebhook(cl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("admission/noop-webhook", func(b *testing.B) {
+		admission(b, cl, []string{noopNamespace}, "bench-noop")
+	})
+	if err := stopNoop(); err != nil {
+		b.Fatal(err)
+	}
 
 	stopStrata, r, err := strataManager(cl.cfg)
 	if err != nil {
@@ -233,6 +249,76 @@ func startManager(mgr ctrl.Manager) (stop func() error, err error) {
 		return nil, fmt.Errorf("the cache did not sync")
 	}
 	return stop, nil
+}
+
+// noopNamespace is where the no-op webhook admits Jobs: one jobdefaults'
+// webhook leaves out.
+const noopNamespace = "kube-system"
+
+// noopWebhook starts a manager whose webhook server, set up as
+// jobdefaults sets up its own, admits every Job of noopNamespace and does
+// nothing else, and registers it; stop unregisters it and stops the
+// manager.
+func noopWebhook(cl *cluster) (stop func() error, err error) {
+	certDir, err := os.MkdirTemp("", "jobdefaults-noop-")
+	if err != nil {
+		return nil, err
+	}
+	const host = "127.0.0.1"
+	caBundle, err := servingcert.Ensure(certDir, host, "strata bench")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	mgr, err := newManager(cl.cfg, ctrl.Options{WebhookServer: webhook.NewServer(webhook.Options{
+		Host: host, Port: port, CertDir: certDir, CertName: servingcert.CertFile, KeyName: servingcert.KeyFile,
+	})})
+	if err != nil {
+		return nil, err
+	}
+	mgr.GetWebhookServer().Register("/noop", &webhook.Admission{Handler: cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
+		return cradmission.Allowed("")
+	})})
+	stopMgr, err := startManager(mgr)
+	if err != nil {
+		return nil, err
+	}
+	for started := mgr.GetWebhookServer().StartedChecker(); started(nil) != nil; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	hook := webhookConfiguration(host, port, caBundle)
+	hook.Name = "bench-noop"
+	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/noop"
+	hook.Webhooks[0].Name, hook.Webhooks[0].ClientConfig.URL = "noop.bench.config.strata.dev", &url
+	hook.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": noopNamespace}}
+	hooks := cl.c.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	if _, err := hooks.Create(context.Background(), hook, metav1.CreateOptions{}); err != nil {
+		stopMgr()
+		return nil, err
+	}
+	// Ready when a dry-run Job goes through it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := cl.c.BatchV1().Jobs(noopNamespace).Create(context.Background(), jobObject(noopNamespace, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			stopMgr()
+			return nil, fmt.Errorf("the no-op webhook: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return func() error {
+		err := hooks.Delete(context.Background(), hook.Name, metav1.DeleteOptions{})
+		os.RemoveAll(certDir)
+		return errors.Join(err, stopMgr())
+	}, nil
 }
 
 // strataManager starts a manager wired as jobdefaults wires its own,
