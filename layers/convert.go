@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -98,6 +99,12 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 	}
 	whole, err := convert(leaves) // (2)
 	if err != nil {
+		// Name the leaf at fault, when one alone fails.
+		for _, key := range slices.Sorted(maps.Keys(leaves)) {
+			if _, lerr := convert(map[string]string{key: leaves[key]}); lerr != nil {
+				return nil, nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, lerr)
+			}
+		}
 		return nil, nil, fmt.Errorf("converting from %s to %s: %w", from, into, err)
 	}
 	for k, v := range whole {

@@ -511,12 +511,27 @@ func numberMessage(te *json.UnmarshalTypeError, j []byte) string {
 	default:
 		return ""
 	}
-	if isInt && strings.ContainsAny(lit, ".eE") {
-		if f, err := strconv.ParseFloat(lit, 64); err == nil && f != math.Trunc(f) {
-			return fmt.Sprintf("%s is not an integer (%s)", text.Cut(lit, text.MaxQuoted), te.Type)
+	shown := text.Cut(lit, text.MaxQuoted)
+	if isInt {
+		f, err := strconv.ParseFloat(lit, 64)
+		switch {
+		case err == nil && f != math.Trunc(f):
+			return fmt.Sprintf("%s is not an integer (%s)", shown, te.Type)
+		case err == nil && fitsInt(f, te.Type):
+			return fmt.Sprintf("%s is not written as an integer (%s)", shown, te.Type)
 		}
 	}
-	return fmt.Sprintf("%s is out of range for %s", text.Cut(lit, text.MaxQuoted), te.Type)
+	return fmt.Sprintf("%s is out of range for %s", shown, te.Type)
+}
+
+// fitsInt reports whether the integral f lies within the range of the
+// integer type t.
+func fitsInt(f float64, t reflect.Type) bool {
+	bits := t.Bits()
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		return f >= 0 && f < math.Ldexp(1, bits)
+	}
+	return f >= -math.Ldexp(1, bits-1) && f < math.Ldexp(1, bits-1)
 }
 
 // stringAt returns the string at the path of object keys in the JSON

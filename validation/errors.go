@@ -114,7 +114,19 @@ func FeatureGates(gate featuregate.MutableFeatureGate, gates map[string]bool, fl
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	known := gate.GetAll()
+	known := map[featuregate.Feature]bool{}
+	for f := range gate.GetAll() {
+		known[f] = true
+	}
+	// GetAll leaves out gates not yet introduced at the emulated version;
+	// SetFromMap knows them, and says why they cannot be set.
+	if vg, ok := gate.(interface {
+		GetAllVersioned() map[featuregate.Feature]featuregate.VersionedSpecs
+	}); ok {
+		for f := range vg.GetAllVersioned() {
+			known[f] = true
+		}
+	}
 	var errs field.ErrorList
 	for _, n := range names {
 		if _, ok := known[featuregate.Feature(n)]; !ok {

@@ -63,18 +63,24 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 		l := mgr.GetLogger().WithName(name)
 		o.Logger = &l
 	}
-	if o.Metrics == nil {
+	own := o.Metrics == nil
+	if own {
 		o.Metrics = namespaced.NewMetrics(strings.NewReplacer("-", "_", ".", "_").Replace(name))
-		if err := o.Metrics.Register(ctrlmetrics.Registry); err != nil {
-			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
-		}
 	}
 	r, err := namespaced.NewFromReader(ClientReader(mgr.GetCache()), o)
 	if err != nil {
 		return nil, err
 	}
+	if own {
+		if err := o.Metrics.Register(ctrlmetrics.Registry); err != nil {
+			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
+		}
+	}
 	out := &Resolver[T]{Resolver: r, mgr: mgr, selectors: o.Selectors != nil, ready: make(chan struct{})}
 	if err := mgr.Add(out); err != nil {
+		if own {
+			o.Metrics.Unregister(ctrlmetrics.Registry)
+		}
 		return nil, fmt.Errorf("stratacr: adding the resolver to the manager: %w", err)
 	}
 	return out, nil

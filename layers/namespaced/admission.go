@@ -78,9 +78,9 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 		if d.Source.Name != src.Name {
 			continue
 		}
-		w := fmt.Sprintf("%s: key %q not applied: %s", src, c.model.display(d.Key), d.Why())
+		w := fmt.Sprintf("%s: key %q not applied: %s", src, d.Key, d.Why())
 		if d.Field != "" {
-			w += " (field " + c.model.display(d.Field) + " under it)"
+			w += " (field " + d.Field + " under it)"
 		}
 		warnings = append(warnings, w)
 	}

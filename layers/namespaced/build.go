@@ -125,7 +125,7 @@ func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.C
 	}
 	notes := map[*corev1.ConfigMap][]string{}
 	var order []*corev1.ConfigMap
-	for _, d := range s.rejected {
+	for _, d := range s.Rejected() {
 		cm := byName[d.Source.Name]
 		if cm == nil {
 			continue
@@ -133,11 +133,7 @@ func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.C
 		if _, ok := notes[cm]; !ok {
 			order = append(order, cm)
 		}
-		key := d.Key
-		if segs, ok := merge.Segments(key); ok && len(segs) == 1 {
-			key = segs[0]
-		}
-		msg := fmt.Sprintf("key %q: %s", key, d.Why())
+		msg := fmt.Sprintf("key %q: %s", d.Key, d.Why())
 		if d.Field != "" {
 			msg += " (field " + d.Field + " under it)"
 		}

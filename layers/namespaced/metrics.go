@@ -72,14 +72,27 @@ func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
 // Register registers the metrics with a Prometheus registerer, such as
 // controller-runtime's metrics.Registry, which serves the manager's
 // /metrics.
+// On an error nothing stays registered.
 func (m *Metrics) Register(r prometheus.Registerer) error {
-	for _, c := range m.collectors() {
+	cs := m.collectors()
+	for i, c := range cs {
 		c.Create(nil) // what a KubeRegistry does before registering
 		if err := r.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				r.Unregister(done)
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+// Unregister removes the metrics from r, as a resolver that failed to
+// start, or a test, needs.
+func (m *Metrics) Unregister(r prometheus.Registerer) {
+	for _, c := range m.collectors() {
+		r.Unregister(c)
+	}
 }
 
 func (m *Metrics) collectors() []metrics.Registerable {

@@ -2,13 +2,13 @@ package namespaced
 
 import (
 	"fmt"
-	"k8s.io/utils/clock"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"

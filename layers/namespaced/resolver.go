@@ -91,8 +91,14 @@ func newResolver[T any](o Options[T], client kubernetes.Interface, m func(*core[
 // Start reads the cluster ConfigMap (and, as the mode needs, starts its
 // informers and waits until they are in sync). An invalid cluster
 // ConfigMap fails Start unless StartOnDefaults is set. Stop releases
-// everything Start began.
-func (r *Resolver[T]) Start(ctx context.Context) error { return r.mode.start(ctx) }
+// everything Start began. A resolver started again after Stop takes new
+// subscriptions; those Stop ended stay ended.
+func (r *Resolver[T]) Start(ctx context.Context) error {
+	if r.st != nil {
+		r.st.subs.restart()
+	}
+	return r.mode.start(ctx)
+}
 
 // Stop stops every watch and informer the resolver started and waits for
 // them, and ends every subscription: no subscriber is called after Stop
@@ -137,7 +143,8 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 // newest, so what waits for it is bounded by the cached namespaces. A
 // Direct resolver caches nothing and never calls fn. cancel stops the
 // calls and the goroutine; one already under way may finish after it
-// returns.
+// returns. Stop ends every subscription; one made after Stop and before
+// the next Start is never called.
 func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
 	if r.st == nil {
 		return func() {}

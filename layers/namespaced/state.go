@@ -655,6 +655,13 @@ func (s *subscribers[T]) stop() {
 	}
 }
 
+// restart takes subscriptions again after stop.
+func (s *subscribers[T]) restart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = false
+}
+
 // cancel ends the subscription: its goroutine returns once fn, if
 // running, has.
 func (sub *subscription[T]) cancel() {

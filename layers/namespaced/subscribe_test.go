@@ -343,3 +343,31 @@ func TestSlowSubscriberDelaysOnlyItself(t *testing.T) {
 		t.Errorf("the slow subscriber saw %v, want [{a 60 1} {a 1 5}]", slow)
 	}
 }
+
+// TestSubscribeAcrossRestart stops a resolver: its subscription ends, and
+// one made after it is started again is called.
+func TestSubscribeAcrossRestart(t *testing.T) {
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
+	r, before := readerResolver(t, objs, nil)
+	r.Stop()
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := &notes{t: t, r: r}
+	defer r.Subscribe(after.record)()
+	if _, err := r.ForNamespace(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	edited := tenantCM("a", map[string]string{"timeout": "7"})
+	objs.set(edited)
+	r.Invalidate(edited)
+	if err := r.WaitForSubscribers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := after.take(); fmt.Sprint(got) != "[a]" {
+		t.Errorf("after the restart: notified %v, want a", got)
+	}
+	if got := before.take(); len(got) != 0 {
+		t.Errorf("the subscription Stop ended was notified of %v", got)
+	}
+}
