@@ -2,8 +2,10 @@ package namespaced
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -381,12 +383,55 @@ func (m *lazyMode[T]) watchFromNow() (watch.Interface, error) {
 	}
 	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		w, err := cms.Watch(ctx, m.listOptions(o))
+		var se apierrors.APIStatus
+		if errors.As(err, &se) && versionsWentBack(se.Status()) {
+			// The retry watcher would ask for that version forever.
+			m.forgetVersions(se.Status())
+			ended := watch.NewFakeWithChanSize(1, false)
+			ended.Error(goneStatus())
+			return ended, nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		return m.noteVersions(w), nil
 	}}
 	return watchtools.NewRetryWatcherWithContext(m.ctx, list.ResourceVersion, lw)
+}
+
+// versionsWentBack reports whether st refuses a watch for a version the
+// server has not reached: its versions went back, as after etcd was
+// restored from a snapshot. Retrying the same version would wait for
+// ever.
+func versionsWentBack(st metav1.Status) bool {
+	if st.Details == nil {
+		return false
+	}
+	for _, c := range st.Details.Causes {
+		if c.Type == metav1.CauseTypeResourceVersionTooLarge {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetVersions drops the version each followed namespace was listed
+// at: after the server's versions went back, every list and event is
+// older than them, and would be dropped as stale. The relist that follows
+// the watch's restart puts each namespace back as the server holds it.
+func (m *lazyMode[T]) forgetVersions(st metav1.Status) {
+	m.c.log.Info("The API server's resource versions went back (etcd restored from a snapshot?); listing every followed namespace again", "status", st.Message)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.followed {
+		f.rv = ""
+	}
+}
+
+// goneStatus ends a retry watcher as an expired version does.
+func goneStatus() *metav1.Status {
+	return &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+		Message: "the server's resource versions went back"}
 }
 
 // noteVersions passes w's events on, noting an object with no
@@ -408,6 +453,10 @@ func (m *lazyMode[T]) noteVersions(w watch.Interface) watch.Interface {
 				}
 				if cm, ok := ev.Object.(*corev1.ConfigMap); ok && cm.ResourceVersion == "" {
 					m.unversioned.Store(true)
+				}
+				if st, ok := ev.Object.(*metav1.Status); ok && ev.Type == watch.Error && versionsWentBack(*st) {
+					m.forgetVersions(*st)
+					ev.Object = goneStatus() // the retry watcher ends; dispatch starts again from now
 				}
 				select {
 				case out <- ev:

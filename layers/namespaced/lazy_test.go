@@ -512,3 +512,24 @@ func TestFailingRelistsHoldUpNoOther(t *testing.T) {
 	expired(w)
 	eventually(t, r, 9, "the namespace listed again beside 100 whose lists fail")
 }
+
+// TestVersionsWentBack restores the server to an older revision, as a
+// restore of etcd from a snapshot does: the shared watch is refused with
+// "too large resource version"; the resolver starts it again from now
+// and lists the cached namespace again, and takes what the server holds
+// though its version is older than the one it had.
+func TestVersionsWentBack(t *testing.T) {
+	s := newScripted("300")
+	s.script(overrides("400", 9), overrides("120", 3))
+	r := s.lazy(t)
+	w := <-s.watches
+	if v := timeoutOf(t, r, "team"); v != 9 {
+		t.Fatalf("timeout %d, want 9", v)
+	}
+	<-s.listed
+	tooLarge := apierrors.NewTimeoutError("Too large resource version: 401, current: 150", 1)
+	tooLarge.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	w.Error(&tooLarge.ErrStatus)
+	<-s.watches // started again from now
+	eventually(t, r, 3, "the namespace as the restored server holds it")
+}
