@@ -153,13 +153,18 @@ func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (canc
 }
 
 // WaitForSubscribers returns once every subscriber has returned from its
-// call for every change applied before WaitForSubscribers was called, or
-// with ctx's error when ctx is done first. A test changes what a resolver
-// reads and waits so before it looks at what its subscribers did. A
-// subscriber must not call it: it would wait for itself.
+// call for every change applied before WaitForSubscribers was called, a
+// namespace's change put off to bound a tenant's churn (at most ten
+// rebuilds a second) included, or with ctx's error when ctx is done
+// first. A test changes what a resolver reads and waits so before it
+// looks at what its subscribers did. A subscriber must not call it: it
+// would wait for itself.
 func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
 	if r.st == nil {
 		return nil
+	}
+	if err := r.st.waitDeferred(ctx); err != nil {
+		return err
 	}
 	return r.st.subs.wait(ctx)
 }

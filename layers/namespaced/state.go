@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,7 +42,15 @@ type inputsOf struct {
 	cancel  context.CancelFunc           // stops the namespace's watch (Lazy)
 	pending bool                         // a first list is under way (Lazy): keep the snapshot until it ends
 	gen     uint64                       // the cluster generation the snapshot was built under
+	built   time.Time                    // when the snapshot was last built
+	later   bool                         // a rebuild is deferred (setInputs)
 }
+
+// tenantRebuildInterval bounds how often a namespace's own changes
+// rebuild it: a tenant who rewrites a labelled ConfigMap in a loop costs
+// at most ten rebuilds a second, the last write always applied, and
+// delays no other namespace.
+const tenantRebuildInterval = 100 * time.Millisecond
 
 // change is a cached namespace whose snapshot a change replaced.
 type change[T any] struct {
@@ -72,12 +81,59 @@ type state[T any] struct {
 	// reads counts the misses reading a namespace's inputs, so that a
 	// change seen for a namespace not cached costs nothing when none is.
 	reads atomic.Int32
+
+	// deferred counts the rebuilds setInputs put off, for
+	// WaitForSubscribers: deferredMu guards it, settled is signalled
+	// when it falls to zero.
+	deferredMu sync.Mutex
+	deferred   int
+	settled    *sync.Cond
 }
 
 func newState[T any](c *core[T]) *state[T] {
 	s := &state[T]{c: c, cache: newNSCache[T]()}
 	s.g = guarded[T]{c: c, st: s, reported: map[string]map[string]string{}}
+	s.settled = sync.NewCond(&s.deferredMu)
 	return s
+}
+
+// deferRebuild runs fn, a namespace's rebuild put off, after d on the
+// resolver's clock.
+func (s *state[T]) deferRebuild(d time.Duration, fn func(g *guarded[T])) {
+	s.deferredMu.Lock()
+	s.deferred++
+	s.deferredMu.Unlock()
+	// On a goroutine of its own: a fake clock calls fn with its own lock
+	// held, and the rebuild reads the clock.
+	s.c.clock.AfterFunc(d, func() {
+		go func() {
+			s.do(fn)
+			s.deferredMu.Lock()
+			defer s.deferredMu.Unlock()
+			if s.deferred--; s.deferred == 0 {
+				s.settled.Broadcast()
+			}
+		}()
+	})
+}
+
+// waitDeferred returns once no rebuild is put off, or ctx is done.
+func (s *state[T]) waitDeferred(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		s.deferredMu.Lock()
+		defer s.deferredMu.Unlock()
+		s.settled.Broadcast()
+	})
+	defer stop()
+	s.deferredMu.Lock()
+	defer s.deferredMu.Unlock()
+	for s.deferred > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.settled.Wait()
+	}
+	return nil
 }
 
 // do runs fn with the lock held and posts the changes fn made to the
@@ -386,7 +442,7 @@ func (g *guarded[T]) rebuild(ns string, e *entry[T]) {
 		return
 	}
 	s := g.build(ns, e)
-	e.gen = g.gen
+	e.gen, e.built, e.later = g.gen, g.c.clock.Now(), false
 	if old := e.snap.Load(); s != nil && s != old {
 		e.snap.Store(s)
 		g.changes = append(g.changes, change[T]{ns: ns, old: old, new: s})
@@ -475,6 +531,19 @@ func (g *guarded[T]) setInputs(ns string, e *entry[T], cms map[string]*corev1.Co
 		return
 	}
 	e.cms, e.labels, e.pending = cms, ls, false
+	// At most one rebuild per tenantRebuildInterval: a change within it
+	// is applied at its end, with whatever came last.
+	if wait := tenantRebuildInterval - g.c.clock.Since(e.built); wait > 0 {
+		if !e.later {
+			e.later = true
+			g.st.deferRebuild(wait, func(g *guarded[T]) {
+				if g.st.cache.get(ns) == e && e.later {
+					g.rebuild(ns, e)
+				}
+			})
+		}
+		return
+	}
 	g.rebuild(ns, e)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // notes records what Subscribe delivers, checking that each new snapshot
@@ -369,5 +370,55 @@ func TestSubscribeAcrossRestart(t *testing.T) {
 	}
 	if got := before.take(); len(got) != 0 {
 		t.Errorf("the subscription Stop ended was notified of %v", got)
+	}
+}
+
+// TestTenantChurnIsBounded has a tenant rewrite its ConfigMap 1,000 times
+// as fast as it can, on a clock the test steps: the namespace is rebuilt
+// at once for the first write and once more, with the last write, when
+// the interval ends; another namespace's edit meanwhile applies at once.
+func TestTenantChurnIsBounded(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Now())
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
+	r, n := readerResolver(t, objs, func(o *Options[*tenantConfig]) { o.clock = fc })
+	timeout := func(ns string) int64 {
+		s, err := r.ForNamespace(context.Background(), ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *s.Object.Timeout
+	}
+	for i := 1; i <= 1000; i++ {
+		cm := tenantCM("a", map[string]string{"timeout": strconv.Itoa(i)})
+		cm.ResourceVersion = strconv.Itoa(i)
+		objs.set(cm)
+		r.Invalidate(cm)
+	}
+	if got := timeout("a"); got != 1 {
+		t.Errorf("during the interval: timeout %d, want the first write's", got)
+	}
+	other := tenantCM("b", map[string]string{"timeout": "5"})
+	objs.set(other)
+	r.Invalidate(other)
+	if got := timeout("b"); got != 5 {
+		t.Errorf("another namespace waited: timeout %d", got)
+	}
+	// (WaitForSubscribers would wait for the rebuild put off.)
+	if err := r.st.subs.wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n.mu.Lock()
+	got := slices.Sorted(slices.Values(n.ns))
+	n.ns = nil
+	n.mu.Unlock()
+	if fmt.Sprint(got) != "[a b]" {
+		t.Errorf("before the interval ends: notified %v, want a once and b", got)
+	}
+	fc.Step(tenantRebuildInterval)
+	if got := n.take(); fmt.Sprint(got) != "[a]" {
+		t.Errorf("once the interval ends: notified %v, want a once", got)
+	}
+	if got := timeout("a"); got != 1000 {
+		t.Errorf("once the interval ends: timeout %d, want the last write's", got)
 	}
 }
