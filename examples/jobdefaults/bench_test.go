@@ -49,7 +49,8 @@ const loadNamespaces = 10000
 //   - reconcile: the configuration read of one reconcile, strata's
 //     ForNamespace against what a controller-runtime reconciler written by
 //     hand does, a Get of the namespace's ConfigMap from the manager's
-//     cache and a parse of its keys;
+//     cache and a parse of its keys, each applied to a Job; read/strata is
+//     strata's read alone;
 //   - memory: the heap a manager holds once it has reconciled every Job,
 //     with strata (the ConfigMap cache kept to labelled ConfigMaps, a
 //     snapshot per namespace) against the hand-written one (the default
@@ -87,6 +88,13 @@ func BenchmarkCase6Controller(b *testing.B) {
 				return err
 			}
 			return applyDefaults(ctx, job, snap)
+		})
+	})
+	// The read alone: the snapshot, nothing applied.
+	b.Run("read/strata", func(b *testing.B) {
+		readLoop(b, names, func(ns string, _ *batchv1.Job) error {
+			_, err := r.ForNamespace(ctx, ns)
+			return err
 		})
 	})
 	if err := stopStrata(); err != nil {
