@@ -111,6 +111,9 @@ func Effective(objs Objects, namespace, name string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// By name, so that what is ignored and every error come in one order
+	// whichever order the objects were listed in (a lister's is a map's).
+	overrides = slices.SortedFunc(slices.Values(overrides), func(a, b *PluginOverride) int { return strings.Compare(a.Name, b.Name) })
 	for _, o := range overrides {
 		b.override(o)
 	}
