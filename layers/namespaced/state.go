@@ -538,6 +538,9 @@ func (g *guarded[T]) setInputs(ns string, e *entry[T], cms map[string]*corev1.Co
 			e.later = true
 			g.st.deferRebuild(wait, func(g *guarded[T]) {
 				if g.st.cache.get(ns) == e && e.later {
+					// Cleared first: a rebuild held back by a list under
+					// way leaves the list's end to apply the change.
+					e.later = false
 					g.rebuild(ns, e)
 				}
 			})
@@ -712,8 +715,8 @@ func (s *subscribers[T]) add(fn func(ns string, old, new *Snapshot[T])) (cancel 
 	}
 }
 
-// stop cancels every subscription, for good. It does not wait for a
-// subscriber that is running: Stop may be called from one.
+// stop cancels every subscription; until restart, none is taken. It does
+// not wait for a subscriber that is running: Stop may be called from one.
 func (s *subscribers[T]) stop() {
 	s.mu.Lock()
 	list := s.list
