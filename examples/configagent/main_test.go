@@ -149,6 +149,20 @@ func (a *agentRun) waitServes(t *testing.T, path string, gen int) {
 	t.Fatalf("%s did not serve generation %d within 20s; stdout:\n%s", path, gen, a.stdout.String())
 }
 
+// linesWhen returns the JSON lines printed once done says they are all
+// there, or after 10 s: a snapshot is served before its line is printed.
+func (a *agentRun) linesWhen(t *testing.T, done func([]line) bool) []line {
+	t.Helper()
+	ls := a.lines(t)
+	for deadline := time.Now().Add(10 * time.Second); !done(ls) && time.Now().Before(deadline); ls = a.lines(t) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ls
+}
+
+// lastSucceeded reports whether the last line is a success.
+func lastSucceeded(ls []line) bool { return len(ls) > 0 && ls[len(ls)-1].Status == "success" }
+
 // lines returns the JSON lines printed so far.
 func (a *agentRun) lines(t *testing.T) []line {
 	t.Helper()
@@ -245,7 +259,7 @@ func TestShardsUnderKubeletWriter(t *testing.T) {
 	a.waitServes(t, "/config?org=org&repo=delta&branch=main", updates)
 	stop.Store(true)
 	readers.Wait()
-	ls := a.lines(t)
+	ls := a.linesWhen(t, lastSucceeded)
 	t.Logf("%d updates of 2 shards: %d requests over %d snapshots; %d reloads, %d pending, %d failures", updates, served.Load(), len(seen), count(ls, "success"), count(ls, "pending"), count(ls, "failure"))
 	if count(ls, "failure") != 0 {
 		t.Errorf("failures:\n%s", a.stdout.String())
@@ -313,7 +327,7 @@ func TestGitSyncTree(t *testing.T) {
 	if code != http.StatusOK || generationOf(body) != 2 || gen2 == gen1 {
 		t.Errorf("after a new revision: %d %s, generation %s", code, body, gen2)
 	}
-	ls := a.lines(t)
+	ls := a.linesWhen(t, func(ls []line) bool { return len(ls) >= 2 })
 	if len(ls) != 2 || ls[0] != (line{Status: "success", Generation: gen1, Files: 4}) || ls[1] != (line{Status: "success", Generation: gen2, Files: 5}) {
 		t.Errorf("stdout:\n%s", a.stdout.String())
 	}
@@ -426,7 +440,7 @@ func TestPendingFirstSnapshot(t *testing.T) {
 	}
 	write(b1, "y", 2)
 	a.waitFor(t, "/readyz", http.StatusOK)
-	ls := a.lines(t)
+	ls := a.linesWhen(t, lastSucceeded)
 	if ls[0].Status != "pending" || !strings.Contains(ls[0].Error, "VERSION") || ls[len(ls)-1].Status != "success" || ls[len(ls)-1].Files != 2 {
 		t.Errorf("stdout:\n%s", a.stdout.String())
 	}
