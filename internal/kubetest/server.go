@@ -78,6 +78,25 @@ func Main(m interface{ Run() int }, server **Server) int {
 	return m.Run()
 }
 
+// MainWithCommand is Main for the tests of a command: it first builds the
+// command in pkg (as go build names a package) into a temporary file
+// name, and sets *bin to its path. A command that does not build fails
+// the binary with go build's output.
+func MainWithCommand(m interface{ Run() int }, server **Server, pkg, name string, bin *string) int {
+	dir, err := os.MkdirTemp("", "strata-"+name+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*bin = filepath.Join(dir, name)
+	if out, err := exec.Command("go", "build", "-o", *bin, pkg).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the %s command: %v\n%s", name, err, out)
+		return 1
+	}
+	return Main(m, server)
+}
+
 func tool(root, name string) string { return filepath.Join(root, "bin", name) }
 
 // Start starts etcd and kube-apiserver for one test, and stops them when

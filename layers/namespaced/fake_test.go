@@ -82,17 +82,22 @@ func TestFakeClientsets(t *testing.T) {
 				notified := make(chan string, 8)
 				r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*jobDefaults]) { notified <- ns })
 				timeout := func() int64 { return timeoutOf(t, r, "team") }
+				// edit sets the timeout of namespace ns's overrides.
+				edit := func(ns, value string) {
+					t.Helper()
+					cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, "overrides", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cm.Data["default-timeout-seconds"] = value
+					if _, err := c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if got := timeout(); got != 5 {
 					t.Fatalf("timeout %d, want the override's 5", got)
 				}
-				cm, err := c.CoreV1().ConfigMaps("team").Get(ctx, "overrides", metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				cm.Data["default-timeout-seconds"] = "7"
-				if _, err := c.CoreV1().ConfigMaps("team").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				edit("team", "7")
 				deadline := time.Now().Add(5 * time.Second)
 				for timeout() != 7 {
 					if time.Now().After(deadline) {
@@ -117,14 +122,7 @@ func TestFakeClientsets(t *testing.T) {
 				if got := timeoutOf(t, r, "other"); got != 6 {
 					t.Fatalf("other: timeout %d", got)
 				}
-				other, err := c.CoreV1().ConfigMaps("other").Get(ctx, "overrides", metav1.GetOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				other.Data["default-timeout-seconds"] = "8"
-				if _, err := c.CoreV1().ConfigMaps("other").Update(ctx, other, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				edit("other", "8")
 			wait:
 				for {
 					select {

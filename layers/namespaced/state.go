@@ -119,19 +119,25 @@ func (s *state[T]) deferRebuild(d time.Duration, fn func(g *guarded[T])) {
 
 // waitDeferred returns once no rebuild is put off, or ctx is done.
 func (s *state[T]) waitDeferred(ctx context.Context) error {
+	return waitWhile(ctx, &s.deferredMu, s.settled, func() bool { return s.deferred > 0 })
+}
+
+// waitWhile waits on c, whose lock is mu, while more (called with mu
+// held) reports true, or until ctx is done.
+func waitWhile(ctx context.Context, mu *sync.Mutex, c *sync.Cond, more func() bool) error {
 	stop := context.AfterFunc(ctx, func() {
-		s.deferredMu.Lock()
-		defer s.deferredMu.Unlock()
-		s.settled.Broadcast()
+		mu.Lock()
+		defer mu.Unlock()
+		c.Broadcast()
 	})
 	defer stop()
-	s.deferredMu.Lock()
-	defer s.deferredMu.Unlock()
-	for s.deferred > 0 {
+	mu.Lock()
+	defer mu.Unlock()
+	for more() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.settled.Wait()
+		c.Wait()
 	}
 	return nil
 }
@@ -808,22 +814,12 @@ func (sub *subscription[T]) run() {
 // wait returns once fn has returned from every change posted before the
 // call, or the subscription was cancelled, or ctx is done.
 func (sub *subscription[T]) wait(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() {
-		sub.mu.Lock()
-		defer sub.mu.Unlock()
-		sub.wake.Broadcast()
-	})
-	defer stop()
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
 	target := sub.posted
-	for !sub.off && sub.seen < target && (len(sub.queue) > 0 || sub.busy) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		sub.wake.Wait()
-	}
-	return nil
+	sub.mu.Unlock()
+	return waitWhile(ctx, &sub.mu, sub.wake, func() bool {
+		return !sub.off && sub.seen < target && (len(sub.queue) > 0 || sub.busy)
+	})
 }
 
 // wait is subscription.wait for every subscriber.

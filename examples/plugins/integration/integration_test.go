@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"net"
@@ -43,21 +42,7 @@ var (
 	bin    string // the plugins command, built once
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "strata-plugins-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "plugins")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the plugins command: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := kubetest.Main(m, &server)
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(kubetest.MainWithCommand(m, &server, "..", "plugins", &bin)) }
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 

@@ -8,7 +8,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,19 +28,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "strata-tekton-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "tekton-config")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the tekton-config command: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := kubetest.Main(m, &server)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(kubetest.MainWithCommand(m, &server, "..", "tekton-config", &bin))
 }
 
 // resolve runs tekton-config resolve for ns with the source args.
