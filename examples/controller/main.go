@@ -207,7 +207,7 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
 		}
-		o.Recorder = noEvents{} // a read-only command records nothing
+		o.Recorder = namespaced.NoEvents() // a read-only command records nothing
 		r, err := namespaced.NewDirect(client, o)
 		if err == nil {
 			err = r.Start(ctx)
@@ -275,14 +275,6 @@ func newClient(kubeconfig string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 	}
 	return kubernetes.NewForConfig(cfg)
-}
-
-// noEvents discards events.
-type noEvents struct{}
-
-func (noEvents) Event(runtime.Object, string, string, string)          {}
-func (noEvents) Eventf(runtime.Object, string, string, string, ...any) {}
-func (noEvents) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
 }
 
 func runCommand(ctx context.Context, args []string, stderr io.Writer) int {

@@ -29,7 +29,6 @@ import (
 	"syscall"
 
 	"github.com/tektoncd/pipeline/pkg/apis/config"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -129,7 +128,7 @@ func resolve(ctx context.Context, ns, dir, kubeconfig string) (*namespaced.Snaps
 	if err != nil {
 		return nil, err
 	}
-	o.Recorder = discard{} // a one-shot read records no Event
+	o.Recorder = namespaced.NoEvents() // a one-shot read records no Event
 	r, err := namespaced.NewDirect(client, o)
 	if err != nil {
 		return nil, err
@@ -177,10 +176,3 @@ func display(ptr string) string {
 	}
 	return ptr
 }
-
-// discard records no Event.
-type discard struct{}
-
-func (discard) Event(runtime.Object, string, string, string)                                      {}
-func (discard) Eventf(runtime.Object, string, string, string, ...any)                             {}
-func (discard) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {}
