@@ -45,7 +45,6 @@ import (
 	"github.com/stratacfg/strata/internal/kubeobjects"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/layers/namespaced"
-	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -246,7 +245,7 @@ func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.J
 		Rejected: []Rejected{}, Hash: snap.Hash(), Overrides: []string{},
 	}
 	for k, p := range layers.Provenances(snap.Provenance()) {
-		out.Provenance[configMapKey(k)] = p
+		out.Provenance[snap.KeyName(k)] = p
 	}
 	for _, d := range snap.Rejected() {
 		out.Rejected = append(out.Rejected, Rejected{Source: d.Source.String(), Key: d.Key, Reason: d.Why(), Field: d.Field})
@@ -259,14 +258,6 @@ func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.J
 	}
 	out.Overrides = append(out.Overrides, snap.Overrides()...)
 	return out, nil
-}
-
-// configMapKey turns a one-segment pointer back into its ConfigMap key.
-func configMapKey(k string) string {
-	if segs, ok := merge.Segments(k); ok && len(segs) == 1 {
-		return segs[0]
-	}
-	return k
 }
 
 func newClient(kubeconfig string) (kubernetes.Interface, error) {

@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 	"syscall"
 
 	"github.com/tektoncd/pipeline/pkg/apis/config"
@@ -35,7 +34,6 @@ import (
 	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
 	"github.com/stratacfg/strata/internal/kubeobjects"
 	"github.com/stratacfg/strata/layers/namespaced"
-	"github.com/stratacfg/strata/merge"
 )
 
 func main() {
@@ -151,7 +149,7 @@ func report(ns string, snap *namespaced.Snapshot[*tektonconfig.Config]) output {
 		for _, s := range p.Shadowed {
 			kp.Shadowed = append(kp.Shadowed, s.Source.String())
 		}
-		out.Provenance[display(k)] = kp
+		out.Provenance[snap.KeyName(k)] = kp
 	}
 	for _, d := range snap.Rejected() {
 		out.Rejected = append(out.Rejected, rejected{Source: d.Source.String(), Key: d.Key, Reason: d.Why()})
@@ -167,12 +165,4 @@ func report(ns string, snap *namespaced.Snapshot[*tektonconfig.Config]) output {
 		return a.Source < b.Source || a.Source == b.Source && a.Key < b.Key
 	})
 	return out
-}
-
-// display turns a key's pointer, /SECTION/KEY, into SECTION/KEY.
-func display(ptr string) string {
-	if segs, ok := merge.Segments(ptr); ok {
-		return strings.Join(segs, "/")
-	}
-	return ptr
 }

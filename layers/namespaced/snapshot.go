@@ -89,6 +89,11 @@ func (s *Snapshot[T]) Hash() string {
 	return s.hash
 }
 
+// KeyName returns the name of key, a JSON pointer of Provenance, as
+// Rejected and Overrides name keys: as its ConfigMap holds it
+// ("max-replicas", or SECTION/KEY for a Parsed kind).
+func (s *Snapshot[T]) KeyName(key string) string { return s.display(key) }
+
 // Overrides returns the keys a namespace or selector layer set and won,
 // sorted, named as Rejected names them: what this namespace overrides of
 // the cluster configuration.
