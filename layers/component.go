@@ -326,7 +326,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 				values[k], running[k] = v, v
 			}
 		}
-		pipeline.Engine.Fill(out.Provenance, merge.Source{Kind: KindRunning, Name: "restart required"}, running)
+		pipeline.Engine.Fill(out.Provenance, merge.Source{Origin: KindRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
 	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance, c.Default)
@@ -358,13 +358,13 @@ func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[st
 		src, _ := r.SourceOf(key)
 		var base string
 		switch {
-		case isFileKind(src.Kind):
+		case isFileKind(src.Origin):
 			dir, err := filepath.Abs(filepath.Dir(src.Name))
 			if err != nil {
 				return nil, err
 			}
 			base = dir
-		case src.Kind == KindFlag || src.Kind == KindLegacyDefault:
+		case src.Origin == KindFlag || src.Origin == KindLegacyDefault:
 			base = wd
 		default:
 			continue

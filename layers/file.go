@@ -110,7 +110,7 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	}
 	sum := sha256.Sum256(raw)
 	return &merge.Layer{
-		Source: merge.Source{Kind: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
+		Source: merge.Source{Origin: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
 		Values: values,
 	}, warnings, nil
 }

@@ -24,12 +24,12 @@ func benchLayers() []*Layer {
 		defaults[k] = v
 	}
 	return []*Layer{
-		{Source: Source{Kind: "default"}, Values: defaults},
-		{Source: Source{Kind: "file", Name: "/etc/component/config.yaml"}, Values: full},
-		{Source: Source{Kind: "drop-in", Name: "/etc/component/config.d/10.yaml"}, Values: map[string]string{
+		{Source: Source{Origin: "default"}, Values: defaults},
+		{Source: Source{Origin: "file", Name: "/etc/component/config.yaml"}, Values: full},
+		{Source: Source{Origin: "drop-in", Name: "/etc/component/config.d/10.yaml"}, Values: map[string]string{
 			"/bool1": "false", "/int1": "0", "/duration1": `"5s"`, "/string1": `"other"`, "/bool2": "false",
 		}},
-		{Source: Source{Kind: "flag", Name: "--flags"}, Values: map[string]string{"/int2": "7", "/bool3": "false"}},
+		{Source: Source{Origin: "flag", Name: "--flags"}, Values: map[string]string{"/int2": "7", "/bool3": "false"}},
 	}
 }
 
@@ -69,7 +69,7 @@ func BenchmarkExplain(b *testing.B) {
 	r := Merge(benchLayers()...)
 	b.ReportAllocs()
 	for b.Loop() {
-		if p, _ := r.Explain("/int2"); p.Source.Kind != "flag" {
+		if p, _ := r.Explain("/int2"); p.Source.Origin != "flag" {
 			b.Fatal(p)
 		}
 	}

@@ -12,9 +12,9 @@ func ExampleMerge() {
 	dropIn, _ := merge.Flatten([]byte(`{"enableProfiling": false, "featureGates": {"B": false}}`))
 
 	r := merge.Merge(
-		&merge.Layer{Source: merge.Source{Kind: "file", Name: "/etc/comp/config.yaml"}, Values: file},
-		&merge.Layer{Source: merge.Source{Kind: "drop-in", Name: "/etc/comp/config.d/10-debug.yaml"}, Values: dropIn},
-		&merge.Layer{Source: merge.Source{Kind: "flag", Name: "--port"}, Values: map[string]string{"/port": "9443"}},
+		&merge.Layer{Source: merge.Source{Origin: "file", Name: "/etc/comp/config.yaml"}, Values: file},
+		&merge.Layer{Source: merge.Source{Origin: "drop-in", Name: "/etc/comp/config.d/10-debug.yaml"}, Values: dropIn},
+		&merge.Layer{Source: merge.Source{Origin: "flag", Name: "--port"}, Values: map[string]string{"/port": "9443"}},
 	)
 	doc, _ := r.Document()
 	fmt.Println(string(doc))
@@ -27,9 +27,9 @@ func ExampleMerge() {
 }
 
 func ExampleRules() {
-	cluster := &merge.Layer{Source: merge.Source{Kind: "configmap", Name: "strata-system/defaults"},
+	cluster := &merge.Layer{Source: merge.Source{Origin: "configmap", Name: "strata-system/defaults"},
 		Values: map[string]string{"/timeout": "60", "/maxTimeout": "600"}}
-	tenant := &merge.Layer{Source: merge.Source{Kind: "namespace", Name: "team-a/overrides"},
+	tenant := &merge.Layer{Source: merge.Source{Origin: "namespace", Name: "team-a/overrides"},
 		Values: map[string]string{"/timeout": "120", "/maxTimeout": "6000"},
 		Policy: &merge.Rules{Allow: []string{"/timeout"}, Deny: map[string]string{"/maxTimeout": "cluster-only"}}}
 
@@ -53,8 +53,8 @@ func ExampleLists() {
 		{"name": "replicas", "$patch": "delete"}]}`))
 
 	r := merge.Merge(
-		&merge.Layer{Source: merge.Source{Kind: "PluginPreset", Name: "org/monitoring"}, Values: preset},
-		&merge.Layer{Source: merge.Source{Kind: "PluginOverride", Name: "org/prod"}, Values: override},
+		&merge.Layer{Source: merge.Source{Origin: "PluginPreset", Name: "org/monitoring"}, Values: preset},
+		&merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: "org/prod"}, Values: override},
 	)
 	doc, _ := lists.Unflatten(r.Values())
 	fmt.Println(string(doc))
@@ -68,8 +68,8 @@ func ExampleLists() {
 func ExampleResolveRefs() {
 	ref := merge.Ref{Kind: "secret", Namespace: "team-a", Name: "db", Key: "password"}
 	r := merge.Merge(
-		&merge.Layer{Source: merge.Source{Kind: "file"}, Values: map[string]string{"/db/password": `"changeme"`}},
-		&merge.Layer{Source: merge.Source{Kind: "namespace", Name: "team-a/overrides"}, Values: map[string]string{"/db/password": ref.JSON()}},
+		&merge.Layer{Source: merge.Source{Origin: "file"}, Values: map[string]string{"/db/password": `"changeme"`}},
+		&merge.Layer{Source: merge.Source{Origin: "namespace", Name: "team-a/overrides"}, Values: map[string]string{"/db/password": ref.JSON()}},
 	)
 	v, _ := r.Lookup("/db/password")
 	got, _ := merge.RefOf(v)

@@ -23,9 +23,9 @@ import "strings"
 // Source says where a layer came from. It is a value type; its zero value is
 // an unnamed source.
 type Source struct {
-	// Kind is the kind of source, for example "default", "file",
-	// "drop-in", "flag" or "namespace".
-	Kind string
+	// Origin is what kind of place the layer came from, for example
+	// "default", "file", "drop-in", "flag" or "namespace".
+	Origin string
 	// Name says where: a file path, a flag ("--port"), a ConfigMap
 	// ("team-a/overrides"). Empty for sources such as defaults.
 	Name string
@@ -37,11 +37,11 @@ type Source struct {
 	Compressed bool
 }
 
-// String returns the kind and the name, "file /etc/x.yaml", "flag --port",
-// or the kind alone when there is no name; " (gzip)" follows a compressed
+// String returns the origin and the name, "file /etc/x.yaml", "flag --port",
+// or the origin alone when there is no name; " (gzip)" follows a compressed
 // source.
 func (s Source) String() string {
-	out := s.Kind
+	out := s.Origin
 	if s.Name != "" {
 		out += " " + s.Name
 	}

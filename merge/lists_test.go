@@ -21,7 +21,7 @@ func TestKeyedLists(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		return &Layer{Source: Source{Kind: name}, Values: v}
+		return &Layer{Source: Source{Origin: name}, Values: v}
 	}
 	defaults := layer("defaults", `{"spec":{"optionValues":[{"name":"replicas","value":1},{"name":"password","value":"changeme"},{"name":"debug","value":false}]}}`)
 	preset := layer("preset", `{"spec":{"optionValues":[{"name":"replicas","value":3},{"name":"password","valueFrom":{"secret":{"name":"db","key":"pw"}}}]}}`)
@@ -38,10 +38,10 @@ func TestKeyedLists(t *testing.T) {
 		t.Errorf("merged\n%s\nwant\n%s", doc, want)
 	}
 	p, _ := r.Explain("/spec/optionValues/password")
-	if p.Source.Kind != "override" || len(p.Shadowed) != 2 || p.Shadowed[0].Source.Kind != "preset" || p.Shadowed[1].Source.Kind != "defaults" {
+	if p.Source.Origin != "override" || len(p.Shadowed) != 2 || p.Shadowed[0].Source.Origin != "preset" || p.Shadowed[1].Source.Origin != "defaults" {
 		t.Errorf("provenance of password: %+v", p)
 	}
-	if src, _ := r.SourceOf("/spec/optionValues/replicas"); src.Kind != "preset" {
+	if src, _ := r.SourceOf("/spec/optionValues/replicas"); src.Origin != "preset" {
 		t.Errorf("replicas from %s", src)
 	}
 	// Without the override the reference wins whole: no value is left
@@ -114,8 +114,8 @@ func TestRefs(t *testing.T) {
 		}
 	}
 	// A literal above a reference wins, and the other way round.
-	lo := &Layer{Source: Source{Kind: "lo"}, Values: map[string]string{"/db/password": `"plain"`}}
-	hi := &Layer{Source: Source{Kind: "hi"}, Values: map[string]string{"/db/password": ref.JSON()}}
+	lo := &Layer{Source: Source{Origin: "lo"}, Values: map[string]string{"/db/password": `"plain"`}}
+	hi := &Layer{Source: Source{Origin: "hi"}, Values: map[string]string{"/db/password": ref.JSON()}}
 	if got, _ := Merge(lo, hi).Lookup("/db/password"); got != ref.JSON() {
 		t.Errorf("reference above: %s", got)
 	}

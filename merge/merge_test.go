@@ -10,7 +10,7 @@ import (
 )
 
 func layer(kind, name string, kv ...string) *Layer {
-	l := &Layer{Source: Source{Kind: kind, Name: name}, Values: map[string]string{}}
+	l := &Layer{Source: Source{Origin: kind, Name: name}, Values: map[string]string{}}
 	for i := 0; i < len(kv); i += 2 {
 		l.Values[kv[i]] = kv[i+1]
 	}
@@ -123,7 +123,7 @@ func TestMergeMatchesMergePatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		layers = append(layers, &Layer{Source: Source{Kind: "doc", Name: fmt.Sprint(i)}, Values: vals})
+		layers = append(layers, &Layer{Source: Source{Origin: "doc", Name: fmt.Sprint(i)}, Values: vals})
 
 		doc, err := Merge(layers...).Document()
 		if err != nil {
@@ -182,20 +182,20 @@ func TestExplain(t *testing.T) {
 		layer("drop-in", "/etc/c.d/10.yaml", "/port", "2"),
 		layer("flag", "--port", "/port", "3"),
 	)
-	r.fill(Source{Kind: "default"}, map[string]string{"/qps": "50"})
+	r.fill(Source{Origin: "default"}, map[string]string{"/qps": "50"})
 
 	p, ok := r.Explain("/port")
 	if !ok {
 		t.Fatal("Explain(/port) not found")
 	}
-	want := Provenance{Key: "/port", Value: "3", Source: Source{Kind: "flag", Name: "--port"}, Shadowed: []Shadow{
-		{Source: Source{Kind: "drop-in", Name: "/etc/c.d/10.yaml"}, Value: "2"},
-		{Source: Source{Kind: "file", Name: "/etc/c.yaml"}, Value: "1"},
+	want := Provenance{Key: "/port", Value: "3", Source: Source{Origin: "flag", Name: "--port"}, Shadowed: []Shadow{
+		{Source: Source{Origin: "drop-in", Name: "/etc/c.d/10.yaml"}, Value: "2"},
+		{Source: Source{Origin: "file", Name: "/etc/c.yaml"}, Value: "1"},
 	}}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("Explain(/port) = %+v, want %+v", p, want)
 	}
-	if p, _ := r.Explain("/qps"); p.Source.Kind != "default" || p.Value != "50" {
+	if p, _ := r.Explain("/qps"); p.Source.Origin != "default" || p.Value != "50" {
 		t.Errorf("Explain(/qps) = %+v, want the default 50", p)
 	}
 	if _, ok := r.Explain("/missing"); ok {
@@ -209,9 +209,9 @@ func TestExplain(t *testing.T) {
 func TestFillAfterTombstone(t *testing.T) {
 	t.Parallel()
 	r := Merge(layer("file", "a", "/port", "1"), layer("drop-in", "b", "/port", "null"))
-	r.fill(Source{Kind: "default"}, map[string]string{"/port": "8443"})
+	r.fill(Source{Origin: "default"}, map[string]string{"/port": "8443"})
 	p, _ := r.Explain("/port")
-	if p.Value != "8443" || p.Source.Kind != "default" || len(p.Shadowed) != 2 {
+	if p.Value != "8443" || p.Source.Origin != "default" || len(p.Shadowed) != 2 {
 		t.Errorf("Explain(/port) = %+v, want the default shadowing the tombstone and the file", p)
 	}
 }
@@ -434,7 +434,7 @@ func testExtendMatchesMerge(t *testing.T, docs []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &Layer{Source: Source{Kind: "doc", Name: fmt.Sprint(i)}, Values: vals}
+		l := &Layer{Source: Source{Origin: "doc", Name: fmt.Sprint(i)}, Values: vals}
 		if i >= 2 {
 			l.Policy = deny
 		}
@@ -464,9 +464,9 @@ func testExtendMatchesMerge(t *testing.T, docs []string) {
 
 func TestFillFunc(t *testing.T) {
 	t.Parallel()
-	r := Merge(&Layer{Source: Source{Kind: "file"}, Values: map[string]string{"/a": "1"}})
+	r := Merge(&Layer{Source: Source{Origin: "file"}, Values: map[string]string{"/a": "1"}})
 	calls := 0
-	r.fillFunc(Source{Kind: "default"}, func(values map[string]string) map[string]string {
+	r.fillFunc(Source{Origin: "default"}, func(values map[string]string) map[string]string {
 		calls++
 		if values["/a"] != "1" {
 			t.Errorf("fill saw %v", values)
@@ -476,7 +476,7 @@ func TestFillFunc(t *testing.T) {
 	if calls != 0 {
 		t.Fatal("the fill ran before anything was read")
 	}
-	if src, _ := r.SourceOf("/b"); src.Kind != "default" || r.Len() != 2 || calls != 1 {
+	if src, _ := r.SourceOf("/b"); src.Origin != "default" || r.Len() != 2 || calls != 1 {
 		t.Errorf("source %v, len %d, calls %d", src, r.Len(), calls)
 	}
 	defer func() {
@@ -490,8 +490,8 @@ func TestFillFunc(t *testing.T) {
 // TestTombstoneLeavesATrace removes a map a lower layer set with a null:
 // the removed key is listed, and its provenance names what it erased.
 func TestTombstoneLeavesATrace(t *testing.T) {
-	cluster := &Layer{Source: Source{Kind: "cluster", Name: "ops/config"}, Values: map[string]string{"/m/a": "1", "/m/b": "2", "/x": "3"}}
-	tenant := &Layer{Source: Source{Kind: "namespace", Name: "team/overrides"}, Values: map[string]string{"/m": Tombstone}}
+	cluster := &Layer{Source: Source{Origin: "cluster", Name: "ops/config"}, Values: map[string]string{"/m/a": "1", "/m/b": "2", "/x": "3"}}
+	tenant := &Layer{Source: Source{Origin: "namespace", Name: "team/overrides"}, Values: map[string]string{"/m": Tombstone}}
 	r := Merge(cluster, tenant)
 	if got := r.Tombstones(); len(got) != 1 || got[0] != "/m" {
 		t.Fatalf("Tombstones() = %v", got)

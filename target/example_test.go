@@ -13,7 +13,7 @@ func ExampleLadder_Select() {
 	ladder := target.Ladder{"none", "cluster", "definition", "both"}
 	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
 	layer := func(name, class string, created time.Time, sel target.Selector, values map[string]string) *target.Layer {
-		return &target.Layer{Layer: &merge.Layer{Source: merge.Source{Kind: "PluginOverride", Name: name}, Values: values},
+		return &target.Layer{Layer: &merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: name}, Values: values},
 			Selector: sel, Class: class, Created: created, Name: name}
 	}
 	prod := &target.LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}

@@ -16,7 +16,7 @@ var adr = Ladder{"none", "cluster", "definition", "both"}
 
 func override(name, class string, created int, sel Selector, values map[string]string) *Layer {
 	return &Layer{
-		Layer:    &merge.Layer{Source: merge.Source{Kind: "PluginOverride", Name: name}, Values: values},
+		Layer:    &merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: name}, Values: values},
 		Selector: sel, Class: class, Name: name,
 		Created: time.Date(2026, 1, 1, 0, 0, created, 0, time.UTC),
 	}

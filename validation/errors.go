@@ -29,7 +29,7 @@ func (e *Error) Error() string {
 		// that names no field): its message says it all.
 		msg = e.Err.Detail
 	}
-	if e.Source.Kind == "" {
+	if e.Source.Origin == "" {
 		return msg
 	}
 	return e.Source.String() + ": " + msg

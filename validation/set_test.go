@@ -11,7 +11,7 @@ import (
 
 func TestValidateSet(t *testing.T) {
 	t.Parallel()
-	src := func(n string) merge.Source { return merge.Source{Kind: "manifest", Name: n} }
+	src := func(n string) merge.Source { return merge.Source{Origin: "manifest", Name: n} }
 	ref := func(kind, name string) []Reference {
 		return []Reference{{Field: field.NewPath("spec", "policyName"), Kind: kind, Name: name}}
 	}

@@ -86,7 +86,7 @@ type Manifest struct {
 
 // Source is the object's provenance, "manifest /etc/policies/a.yaml#2".
 func (m *Manifest) Source() merge.Source {
-	return merge.Source{Kind: KindManifest, Name: where(m.File, m.Document, m.Item)}
+	return merge.Source{Origin: KindManifest, Name: where(m.File, m.Document, m.Item)}
 }
 
 func where(file string, doc, item int) string {

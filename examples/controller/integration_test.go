@@ -243,12 +243,12 @@ func TestOverridesAndPolicy(t *testing.T) {
 		t.Errorf("team a: rejected %v, want %v", got, want)
 	}
 	for _, d := range s.Rejected() {
-		if d.Source.Kind != namespaced.KindNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
+		if d.Source.Origin != namespaced.KindNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
 			t.Errorf("rejected key %s names source %+v, want the namespace ConfigMap and its version", d.Key, d.Source)
 		}
 	}
 	p, _ := s.Provenance().Explain("/default-timeout-seconds")
-	if p.Source.Kind != namespaced.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Kind != namespaced.KindCluster {
+	if p.Source.Origin != namespaced.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Origin != namespaced.KindCluster {
 		t.Errorf("provenance of default-timeout-seconds: %+v", p)
 	}
 	if got := fmt.Sprint(s.Overrides()); got != "[default-timeout-seconds default-ttl-seconds-after-finished]" {

@@ -48,7 +48,7 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 	if err != nil {
 		return nil, zero, err
 	}
-	Engine.Fill(r, merge.Source{Kind: KindDefault}, Defaulted(values, flat, typeOf(k)))
+	Engine.Fill(r, merge.Source{Origin: KindDefault}, Defaulted(values, flat, typeOf(k)))
 	hub, err := k.Scheme().ConvertToVersion(versioned.DeepCopyObject(), k.Hub())
 	if err != nil {
 		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)

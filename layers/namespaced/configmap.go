@@ -133,7 +133,7 @@ func (e *LayerError) Unwrap() error { return e.Err }
 // ConfigMapSource is the provenance source of a ConfigMap: the kind, its
 // namespace/name and its resourceVersion.
 func ConfigMapSource(cm *corev1.ConfigMap, kind string) merge.Source {
-	return merge.Source{Kind: kind, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
+	return merge.Source{Origin: kind, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -100,7 +100,7 @@ func (s *Snapshot[T]) KeyName(key string) string { return s.display(key) }
 func (s *Snapshot[T]) Overrides() []string {
 	var out []string
 	for _, k := range s.result.Keys() {
-		if src, ok := s.result.SourceOf(k); ok && (src.Kind == KindNamespace || src.Kind == KindSelector) {
+		if src, ok := s.result.SourceOf(k); ok && (src.Origin == KindNamespace || src.Origin == KindSelector) {
 			out = append(out, s.display(k))
 		}
 	}
@@ -120,7 +120,7 @@ func (s *Snapshot[T]) SourcesAnnotation() string {
 // SourceRef names a layer with its version: "kind:namespace/name@version",
 // or without "@version" when it has none.
 func SourceRef(s merge.Source) string {
-	out := s.Kind + ":" + s.Name
+	out := s.Origin + ":" + s.Name
 	if s.Version != "" {
 		out += "@" + s.Version
 	}

@@ -175,17 +175,17 @@ func TestStackFallsBack(t *testing.T) {
 		t.Fatalf("a flat scalar cluster layer is not set field by field: %v", err)
 	}
 	// A nested key (a flag on a map member, say) is decoded whole.
-	upper := &merge.Layer{Source: merge.Source{Kind: "flag"}, Values: map[string]string{"/timeout": "45", "/unknown/x": "1"}}
+	upper := &merge.Layer{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": "45", "/unknown/x": "1"}}
 	if _, err := snapshotOf(fast, []*merge.Layer{upper}); err == nil || !strings.Contains(err.Error(), "unknown") {
 		t.Errorf("a key that is no field: %v", err)
 	}
 	// A tombstone zeroes the member, and defaulting fills it again.
-	upper = &merge.Layer{Source: merge.Source{Kind: "flag"}, Values: map[string]string{"/timeout": merge.Tombstone}}
+	upper = &merge.Layer{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": merge.Tombstone}}
 	s, err := snapshotOf(fast, []*merge.Layer{upper})
 	if err != nil || *s.Object.Timeout != 60 {
 		t.Errorf("tombstone: %v, %v", s, err)
 	}
-	if src, _ := s.Provenance().SourceOf("/timeout"); src.Kind != layers.KindDefault {
+	if src, _ := s.Provenance().SourceOf("/timeout"); src.Origin != layers.KindDefault {
 		t.Errorf("tombstoned key credited to %v, want default", src)
 	}
 	if s.Object.Kind != "tenantConfig" || s.Object.APIVersion != tenantGV.String() {
@@ -198,7 +198,7 @@ func TestStackFallsBack(t *testing.T) {
 // cluster layer sets makes the configuration valid.
 func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
 	r := newTestResolver(t, func(o *Options[*tenantConfig]) {
-		o.Flags = &merge.Layer{Source: merge.Source{Kind: "flag", Name: "--timeout"}, Values: map[string]string{"/timeout": "45"}}
+		o.Flags = &merge.Layer{Source: merge.Source{Origin: "flag", Name: "--timeout"}, Values: map[string]string{"/timeout": "45"}}
 	})
 	s, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"timeout": "0", "tenancy": "on"})})
 	if err != nil {
@@ -207,7 +207,7 @@ func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
 	if *s.Object.Timeout != 45 {
 		t.Errorf("timeout %d, want the flag's 45", *s.Object.Timeout)
 	}
-	if src, _ := s.Provenance().SourceOf("/timeout"); src.Kind != "flag" {
+	if src, _ := s.Provenance().SourceOf("/timeout"); src.Origin != "flag" {
 		t.Errorf("timeout from %v", src)
 	}
 }

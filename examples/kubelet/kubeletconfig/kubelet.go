@@ -88,10 +88,10 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := push(merge.Source{Kind: layers.KindDefault}, &kubeletconfig.KubeletConfiguration{}, defaults); err != nil {
+	if err := push(merge.Source{Origin: layers.KindDefault}, &kubeletconfig.KubeletConfiguration{}, defaults); err != nil {
 		return nil, err
 	}
-	if err := push(merge.Source{Kind: layers.KindLegacyDefault, Name: "kubelet's legacy defaults"}, defaults, kc); err != nil {
+	if err := push(merge.Source{Origin: layers.KindLegacyDefault, Name: "kubelet's legacy defaults"}, defaults, kc); err != nil {
 		return nil, err
 	}
 	initial := kc.DeepCopy()
@@ -125,7 +125,7 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 		out.Warnings = file.warnings
 		stack = append(stack, file.layer)
 		kc = file.config
-		if err := push(merge.Source{Kind: layers.KindDefault, Name: "for " + path}, file.raw, kc); err != nil {
+		if err := push(merge.Source{Origin: layers.KindDefault, Name: "for " + path}, file.raw, kc); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +173,7 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := push(merge.Source{Kind: layers.KindDefault, Name: "after the drop-ins"}, merged, kc); err != nil {
+		if err := push(merge.Source{Origin: layers.KindDefault, Name: "after the drop-ins"}, merged, kc); err != nil {
 			return nil, err
 		}
 	}
@@ -355,7 +355,7 @@ func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, error) {
 	}
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
-	return &merge.Layer{Source: merge.Source{Kind: layers.KindDropIn, Name: path}, Values: values}, nil
+	return &merge.Layer{Source: merge.Source{Origin: layers.KindDropIn, Name: path}, Values: values}, nil
 }
 
 // kubeletDropIns lists the drop-ins of dir as kubelet's
@@ -405,7 +405,7 @@ func readFile(k *scheme.Kind, path string) ([]byte, error) {
 // no set flag (kubelet's parse resets --log-*-split-stream whether or not
 // they are given) to kubelet's command line as a whole.
 func pushFlags(k *scheme.Kind, stack *[]*merge.Layer, fs *pflag.FlagSet, keys map[string]string, before, after *kubeletconfig.KubeletConfiguration) error {
-	changed, err := diffLayer(k, merge.Source{Kind: layers.KindFlag, Name: "kubelet's command line"}, before, after)
+	changed, err := diffLayer(k, merge.Source{Origin: layers.KindFlag, Name: "kubelet's command line"}, before, after)
 	if err != nil || len(changed.Values) == 0 {
 		return err
 	}
@@ -426,7 +426,7 @@ func pushFlags(k *scheme.Kind, stack *[]*merge.Layer, fs *pflag.FlagSet, keys ma
 				name := byKey[bound]
 				l := perFlag[name]
 				if l == nil {
-					l = &merge.Layer{Source: merge.Source{Kind: layers.KindFlag, Name: "--" + name}, Values: map[string]string{}}
+					l = &merge.Layer{Source: merge.Source{Origin: layers.KindFlag, Name: "--" + name}, Values: map[string]string{}}
 					perFlag[name] = l
 					order = append(order, name)
 				}
@@ -489,7 +489,7 @@ func provenance(stack []*merge.Layer, final []byte) (*merge.Result, error) {
 	delete(want, "/apiVersion")
 	delete(want, "/kind")
 	got := merge.Merge(stack...).Values()
-	fill := &merge.Layer{Source: merge.Source{Kind: layers.KindDefault}, Values: map[string]string{}}
+	fill := &merge.Layer{Source: merge.Source{Origin: layers.KindDefault}, Values: map[string]string{}}
 	for key, v := range want {
 		if got[key] != v {
 			fill.Values[key] = v

@@ -171,7 +171,7 @@ func (b *builder) defaults() {
 			vals = append(vals, OptionValue{Name: o.Name, Value: o.Default})
 		}
 	}
-	src := merge.Source{Kind: b.def.Kind, Name: objectName(b.def.ObjectMeta) + " (default)"}
+	src := merge.Source{Origin: b.def.Kind, Name: objectName(b.def.ObjectMeta) + " (default)"}
 	b.add(src, "defaults", src.String(), target.Selector{}, b.def.CreationTimestamp, "spec.options[].default", vals)
 }
 
@@ -179,7 +179,7 @@ func (b *builder) defaults() {
 // for a cluster its selector does not select is left out, and says why.
 func (b *builder) preset(pp *PluginPreset) {
 	name := objectName(pp.ObjectMeta)
-	src := merge.Source{Kind: KindPluginPreset, Name: name}
+	src := merge.Source{Origin: KindPluginPreset, Name: name}
 	b.add(src, "values", src.String(), target.Selector{}, pp.CreationTimestamp, "spec.plugin.optionValues", pp.Spec.Plugin.OptionValues)
 	sel, selErr := metav1.LabelSelectorAsSelector(&pp.Spec.ClusterSelector)
 	if selErr != nil {
@@ -194,7 +194,7 @@ func (b *builder) preset(pp *PluginPreset) {
 			continue
 		}
 		seen[o.ClusterName] = i
-		osrc := merge.Source{Kind: KindPluginPreset, Name: name + " " + field + " (cluster " + o.ClusterName + ")"}
+		osrc := merge.Source{Origin: KindPluginPreset, Name: name + " " + field + " (cluster " + o.ClusterName + ")"}
 		c, err := b.objs.Cluster(b.namespace, o.ClusterName)
 		switch {
 		case err != nil:
@@ -214,14 +214,14 @@ func (b *builder) preset(pp *PluginPreset) {
 // own is a standalone Plugin's own values: what its spec holds, but for
 // the values the example wrote over them, which its status records.
 func (b *builder) own(p *Plugin) {
-	src := merge.Source{Kind: KindPlugin, Name: objectName(p.ObjectMeta)}
+	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
 	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", OwnValues(p))
 }
 
 // override is a PluginOverride, in the class its selector's shape gives.
 func (b *builder) override(o *PluginOverride) {
 	name := objectName(o.ObjectMeta)
-	src := merge.Source{Kind: KindPluginOverride, Name: name}
+	src := merge.Source{Origin: KindPluginOverride, Name: name}
 	cs := o.Spec.ClusterSelector
 	sel := target.Selector{Names: cs.ClusterNames, ExcludeNames: cs.IgnoreClusters}
 	if cs.LabelSelector != nil {
