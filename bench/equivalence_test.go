@@ -16,7 +16,7 @@ func TestSameEffectiveConfiguration(t *testing.T) {
 	want := Expected(true)
 
 	r := newResolver(t)
-	s, err := r.ResolveObjects(TenantNamespace, []runtime.Object{ClusterConfigMap(), NamespaceConfigMap(TenantNamespace)})
+	s, err := r.Resolve(TenantNamespace, []runtime.Object{ClusterConfigMap(), NamespaceConfigMap(TenantNamespace)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestSameEffectiveConfiguration(t *testing.T) {
 // everywhere.
 func TestDefaultsAgree(t *testing.T) {
 	r := newResolver(t)
-	s, err := r.ResolveObjects(TenantNamespace, nil)
+	s, err := r.Resolve(TenantNamespace, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +82,13 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 }
 
-func newResolver(tb testing.TB) *namespaced.Resolver[*Settings] {
+func newResolver(tb testing.TB) *namespaced.DryRun[*Settings] {
 	tb.Helper()
 	o, err := ResolverOptions()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := namespaced.NewDirect(nil, o)
+	r, err := namespaced.NewDryRun(o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func overlays() [2]map[string]string {
 // BenchmarkCase2Rebuild rebuilds the effective configuration after the
 // namespace layer changed. strata: convert the changed ConfigMap, merge it
 // over the cluster layer with the tenant policy and provenance, decode,
-// default, validate and hash (Resolver.ResolveObjects; the cluster
+// default, validate and hash (DryRun.Resolve; the cluster
 // ConfigMap is unchanged, so its layer is reused as the resolver reuses
 // it). Tekton-style: merge the raw maps and parse all 30 keys. viper and
 // koanf: load the three layers into a new instance. knative has one layer:
@@ -38,7 +38,7 @@ func BenchmarkCase2Rebuild(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			s, err := r.ResolveObjects(TenantNamespace, []runtime.Object{clusterCM, ns[i&1]})
+			s, err := r.Resolve(TenantNamespace, []runtime.Object{clusterCM, ns[i&1]})
 			if err != nil || *s.Object.EnableRetries {
 				b.Fatal(err)
 			}

@@ -190,12 +190,12 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
 		}
-		r, err := namespaced.NewDirect(nil, o)
+		d, err := namespaced.NewDryRun(o)
 		if err != nil {
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
 		}
-		snap, err = r.ResolveObjects(*ns, objs)
+		snap, err = d.Resolve(*ns, objs)
 		if err != nil {
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
@@ -377,11 +377,11 @@ func clusterCacheSize(ctx context.Context, client kubernetes.Interface) (int, er
 	if err != nil {
 		return 0, err
 	}
-	r, err := namespaced.NewDirect(nil, o)
+	d, err := namespaced.NewDryRun(o)
 	if err != nil {
 		return 0, err
 	}
-	snap, err := r.ResolveObjects(SystemNamespace, []runtime.Object{cm})
+	snap, err := d.Resolve(SystemNamespace, []runtime.Object{cm})
 	if err != nil {
 		return 0, err
 	}

@@ -112,11 +112,11 @@ func resolve(ctx context.Context, ns, dir, kubeconfig string) (*namespaced.Snaps
 		if err != nil {
 			return nil, err
 		}
-		r, err := namespaced.NewDirect(nil, o)
+		d, err := namespaced.NewDryRun(o)
 		if err != nil {
 			return nil, err
 		}
-		return r.ResolveObjects(ns, objs)
+		return d.Resolve(ns, objs)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

@@ -32,7 +32,7 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	c := r.c
 	switch {
 	case c.isCluster(cm):
-		cl, err := r.clusterState(ctx)
+		cl, err := r.src.cluster(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
 		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, KindNamespace), c.nsLabels)}, nil
 	}
-	cl, err := r.clusterState(ctx)
+	cl, err := r.src.cluster(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,22 +85,6 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 		warnings = append(warnings, w)
 	}
 	return warnings, nil
-}
-
-// clusterState returns the cluster configuration in effect: the state's,
-// or for a Direct resolver, read now.
-func (r *Resolver[T]) clusterState(ctx context.Context) (*clusterState[T], error) {
-	if r.st != nil {
-		if cl := r.st.cluster(); cl != nil {
-			return cl, nil
-		}
-		return nil, errNotStarted
-	}
-	d, ok := r.mode.(*directMode[T])
-	if !ok || d.client == nil {
-		return nil, errNotStarted
-	}
-	return d.clusters(ctx)
 }
 
 // AdmissionHandler returns an admission.k8s.io/v1 webhook handler that

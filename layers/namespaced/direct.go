@@ -18,7 +18,7 @@ import (
 type directMode[T any] struct {
 	c        *core[T]
 	client   kubernetes.Interface
-	parse    *memo[T]
+	parse    memo[T]
 	reported *reportTable
 	events   eventSink
 	stopRec  func()
@@ -37,6 +37,12 @@ func (d *directMode[T]) start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// follower follows nothing: Direct mode caches nothing.
+func (d *directMode[T]) follower() follower[T] { return current[T]{} }
+
+// invalidate does nothing: Direct mode reads on every call.
+func (d *directMode[T]) invalidate(any) {}
 
 func (d *directMode[T]) stop() {
 	if d.stopRec != nil {
@@ -94,7 +100,7 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 			}
 		}
 	}
-	s, ignored, err := c.resolveObjects(d.parse, ns, objs)
+	s, ignored, err := c.resolveObjects(&d.parse, ns, objs)
 	if err != nil {
 		return nil, err
 	}
@@ -111,9 +117,12 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 	return s, nil
 }
 
-// clusters reads the cluster ConfigMaps and returns their state, parsed
+// cluster reads the cluster ConfigMaps and returns their state, parsed
 // unless they are the ones parsed last.
-func (d *directMode[T]) clusters(ctx context.Context) (*clusterState[T], error) {
+func (d *directMode[T]) cluster(ctx context.Context) (*clusterState[T], error) {
+	if d.client == nil {
+		return nil, errNotStarted
+	}
 	cms := map[string]*corev1.ConfigMap{}
 	for _, name := range d.c.clusterCMs {
 		cm, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).Get(ctx, name, metav1.GetOptions{})

@@ -85,7 +85,7 @@ func (in *nestedConfig) DeepCopyObject() runtime.Object {
 
 var nestedGV = schema.GroupVersion{Group: "nested.test.strata.dev", Version: "v1"}
 
-func newNestedResolver(t testing.TB) *Resolver[*nestedConfig] {
+func newNestedResolver(t testing.TB) *DryRun[*nestedConfig] {
 	t.Helper()
 	kind, err := scheme.New(scheme.Config{
 		Group: nestedGV.Group, Kind: "nestedConfig", Hub: "v1",
@@ -97,16 +97,12 @@ func newNestedResolver(t testing.TB) *Resolver[*nestedConfig] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewDirect(nil, Options[*nestedConfig]{
+	return newDryRun(t, Options[*nestedConfig]{
 		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  map[string]string{"config": "tenant"},
 		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
 		Kind:    kind,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // TestTenantCannotReachNestedFields sets overridable keys whose values are
@@ -141,7 +137,7 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 			if tc.stability != "" {
 				cl.Data["stability"] = tc.stability
 			}
-			s, err := r.ResolveObjects("team", []runtime.Object{cl, tenantCM("team", map[string]string{tc.key: tc.value})})
+			s, err := r.Resolve("team", []runtime.Object{cl, tenantCM("team", map[string]string{tc.key: tc.value})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +157,7 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 		})
 	}
 	t.Run("an object with nothing restricted under it", func(t *testing.T) {
-		s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"tuning": "{workers: 4, verbose: false}"})})
+		s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"tuning": "{workers: 4, verbose: false}"})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +168,7 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 	t.Run("alpha allowed", func(t *testing.T) {
 		cl := cluster.DeepCopy()
 		cl.Data["stability"] = "alpha"
-		s, err := r.ResolveObjects("team", []runtime.Object{cl, tenantCM("team", map[string]string{"features": "{preview: true}"})})
+		s, err := r.Resolve("team", []runtime.Object{cl, tenantCM("team", map[string]string{"features": "{preview: true}"})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +179,7 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 	t.Run("a lock on a nested field refuses its parent", func(t *testing.T) {
 		cl := cluster.DeepCopy()
 		cl.Data["locked"] = "/tuning/workers"
-		s, err := r.ResolveObjects("team", []runtime.Object{cl, tenantCM("team", map[string]string{"tuning": "{verbose: true}"})})
+		s, err := r.Resolve("team", []runtime.Object{cl, tenantCM("team", map[string]string{"tuning": "{verbose: true}"})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +201,7 @@ func FuzzTenantNestedValues(f *testing.F) {
 		"server": "{port: 443, certFile: /etc/tls/cert.pem}", "limits": "{quota: 5}",
 		"volumes": "{data: /var/data}", "backends": "{a: {url: https://a, caFile: ca.pem}}",
 	})
-	base, err := r.ResolveObjects("team", []runtime.Object{cluster})
+	base, err := r.Resolve("team", []runtime.Object{cluster})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -227,7 +223,7 @@ func FuzzTenantNestedValues(f *testing.F) {
 		return key == "/tenancy" || key == "/locked" || key == "/stability"
 	}
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
-		s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", map[string]string{k1: v1, k2: v2})})
+		s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{k1: v1, k2: v2})})
 		if err != nil {
 			t.Fatalf("tenant input failed a resolve: %v", err)
 		}

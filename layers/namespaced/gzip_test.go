@@ -31,7 +31,7 @@ func TestGzipConfigMaps(t *testing.T) {
 	tenant.BinaryData = map[string][]byte{"retries": gz(t, "4")}
 
 	r := newTestResolver(t, nil)
-	s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenant})
+	s, err := r.Resolve("team", []runtime.Object{cluster, tenant})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestGzipConfigMaps(t *testing.T) {
 		r := newTestResolver(t, func(o *Options[*tenantConfig]) { o.KeepGzip = tc.keep })
 		bad := tenantCM("team", nil)
 		bad.BinaryData = tc.binary
-		s, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"tenancy": "on"}), bad})
+		s, err := r.Resolve("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"tenancy": "on"}), bad})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // lazyMode reads a namespace's ConfigMaps on its first resolve, with one
@@ -34,59 +35,33 @@ import (
 // Events and lists meet by resourceVersion (comparable since Kubernetes
 // 1.34, KEP-5504): an event applies to a namespace only when it is newer
 // than what the namespace holds, a list only when it is not older, and
-// events that come while the namespace is being listed wait for the list,
-// the newest per layer name. A watch that breaks resumes from the last
-// version seen, across API server restarts; one that ends for good (its
-// version expired, 410 Gone) starts again from now, after a pause that
-// grows while watches keep ending, and every followed namespace is listed
-// again, those whose first list was under way too, so that no change is
-// lost.
-//
-// Every state change of a namespace happens either under a list (its
-// events wait) or on the dispatcher, one event at a time; the dispatcher
-// alone ends a namespace's lists, so the two never interleave.
+// events that come while the namespace is being listed wait for the list.
+// A watch that breaks resumes from the last version seen, across API
+// server restarts; one that ends for good (its version expired, 410 Gone,
+// or the server's versions went back) starts again from now, after a
+// pause that grows while watches keep ending, and every followed
+// namespace is listed again through client-go's rate-limited work queue.
+// follows owns what is known of each namespace and writes out the steps;
+// lazyMode does the reading.
 type lazyMode[T any] struct {
 	c      *core[T]
 	st     *state[T]
 	client kubernetes.Interface
 	inf    *informerSet
+	f      *follows[T]
 	ctx    context.Context
 	cancel context.CancelFunc
 	stopEv func()
+	queue  workqueue.TypedRateLimitingInterface[string]
 	wg     sync.WaitGroup // the dispatcher and the relist workers
 
-	// flushed wakes the dispatcher for flushes, queued a worker for
-	// relists; neither blocks who sends.
-	flushed, queued chan struct{}
+	// flushed wakes the dispatcher for the lists ended; it never blocks
+	// who sends.
+	flushed chan struct{}
 
 	// unversioned: the server gave an object with no resourceVersion
 	// (client-go's fake clientsets): the shared watch is a plain one.
 	unversioned atomic.Bool
-
-	mu  sync.Mutex
-	seq uint64 // numbers each following, to tell a stale one apart
-	// run counts the resolver's stops: a list begun before one ends
-	// nothing after it. epoch counts the shared watch's starts from now
-	// (and the stops): a list begun in an earlier epoch may have missed a
-	// change the watch never delivers.
-	run, epoch uint64
-	followed   map[string]*follow[T] // by namespace
-	flushes    []string              // a namespace per list ended, for the dispatcher
-	relists    []string              // namespaces to list again, for the workers
-}
-
-// follow is how the shared watch follows one namespace.
-type follow[T any] struct {
-	e   *entry[T] // the cached entry events update; nil while not cached
-	seq uint64    // which following of e (the gate may close and open again on one entry)
-	rv  string    // what e holds is at least this version ("": unknown)
-	// listing counts the lists of the namespace under way, a miss's or a
-	// worker's; while any is, its events wait, the newest per ConfigMap
-	// name, to apply once the last list ended.
-	listing int
-	waiting map[string]watch.Event
-	queued  bool          // a worker is to list the namespace again
-	retry   time.Duration // the pause before the next list, after failures in a row
 }
 
 // relistWorkers bounds the lists of namespaces under way at once after the
@@ -97,18 +72,46 @@ const relistWorkers = 4
 // label as many as it likes.
 const listPage = 32
 
-func newLazy[T any](c *core[T], st *state[T], client kubernetes.Interface) *lazyMode[T] {
-	m := &lazyMode[T]{c: c, st: st, client: client, stopEv: func() {},
-		flushed: make(chan struct{}, 1), queued: make(chan struct{}, 1), followed: map[string]*follow[T]{}}
-	st.g.watch = m.follow
-	return m
+// relistPause and relistPauseMost bound the pause before a failed relist
+// is tried again: it doubles with each failure of the namespace in a row.
+const relistPause, relistPauseMost = 100 * time.Millisecond, 30 * time.Second
+
+func newLazy[T any](c *core[T], client kubernetes.Interface) *lazyMode[T] {
+	return &lazyMode[T]{c: c, client: client, stopEv: func() {}, flushed: make(chan struct{}, 1),
+		f: newFollows[T](c.m.watches.Add)}
 }
+
+// follower is how the state has Lazy mode follow what it caches.
+func (m *lazyMode[T]) follower() follower[T] { return lazyFollower[T]{m} }
+
+// lazyFollower follows a cached namespace's own ConfigMaps through the
+// shared watch, while the gate is open.
+type lazyFollower[T any] struct{ m *lazyMode[T] }
+
+func (l lazyFollower[T]) wants(cl *clusterState[T], ns string) bool {
+	return cl.policy.open && !l.m.c.system(ns)
+}
+
+func (l lazyFollower[T]) follow(ns string, e *entry[T], at *listedAt, hold bool) context.CancelFunc {
+	return l.m.f.follow(ns, e, at, hold)
+}
+
+func (l lazyFollower[T]) holds(ns string, e *entry[T]) bool { return l.m.f.holds(ns, e) }
+
+// gateTurned stops following every namespace when the gate closed, their
+// own ConfigMaps dropped; when it opened, it lists each again, its
+// snapshot held until its list ends. (5)
+func (l lazyFollower[T]) gateTurned(g *guarded[T]) { g.followAgain(true) }
 
 func (m *lazyMode[T]) start(ctx context.Context) error {
 	if m.client == nil {
 		return fmt.Errorf("namespaced: a Lazy resolver needs a client")
 	}
 	m.ctx, m.cancel = context.WithCancel(ctx)
+	m.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](relistPause, relistPauseMost),
+		workqueue.TypedRateLimitingQueueConfig[string]{Clock: m.c.clock})
+	m.f.begin(m.queue)
 	events := newEventSink(&m.c.o)
 	var err error
 	if events == nil {
@@ -129,7 +132,7 @@ func (m *lazyMode[T]) start(ctx context.Context) error {
 	m.wg.Add(1 + relistWorkers)
 	go m.dispatch(w)
 	for range relistWorkers {
-		go m.relistWorker()
+		go m.relistWorker(m.queue)
 	}
 	if err := m.st.begin(m.ctx, m.inf, events); err != nil {
 		m.stop()
@@ -149,20 +152,19 @@ func (m *lazyMode[T]) stop() {
 	if m.cancel != nil {
 		m.cancel()
 	}
+	if m.queue != nil {
+		m.queue.ShutDown()
+	}
 	m.inf.shutdown()
 	m.wg.Wait()
 	m.stopEv()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, f := range m.followed {
-		if f.e != nil {
-			m.c.m.watches.Dec()
-		}
-	}
-	m.followed, m.flushes, m.relists = map[string]*follow[T]{}, nil, nil
-	m.run++
-	m.epoch++
+	m.f.end() // (8)
 }
+
+func (m *lazyMode[T]) cluster(context.Context) (*clusterState[T], error) { return m.st.current() }
+
+// invalidate does nothing: Lazy mode watches for itself.
+func (m *lazyMode[T]) invalidate(any) {}
 
 // changed applies a change the informers saw: the cluster ConfigMap, a
 // selector ConfigMap, or a namespace's labels.
@@ -187,11 +189,11 @@ func (m *lazyMode[T]) changed(obj any) {
 		}
 		ls, _ := m.inf.labels(m.ctx, o.Name)
 		m.st.do(func(g *guarded[T]) {
-			if e.pending {
+			if m.f.holds(o.Name, e) {
 				e.labels = ls // for the list under way to put in effect
 				return
 			}
-			g.setInputs(o.Name, e, e.cms, ls)
+			g.setInputs(o.Name, e, e.cms, ls, false)
 		})
 	}
 }
@@ -211,16 +213,16 @@ func (m *lazyMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 			return in, fmt.Errorf("reading namespace %s: %w", ns, err)
 		}
 		in.labels = ls
-		if !cl.policy.open || m.c.system(ns) {
+		if !m.follower().wants(cl, ns) {
 			return in, nil
 		}
 		if !listed {
 			listed = true
-			run = m.beginList(ns) // events from now wait for this list
+			run = m.f.beginList(ns) // (1) events from now wait for this list
 		}
-		// A watch started from now after this epoch may miss a change
-		// the list does not see.
-		in.at.epoch = m.currentEpoch()
+		// (2) A watch started from now after this epoch may miss a
+		// change the list does not see.
+		in.at.epoch = m.f.epochNow()
 		in.cms, in.at.rv, err = m.list(ctx, ns)
 		in.watch = err == nil
 		return in, err
@@ -260,45 +262,13 @@ func (m *lazyMode[T]) list(ctx context.Context, ns string) (map[string]*corev1.C
 	}
 }
 
-// beginList makes the events of ns wait until endList, and returns the
-// run it began in.
-func (m *lazyMode[T]) beginList(ns string) uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.followedAs(ns).listing++
-	return m.run
-}
-
-func (m *lazyMode[T]) currentEpoch() uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.epoch
-}
-
-// followedAs returns how ns is followed, recording it if it is not.
-// m.mu is held.
-func (m *lazyMode[T]) followedAs(ns string) *follow[T] {
-	f := m.followed[ns]
-	if f == nil {
-		f = &follow[T]{}
-		m.followed[ns] = f
-	}
-	return f
-}
-
-// endList hands ns to the dispatcher, which applies the events that
-// waited, newer than what the list gave, before any later one. It never
-// waits. A list begun before the resolver stopped ends nothing: what it
-// counted went with the stop.
+// endList hands the end of a list of ns to the dispatcher, which applies
+// the events that waited, newer than what the list gave, before any later
+// one. It never waits. (4)
 func (m *lazyMode[T]) endList(ns string, run uint64) {
-	m.mu.Lock()
-	if run != m.run {
-		m.mu.Unlock()
-		return
+	if m.f.endList(ns, run) {
+		wake(m.flushed)
 	}
-	m.flushes = append(m.flushes, ns)
-	m.mu.Unlock()
-	wake(m.flushed)
 }
 
 func wake(ch chan struct{}) {
@@ -306,66 +276,6 @@ func wake(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
-}
-
-// follow makes the shared watch update e, the entry of ns just cached
-// (or whose gate just opened): from where a list left it, or (at nil, or
-// listed in an earlier epoch) after a worker listed it again. guarded
-// calls it with the state lock held. The returned function stops
-// following it.
-func (m *lazyMode[T]) follow(ns string, e *entry[T], at *listedAt) context.CancelFunc {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f := m.followedAs(ns)
-	if f.e == nil {
-		m.c.m.watches.Inc()
-	}
-	m.seq++
-	f.e, f.seq, f.rv = e, m.seq, ""
-	if at != nil {
-		f.rv = at.rv
-	}
-	if at == nil || at.epoch != m.epoch {
-		m.enqueue(ns, f)
-	}
-	seq := f.seq
-	return func() { m.unfollow(ns, e, seq) }
-}
-
-// unfollow stops following ns for e (evicted, or the gate closed). Events
-// that wait stay while a list of ns is under way: it may be for an entry
-// cached next.
-func (m *lazyMode[T]) unfollow(ns string, e *entry[T], seq uint64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f := m.followed[ns]
-	if f == nil || f.e != e || f.seq != seq {
-		return
-	}
-	f.e, f.rv = nil, ""
-	m.c.m.watches.Dec()
-	if f.listing == 0 {
-		delete(m.followed, ns)
-	}
-}
-
-// following reports whether ns is still followed for e as seq. m.mu is
-// held.
-func (m *lazyMode[T]) following(ns string, e *entry[T], seq uint64) (*follow[T], bool) {
-	f := m.followed[ns]
-	return f, f != nil && f.e == e && f.seq == seq
-}
-
-// enqueue has a worker list ns again, unless one is to already. m.mu is
-// held.
-func (m *lazyMode[T]) enqueue(ns string, f *follow[T]) {
-	if f.queued {
-		return
-	}
-	f.queued = true
-	f.listing++ // the worker's list, ended by endList
-	m.relists = append(m.relists, ns)
-	wake(m.queued)
 }
 
 // watchFromNow starts the shared watch from the resourceVersion of now,
@@ -421,11 +331,7 @@ func versionsWentBack(st metav1.Status) bool {
 // the watch's restart puts each namespace back as the server holds it.
 func (m *lazyMode[T]) forgetVersions(st metav1.Status) {
 	m.c.log.Info("The API server's resource versions went back (etcd restored from a snapshot?); listing every followed namespace again", "status", st.Message)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, f := range m.followed {
-		f.rv = ""
-	}
+	m.f.forgetVersions()
 }
 
 // goneStatus ends a retry watcher as an expired version does.
@@ -549,78 +455,19 @@ func (m *lazyMode[T]) wait(d time.Duration) bool {
 }
 
 // event applies one event to the namespace it is of, if followed: at
-// once, or after the lists under way.
+// once, or after the lists under way. (3)
 func (m *lazyMode[T]) event(ev watch.Event) {
-	cm := ev.Object.(*corev1.ConfigMap)
-	m.mu.Lock()
-	f := m.followed[cm.Namespace]
-	switch {
-	case f == nil:
-		m.mu.Unlock()
-		return // a namespace not cached
-	case f.listing > 0:
-		if f.waiting == nil {
-			f.waiting = map[string]watch.Event{}
-		}
-		f.waiting[cm.Name] = ev // the watch delivers in order: the newest
-		m.mu.Unlock()
-		return
+	if e, seq, ok := m.f.event(ev); ok {
+		m.apply(ev.Object.(*corev1.ConfigMap).Namespace, e, seq, []watch.Event{ev})
 	}
-	e, seq := f.e, f.seq
-	if e == nil || !newer(cm.ResourceVersion, f.rv) {
-		m.mu.Unlock()
-		return
-	}
-	f.rv = cm.ResourceVersion
-	m.mu.Unlock()
-	m.apply(cm.Namespace, e, seq, []watch.Event{ev})
 }
 
-// flushAll ends the lists endList handed over.
+// flushAll ends the lists endList handed over. (4)
 func (m *lazyMode[T]) flushAll() {
-	m.mu.Lock()
-	todo := m.flushes
-	m.flushes = nil
-	m.mu.Unlock()
-	for _, ns := range todo {
-		m.flush(ns)
-	}
-}
-
-// flush ends one list of ns; after the last, the events that waited
-// apply, those newer than what the entry holds.
-func (m *lazyMode[T]) flush(ns string) {
-	m.mu.Lock()
-	f := m.followed[ns]
-	if f == nil {
-		m.mu.Unlock()
-		return
-	}
-	if f.listing--; f.listing > 0 {
-		m.mu.Unlock()
-		return
-	}
-	waited := f.waiting
-	f.waiting = nil
-	e, seq := f.e, f.seq
-	if e == nil {
-		delete(m.followed, ns) // listed, but not cached
-		m.mu.Unlock()
-		return
-	}
-	var apply []watch.Event
-	held := f.rv
-	for _, ev := range waited {
-		if v := ev.Object.(*corev1.ConfigMap).ResourceVersion; newer(v, held) {
-			apply = append(apply, ev)
-			if newer(v, f.rv) {
-				f.rv = v
-			}
+	for _, ns := range m.f.takeFlushes() {
+		if e, seq, events := m.f.flush(ns); len(events) > 0 {
+			m.apply(ns, e, seq, events)
 		}
-	}
-	m.mu.Unlock()
-	if len(apply) > 0 {
-		m.apply(ns, e, seq, apply)
 	}
 }
 
@@ -628,10 +475,7 @@ func (m *lazyMode[T]) flush(ns string) {
 // followed as e, seq.
 func (m *lazyMode[T]) apply(ns string, e *entry[T], seq uint64, events []watch.Event) {
 	m.st.do(func(g *guarded[T]) {
-		m.mu.Lock()
-		_, ok := m.following(ns, e, seq)
-		m.mu.Unlock()
-		if !ok || g.st.cache.get(ns) != e {
+		if !m.f.still(ns, e, seq) || g.st.cache.get(ns) != e {
 			return
 		}
 		own := maps.Clone(e.cms)
@@ -646,122 +490,67 @@ func (m *lazyMode[T]) apply(ns string, e *entry[T], seq uint64, events []watch.E
 				own[cm.Name] = cm
 			}
 		}
-		g.setInputs(ns, e, own, e.labels)
+		g.setInputs(ns, e, own, e.labels, false)
 	})
 }
 
 // relistAll lists every followed namespace again, after the shared watch
 // started again from now: the changes it missed are in the lists. A
 // namespace whose first list is under way is listed again once cached:
-// that list began in the epoch this ends.
+// that list began in the epoch this ends. (5)
 func (m *lazyMode[T]) relistAll() {
-	m.mu.Lock()
-	m.epoch++
-	n := 0
-	for ns, f := range m.followed {
-		if f.e != nil {
-			m.enqueue(ns, f)
-			n++
-		}
-	}
-	m.mu.Unlock()
+	n := m.f.relistAll()
 	m.c.log.Info("Listing the followed namespaces again", "namespaces", n)
 }
 
-// relistWorker lists the namespaces enqueued: each list replaces what the
-// entry holds, unless a newer one did, and ends the list for the
-// dispatcher.
-func (m *lazyMode[T]) relistWorker() {
+// relistWorker lists the namespaces q holds, until q shuts down.
+func (m *lazyMode[T]) relistWorker(q workqueue.TypedRateLimitingInterface[string]) {
 	defer m.wg.Done()
 	for {
-		ns, e, seq, run, ok := m.nextRelist()
-		if !ok {
+		ns, shutdown := q.Get()
+		if shutdown {
 			return
 		}
-		if e != nil {
-			m.relist(ns, e, seq)
-		}
-		m.endList(ns, run)
+		m.relist(q, ns)
+		q.Done(ns)
 	}
 }
 
-// nextRelist waits for a namespace to list again, and returns it with
-// the entry and following its list is for (nil: no longer cached) and the
-// run it is of; false when the resolver stopped.
-func (m *lazyMode[T]) nextRelist() (ns string, e *entry[T], seq, run uint64, ok bool) {
-	for {
-		m.mu.Lock()
-		if len(m.relists) > 0 {
-			ns = m.relists[0]
-			if m.relists = m.relists[1:]; len(m.relists) == 0 {
-				m.relists = nil
-			} else {
-				wake(m.queued) // another worker may take the next
-			}
-			// Kept while queued: its listing counts this list.
-			f := m.followed[ns]
-			f.queued = false
-			e, seq, run = f.e, f.seq, m.run
-			m.mu.Unlock()
-			return ns, e, seq, run, true
-		}
-		m.mu.Unlock()
-		select {
-		case <-m.ctx.Done():
-			return "", nil, 0, 0, false
-		case <-m.queued:
-		}
-	}
-}
-
-// relist lists ns for e, seq once. On a failure the namespace is
-// enqueued again after a pause that doubles with each failure in a row,
-// if still followed so: the worker moves on, and a namespace whose lists
-// keep failing holds up no other.
-func (m *lazyMode[T]) relist(ns string, e *entry[T], seq uint64) {
-	own, rv, err := m.list(m.ctx, ns)
-	if err == nil {
-		m.listed(ns, e, seq, own, rv)
+// relist lists ns once for the entry it is followed for, and ends the
+// list for the dispatcher. On a failure the namespace is queued again
+// after a pause that doubles with each failure in a row, if still
+// followed so: the worker moves on, and a namespace whose lists keep
+// failing holds up no other. (6)
+func (m *lazyMode[T]) relist(q workqueue.TypedRateLimitingInterface[string], ns string) {
+	e, seq, run, ok := m.f.take(ns)
+	if !ok {
+		q.Forget(ns)
 		return
 	}
-	var after time.Duration
-	m.mu.Lock()
-	f, ok := m.following(ns, e, seq)
-	if ok {
-		f.retry = min(max(2*f.retry, 100*time.Millisecond), 30*time.Second)
-		after = f.retry
+	defer m.endList(ns, run)
+	if e == nil {
+		q.Forget(ns) // no longer cached
+		return
 	}
-	m.mu.Unlock()
-	if !ok {
-		return // evicted meanwhile, or the gate closed
-	}
-	m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "after", after)
-	ctx := m.ctx
-	m.c.clock.AfterFunc(after, func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if f, ok := m.following(ns, e, seq); ok && ctx.Err() == nil {
-			m.enqueue(ns, f)
+	own, rv, err := m.list(m.ctx, ns)
+	if err != nil {
+		if m.f.failed(ns, e, seq) {
+			m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "failures", q.NumRequeues(ns)+1)
+			q.AddRateLimited(ns)
 		}
-	})
+		return
+	}
+	q.Forget(ns)
+	m.listed(ns, e, seq, own, rv)
 }
 
 // listed puts what a worker listed at rv in effect for e, unless ns is no
 // longer followed so or holds a newer version already (another list of
-// it ended first).
+// it ended first). (6)
 func (m *lazyMode[T]) listed(ns string, e *entry[T], seq uint64, own map[string]*corev1.ConfigMap, rv string) {
 	m.st.do(func(g *guarded[T]) {
-		m.mu.Lock()
-		f, ok := m.following(ns, e, seq)
-		if ok {
-			f.retry = 0
-		}
-		if ok = ok && !older(rv, f.rv); ok {
-			f.rv = rv
-		}
-		m.mu.Unlock()
-		if ok {
-			g.setInputs(ns, e, own, e.labels)
+		if ok, held := m.f.listed(ns, e, seq, rv); ok {
+			g.setInputs(ns, e, own, e.labels, held)
 		}
 	})
 	if h := m.c.o.relisted; h != nil {

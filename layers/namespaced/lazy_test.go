@@ -3,7 +3,6 @@ package namespaced_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -181,9 +181,11 @@ func TestWatchRestartsDuringFirstList(t *testing.T) {
 	eventually(t, r, 9, "the change made while the first list was under way")
 }
 
-// TestOlderListNeverWins runs two lists of one namespace after two expiries
-// of the shared watch; the older ends last and must not replace the newer.
-func TestOlderListNeverWins(t *testing.T) {
+// TestRelistsOfANamespaceTakeTurns expires the shared watch twice while
+// the first relist of a namespace hangs: the work queue never lists one
+// namespace twice at once, so the second relist starts only once the
+// first ended, and the namespace ends with what the newer list gave.
+func TestRelistsOfANamespaceTakeTurns(t *testing.T) {
 	s := newScripted("300")
 	release := make(chan struct{})
 	s.script(overrides("100", 5), blocked(release, overrides("150", 6)), overrides("200", 9))
@@ -200,13 +202,12 @@ func TestOlderListNeverWins(t *testing.T) {
 	<-s.listed // the relist that will give 150, waiting
 	w = <-s.watches
 	expired(w)
-	eventually(t, r, 9, "the second relist")
+	<-s.watches // started again: a second relist is owed
 	close(release)
-	for rv := <-relisted; rv != "150"; rv = <-relisted {
+	if first, second := <-relisted, <-relisted; first != "150" || second != "200" {
+		t.Fatalf("relists ended at %s, then %s; want 150, then 200", first, second)
 	}
-	if v := timeoutOf(t, r, "team"); v != 9 {
-		t.Fatalf("the older list, ended last, replaced the newer: timeout %d, want 9", v)
-	}
+	eventually(t, r, 9, "the second relist")
 }
 
 // TestWatchEndingAtOnceBacksOff has the server end every shared watch as
@@ -214,7 +215,7 @@ func TestOlderListNeverWins(t *testing.T) {
 // resolver starts again after a pause that doubles, up to 30 s, on a clock
 // the test steps; no watch starts before its pause is over.
 func TestWatchEndingAtOnceBacksOff(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Now())
+	fc := timerClock{testingclock.NewFakeClock(time.Now()), make(chan time.Duration)}
 	s := newScripted("")
 	s.script(overrides("", 5))
 	s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) { namespaced.WithClock(o, fc) })
@@ -223,14 +224,11 @@ func TestWatchEndingAtOnceBacksOff(t *testing.T) {
 		1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond, 12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second, 30 * time.Second} {
 		w := <-s.watches
 		w.Error(forbidden)
-		// The resolver now waits on the clock: a timer, and nothing else.
-		for !fc.HasWaiters() {
-			runtime.Gosched()
+		// The resolver now waits on a timer of the clock.
+		if d := <-fc.timers; d != pause {
+			t.Fatalf("watch %d: a pause of %v after it ended, want %v", i+1, d, pause)
 		}
 		fc.Step(pause - time.Millisecond)
-		if !fc.HasWaiters() {
-			t.Fatalf("watch %d: the pause after it ended before %v", i+1, pause)
-		}
 		select {
 		case <-s.watches:
 			t.Fatalf("watch %d: another started before %v", i+1, pause)
@@ -238,6 +236,20 @@ func TestWatchEndingAtOnceBacksOff(t *testing.T) {
 		}
 		fc.Step(time.Millisecond)
 	}
+}
+
+// timerClock is a fake clock that tells of each timer made, once it is
+// set: the relist queue's ticker waits on the clock too, so HasWaiters
+// cannot tell the resolver's pause apart.
+type timerClock struct {
+	*testingclock.FakeClock
+	timers chan time.Duration
+}
+
+func (c timerClock) NewTimer(d time.Duration) clock.Timer {
+	t := c.FakeClock.NewTimer(d)
+	c.timers <- d
+	return t
 }
 
 // TestSubscriberResolves resolves 100 namespaces not cached from inside a

@@ -13,21 +13,38 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// ResolveObjects resolves namespace ns from objects instead of a cluster:
+// DryRun resolves namespaces from objects instead of a cluster:
 // ConfigMaps (the cluster ConfigMap, selector ConfigMaps and namespace
-// ConfigMaps, told apart by namespace, name and labels as the resolver
+// ConfigMaps, told apart by namespace, name and labels as a resolver
 // would) and Namespaces (their labels, for selectors). It applies the same
-// merge and policy as ForNamespace, needs no Start and no client, records
-// no Event and caches nothing: for dry runs, tools and tests. An invalid
-// cluster ConfigMap is an error, and so are two objects of one kind,
-// namespace and name. As with objects from client-go's caches,
-// the objects must not be changed afterwards: the cluster ConfigMap parsed
-// last is kept, and the same object seen again is not parsed again.
-func (r *Resolver[T]) ResolveObjects(ns string, objs []runtime.Object) (*Snapshot[T], error) {
+// merge and policy as a Resolver, needs no client, records no Event and
+// caches no snapshot: for dry runs, tools and tests. It keeps the cluster
+// ConfigMap it parsed last, so resolving many namespaces under one cluster
+// ConfigMap parses it once. Safe for concurrent use.
+type DryRun[T any] struct {
+	c    *core[T]
+	last memo[T]
+}
+
+// NewDryRun returns a DryRun under options o, which it checks as the
+// Resolver constructors do.
+func NewDryRun[T any](o Options[T]) (*DryRun[T], error) {
+	c, err := newCore(o)
+	if err != nil {
+		return nil, err
+	}
+	return &DryRun[T]{c: c}, nil
+}
+
+// Resolve resolves namespace ns from objs. An invalid cluster ConfigMap
+// is an error, and so are two objects of one kind, namespace and name. As
+// with objects from client-go's caches, the objects must not be changed
+// afterwards: the same cluster ConfigMap seen again is not parsed again.
+func (d *DryRun[T]) Resolve(ns string, objs []runtime.Object) (*Snapshot[T], error) {
 	if err := unique(objs); err != nil {
 		return nil, err
 	}
-	s, _, err := r.c.resolveObjects(&r.objs, ns, objs)
+	s, _, err := d.c.resolveObjects(&d.last, ns, objs)
 	return s, err
 }
 
@@ -67,7 +84,7 @@ func unique(objs []runtime.Object) error {
 	return nil
 }
 
-// resolveObjects is ResolveObjects, returning the layers it ignored.
+// resolveObjects is DryRun.Resolve, returning the layers it ignored.
 func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (*Snapshot[T], []ignoredLayer, error) {
 	cluster := map[string]*corev1.ConfigMap{}
 	var selectorCMs []*corev1.ConfigMap
@@ -100,7 +117,7 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 }
 
 // memo keeps the cluster ConfigMap parsed last, for resolves that read it
-// on every call (Direct, ResolveObjects): it seldom changes. It takes no
+// on every call (Direct mode, DryRun): it seldom changes. It takes no
 // lock; two calls that parse a new version at once both parse it.
 type memo[T any] struct {
 	last atomic.Pointer[clusterState[T]]
@@ -129,7 +146,7 @@ func sameConfigMaps(a, b map[string]*corev1.ConfigMap) bool {
 // sameConfigMap reports whether a and b are the same version of the same
 // ConfigMap with the same data (nil: absent). Unless they are the same
 // object, the data is compared even when the resourceVersions agree:
-// objects handed to ResolveObjects need not come from a server.
+// objects handed to a DryRun need not come from a server.
 func sameConfigMap(a, b *corev1.ConfigMap) bool {
 	if a == b {
 		return true

@@ -92,7 +92,7 @@ type Options[T any] struct {
 	Metrics *Metrics
 	// clock times the resolver's pauses; the real clock when nil. Tests
 	// step a fake one (export_test.go).
-	clock clock.WithDelayedExecution
+	clock clock.WithTickerAndDelayedExecution
 	// relisted, when set, is told of every relist of Lazy mode a worker
 	// ended, applied or not (export_test.go): a test's signal.
 	relisted func(ns, rv string)
@@ -124,7 +124,7 @@ type core[T any] struct {
 	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 	m           *Metrics
 	log         klog.Logger
-	clock       clock.WithDelayedExecution
+	clock       clock.WithTickerAndDelayedExecution
 }
 
 // newCore checks o and derives what a resolver needs from it.

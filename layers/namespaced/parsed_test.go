@@ -95,10 +95,7 @@ func pipelineOptions() Options[*pipelineConfig] {
 // with the bound named, and a constructor's error refuses the layer that
 // caused it.
 func TestParsedSections(t *testing.T) {
-	r, err := NewDirect(nil, pipelineOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newDryRun(t, pipelineOptions())
 	defaults := configMap("pipelines", "config-defaults", nil, map[string]string{"default-timeout-minutes": "50", "max-timeout-minutes": "120", "_example": "ignored"})
 	flags := func(data map[string]string) runtime.Object { return configMap("pipelines", "feature-flags", nil, data) }
 	tenant := func(name string, data map[string]string) runtime.Object {
@@ -106,7 +103,7 @@ func TestParsedSections(t *testing.T) {
 	}
 	resolve := func(objs ...runtime.Object) *Snapshot[*pipelineConfig] {
 		t.Helper()
-		s, err := r.ResolveObjects("team", objs)
+		s, err := r.Resolve("team", objs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,11 +166,7 @@ func TestParsedSections(t *testing.T) {
 	r2opts := pipelineOptions()
 	r2opts.Tenancy.Overridable = append(r2opts.Tenancy.Overridable, "feature-flags/enable-api-fields")
 	r2opts.Tenancy.ClusterOnly = nil
-	r2, err := NewDirect(nil, r2opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err = r2.ResolveObjects("team", []runtime.Object{defaults, badFlags,
+	s, err := newDryRun(t, r2opts).Resolve("team", []runtime.Object{defaults, badFlags,
 		tenant("ns-config-defaults", map[string]string{"default-timeout-minutes": "45"}),
 		tenant("ns-feature-flags", map[string]string{"enable-api-fields": "gamma"})})
 	if err != nil {
@@ -185,12 +178,12 @@ func TestParsedSections(t *testing.T) {
 	}
 
 	// An invalid cluster section is an error naming its ConfigMap.
-	if _, err := r.ResolveObjects("team", []runtime.Object{defaults, flags(map[string]string{"enable-api-fields": "gamma"})}); err == nil ||
+	if _, err := r.Resolve("team", []runtime.Object{defaults, flags(map[string]string{"enable-api-fields": "gamma"})}); err == nil ||
 		!strings.Contains(err.Error(), "cluster ConfigMap pipelines/feature-flags: invalid value") {
 		t.Errorf("an invalid cluster section: %v", err)
 	}
 	// A lock list naming no key of a section.
-	if _, err := r.ResolveObjects("team", []runtime.Object{defaults, flags(map[string]string{"non-overridable-fields": "config-defaults/typo"})}); err == nil ||
+	if _, err := r.Resolve("team", []runtime.Object{defaults, flags(map[string]string{"non-overridable-fields": "config-defaults/typo"})}); err == nil ||
 		!strings.Contains(err.Error(), `key "feature-flags/non-overridable-fields": "config-defaults/typo" is no key of section config-defaults`) {
 		t.Errorf("a lock list typo: %v", err)
 	}
@@ -211,7 +204,7 @@ func TestParsedOptions(t *testing.T) {
 	} {
 		o := pipelineOptions()
 		tc.mutate(&o)
-		if _, err := NewDirect(nil, o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewDryRun(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v, want %q", err, tc.want)
 		}
 	}

@@ -177,6 +177,10 @@ func (m *readerMode[T]) start(ctx context.Context) error {
 	return nil
 }
 
+func (m *readerMode[T]) follower() follower[T] { return current[T]{} }
+
+func (m *readerMode[T]) cluster(context.Context) (*clusterState[T], error) { return m.st.current() }
+
 func (m *readerMode[T]) stop() {
 	m.running.Store(nil)
 	if m.cancel != nil {
@@ -264,7 +268,7 @@ func (m *readerMode[T]) refresh(run *readerRun, ns string) {
 	if own == nil {
 		own = map[string]*corev1.ConfigMap{}
 	}
-	m.st.do(func(g *guarded[T]) { g.setInputs(ns, e, own, ls) })
+	m.st.do(func(g *guarded[T]) { g.setInputs(ns, e, own, ls, false) })
 }
 
 // Invalidate tells a resolver built with NewFromReader that obj, a
@@ -272,13 +276,10 @@ func (m *readerMode[T]) refresh(run *readerRun, ns string) {
 // one), was added, changed or deleted in the caller's cache: what it feeds
 // is read again through the Reader and, if its resourceVersions changed,
 // rebuilt, and subscribers are told. Call it after the cache holds the
-// change, as an informer's event handlers are. Other resolvers watch for
-// themselves and ignore it.
-func (r *Resolver[T]) Invalidate(obj any) {
-	if m, ok := r.mode.(*readerMode[T]); ok && m.client == nil {
-		m.invalidate(obj)
-	}
-}
+// change, as an informer's event handlers are. Resolvers that watch for
+// themselves need it not: a Lazy or Direct resolver ignores it, an
+// Informer resolver reads again from its own informers.
+func (r *Resolver[T]) Invalidate(obj any) { r.src.invalidate(obj) }
 
 // EventHandler returns handlers that call Invalidate, to add to the
 // caller's ConfigMap informer (and, with selector layers, its Namespace

@@ -17,22 +17,30 @@ import (
 // takes no lock and allocates nothing.
 type Resolver[T any] struct {
 	c     *core[T]
-	cache *nsCache[T] // st's; empty for good in Direct mode
-	st    *state[T]   // nil in Direct mode, which caches nothing
-	mode  mode[T]
-	objs  memo[T] // the cluster ConfigMap ResolveObjects parsed last
+	cache *nsCache[T] // st's; empty for good when the source caches nothing
+	st    *state[T]
+	src   source[T]
 }
 
-// mode is one way of reading ConfigMaps.
-type mode[T any] interface {
-	// start reads the cluster ConfigMap and starts what the mode runs;
+// source is one way of reading ConfigMaps: Lazy mode, the reader mode
+// (the caller's Reader, or its own informers' listers) or Direct mode.
+// Nothing outside a source asks which one it is.
+type source[T any] interface {
+	// follower is how the state has the source follow the namespaces it
+	// caches.
+	follower() follower[T]
+	// start reads the cluster ConfigMap and starts what the source runs;
 	// it returns once its caches are in sync.
 	start(ctx context.Context) error
 	// stop releases what start began and waits for it.
 	stop()
 	// miss returns the snapshot of a namespace that is not cached,
-	// caching it when the mode caches.
+	// caching it when the source caches.
 	miss(ctx context.Context, ns string) (*Snapshot[T], error)
+	// cluster returns the cluster configuration in effect.
+	cluster(ctx context.Context) (*clusterState[T], error)
+	// invalidate reads again what obj feeds (Invalidate).
+	invalidate(obj any)
 }
 
 // NewLazy returns a resolver that reads a namespace's ConfigMaps on its
@@ -45,14 +53,18 @@ type mode[T any] interface {
 // labelled ConfigMap cluster-wide, for the version the watch starts from.
 // It needs list and watch on ConfigMaps cluster-wide.
 func NewLazy[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newLazy(c, st, client) })
+	return newResolver(o, func(c *core[T], st *state[T]) source[T] {
+		m := newLazy(c, client)
+		m.st = st
+		return m
+	})
 }
 
 // NewInformer returns a resolver that keeps one label-filtered,
 // cluster-wide ConfigMap informer: a warm cache of every namespace's
 // ConfigMaps, for operators who can grant cluster-wide list and watch.
 func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, client, func(c *core[T], st *state[T]) mode[T] { return newReaderMode(c, st, client, nil) })
+	return newResolver(o, func(c *core[T], st *state[T]) source[T] { return newReaderMode(c, st, client, nil) })
 }
 
 // NewFromReader returns a resolver that reads ConfigMaps (and, with
@@ -62,7 +74,7 @@ func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T]
 // tells it of changes with Invalidate, or by adding EventHandler to its
 // ConfigMap (and Namespace) informers.
 func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, nil, func(c *core[T], st *state[T]) mode[T] { return newReaderMode(c, st, nil, reader) })
+	return newResolver(o, func(c *core[T], st *state[T]) source[T] { return newReaderMode(c, st, nil, reader) })
 }
 
 // NewDirect returns a resolver that reads every layer with direct GETs on
@@ -70,22 +82,20 @@ func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
 // calls share nothing mutable but the cluster ConfigMap parsed last, and
 // none waits for another.
 func NewDirect[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	c, err := newCore(o)
-	if err != nil {
-		return nil, err
-	}
-	r := &Resolver[T]{c: c, cache: newNSCache[T]()}
-	r.mode = &directMode[T]{c: c, client: client, parse: &r.objs, reported: newReportTable()}
-	return r, nil
+	return newResolver(o, func(c *core[T], _ *state[T]) source[T] {
+		return &directMode[T]{c: c, client: client, reported: newReportTable()}
+	})
 }
 
-func newResolver[T any](o Options[T], client kubernetes.Interface, m func(*core[T], *state[T]) mode[T]) (*Resolver[T], error) {
+func newResolver[T any](o Options[T], mk func(*core[T], *state[T]) source[T]) (*Resolver[T], error) {
 	c, err := newCore(o)
 	if err != nil {
 		return nil, err
 	}
 	st := newState(c)
-	return &Resolver[T]{c: c, cache: st.cache, st: st, mode: m(c, st)}, nil
+	src := mk(c, st)
+	st.fol = src.follower()
+	return &Resolver[T]{c: c, cache: st.cache, st: st, src: src}, nil
 }
 
 // Start reads the cluster ConfigMap (and, as the mode needs, starts its
@@ -94,20 +104,16 @@ func newResolver[T any](o Options[T], client kubernetes.Interface, m func(*core[
 // everything Start began. A resolver started again after Stop takes new
 // subscriptions; those Stop ended stay ended.
 func (r *Resolver[T]) Start(ctx context.Context) error {
-	if r.st != nil {
-		r.st.subs.restart()
-	}
-	return r.mode.start(ctx)
+	r.st.subs.restart()
+	return r.src.start(ctx)
 }
 
 // Stop stops every watch and informer the resolver started and waits for
 // them, and ends every subscription: no subscriber is called after Stop
 // returns but one already running, which finishes its call.
 func (r *Resolver[T]) Stop() {
-	r.mode.stop()
-	if r.st != nil {
-		r.st.subs.stop()
-	}
+	r.src.stop()
+	r.st.subs.stop()
 }
 
 // ForNamespace returns the snapshot of namespace ns. A cached namespace is
@@ -127,7 +133,7 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 	start := time.Now()
 	defer func() { r.c.m.latency.Observe(time.Since(start).Seconds()) }()
 	r.c.m.misses.Inc()
-	return r.mode.miss(ctx, ns)
+	return r.src.miss(ctx, ns)
 }
 
 // Subscribe registers fn to be called with a cached namespace's previous
@@ -146,9 +152,6 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 // returns. Stop ends every subscription; one made after Stop and before
 // the next Start is never called.
 func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
-	if r.st == nil {
-		return func() {}
-	}
 	return r.st.subs.add(fn)
 }
 
@@ -160,9 +163,6 @@ func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (canc
 // looks at what its subscribers did. A subscriber must not call it: it
 // would wait for itself.
 func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
-	if r.st == nil {
-		return nil
-	}
 	if err := r.st.waitDeferred(ctx); err != nil {
 		return err
 	}
@@ -180,15 +180,10 @@ func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
 	var out []string
 	switch {
 	case c.isCluster(cm):
-		if r.st != nil {
-			r.st.do(func(g *guarded[T]) {
-				g.st.cache.each(func(ns string, _ *entry[T]) { out = append(out, ns) })
-			})
-		}
+		r.st.do(func(g *guarded[T]) {
+			g.st.cache.each(func(ns string, _ *entry[T]) { out = append(out, ns) })
+		})
 	case cm.Namespace == c.o.Namespace && c.o.Selectors != nil:
-		if r.st == nil {
-			return nil
-		}
 		next := c.readSelectors([]*corev1.ConfigMap{cm})[0]
 		r.st.do(func(g *guarded[T]) {
 			var prev *selectorLayer

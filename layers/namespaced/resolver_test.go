@@ -91,18 +91,23 @@ func testOptions(t testing.TB) Options[*tenantConfig] {
 	}
 }
 
-// newTestResolver is a resolver for ResolveObjects: no cluster.
-func newTestResolver(t testing.TB, mutate func(*Options[*tenantConfig])) *Resolver[*tenantConfig] {
+func newDryRun[T any](t testing.TB, o Options[T]) *DryRun[T] {
+	t.Helper()
+	d, err := NewDryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// newTestResolver resolves from objects: no cluster.
+func newTestResolver(t testing.TB, mutate func(*Options[*tenantConfig])) *DryRun[*tenantConfig] {
 	t.Helper()
 	o := testOptions(t)
 	if mutate != nil {
 		mutate(&o)
 	}
-	r, err := NewDirect(nil, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return newDryRun(t, o)
 }
 
 func configMap(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
@@ -168,7 +173,7 @@ func TestTenantPolicy(t *testing.T) {
 		cluster: map[string]string{"tenancy": "on"}, ns: "ops", want: map[string]string{}, timeout: 60,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := r.ResolveObjects(tc.ns, []runtime.Object{configMap("ops", "config", nil, tc.cluster), tenantCM(tc.ns, everything)})
+			s, err := r.Resolve(tc.ns, []runtime.Object{configMap("ops", "config", nil, tc.cluster), tenantCM(tc.ns, everything)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +209,7 @@ func TestClusterPolicyErrors(t *testing.T) {
 		{map[string]string{"timeout": "ten"}, `key "/timeout": "ten"`},
 		{map[string]string{"unknown": "1"}, `key "/unknown": no such field`},
 	} {
-		_, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, tc.data)})
+		_, err := r.Resolve("team", []runtime.Object{configMap("ops", "config", nil, tc.data)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ops/config") {
 			t.Errorf("%v: error %v, want one naming ops/config and %q", tc.data, err, tc.want)
 		}
@@ -216,7 +221,7 @@ func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
 	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
 	good := configMap("team", "base", map[string]string{"config": "tenant"}, map[string]string{"retries": "4"})
 	bad := tenantCM("team", map[string]string{"timeout": "-1", "verbose": "true"})
-	s, err := r.ResolveObjects("team", []runtime.Object{cluster, good, bad})
+	s, err := r.Resolve("team", []runtime.Object{cluster, good, bad})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +232,7 @@ func TestInvalidTenantLayerIgnoredAsAWhole(t *testing.T) {
 		t.Errorf("ignored %v", s.Ignored())
 	}
 	// Unlabelled: not a layer.
-	s, _ = r.ResolveObjects("team", []runtime.Object{cluster, configMap("team", "overrides", nil, map[string]string{"retries": "9"})})
+	s, _ = r.Resolve("team", []runtime.Object{cluster, configMap("team", "overrides", nil, map[string]string{"retries": "9"})})
 	if s.Object.Retries != nil {
 		t.Error("an unlabelled ConfigMap was applied")
 	}
@@ -398,7 +403,7 @@ func FuzzTenantConfigMap(f *testing.F) {
 	f.Add("timeout", "-1", "alpha-thing", "true")
 	f.Add("_example", "anything", "retries", "{a: [1")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
-		s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", map[string]string{k1: v1, k2: v2})})
+		s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{k1: v1, k2: v2})})
 		if err != nil {
 			t.Fatalf("tenant input failed a resolve: %v", err)
 		}
@@ -438,7 +443,7 @@ func TestTenantConfigMapLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newTestResolver(t, tc.mutate)
-			s, err := r.ResolveObjects("team", []runtime.Object{cluster, tenantCM("team", tc.data)})
+			s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", tc.data)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -456,11 +461,11 @@ func TestTenantConfigMapLimits(t *testing.T) {
 	}
 }
 
-func TestResolveObjectsRefusesDuplicates(t *testing.T) {
+func TestDryRunRefusesDuplicates(t *testing.T) {
 	r := newTestResolver(t, nil)
 	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
 	a, b := tenantCM("team", map[string]string{"retries": "1"}), tenantCM("team", map[string]string{"retries": "2"})
-	if _, err := r.ResolveObjects("team", []runtime.Object{cluster, a, b}); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
+	if _, err := r.Resolve("team", []runtime.Object{cluster, a, b}); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
 		t.Errorf("two ConfigMaps team/overrides: %v", err)
 	}
 	// Past the objects unique searches linearly: a duplicate among many,
@@ -470,10 +475,10 @@ func TestResolveObjectsRefusesDuplicates(t *testing.T) {
 		many = append(many, configMap("team", fmt.Sprintf("other-%d", i), nil, nil))
 	}
 	many = append(many, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "overrides"}})
-	if _, err := r.ResolveObjects("team", many); err != nil {
+	if _, err := r.Resolve("team", many); err != nil {
 		t.Errorf("22 distinct objects: %v", err)
 	}
-	if _, err := r.ResolveObjects("team", append(many, b)); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
+	if _, err := r.Resolve("team", append(many, b)); err == nil || !strings.Contains(err.Error(), "ConfigMap team/overrides is given twice") {
 		t.Errorf("two ConfigMaps team/overrides among 23 objects: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // stacks returns a stack over cluster that sets keys field by field and
 // one that always decodes the whole configuration.
-func stacks(t testing.TB, r *Resolver[*tenantConfig], cluster map[string]string) (fast, whole *pipeline.Stack[*tenantConfig], err error) {
+func stacks(t testing.TB, r *DryRun[*tenantConfig], cluster map[string]string) (fast, whole *pipeline.Stack[*tenantConfig], err error) {
 	t.Helper()
 	var lower []*merge.Layer
 	if cluster != nil {
@@ -200,7 +200,7 @@ func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
 	r := newTestResolver(t, func(o *Options[*tenantConfig]) {
 		o.Flags = &merge.Layer{Source: merge.Source{Origin: "flag", Name: "--timeout"}, Values: map[string]string{"/timeout": "45"}}
 	})
-	s, err := r.ResolveObjects("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"timeout": "0", "tenancy": "on"})})
+	s, err := r.Resolve("team", []runtime.Object{configMap("ops", "config", nil, map[string]string{"timeout": "0", "tenancy": "on"})})
 	if err != nil {
 		t.Fatal(err)
 	}

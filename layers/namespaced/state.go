@@ -37,13 +37,12 @@ type entry[T any] struct {
 // inputsOf is what a cached namespace's snapshot is built from, and its
 // watch. It belongs to guarded.
 type inputsOf struct {
-	cms     map[string]*corev1.ConfigMap // the namespace's own, by name
-	labels  map[string]string            // the namespace's, with selector layers
-	cancel  context.CancelFunc           // stops the namespace's watch (Lazy)
-	pending bool                         // a first list is under way (Lazy): keep the snapshot until it ends
-	gen     uint64                       // the cluster generation the snapshot was built under
-	built   time.Time                    // when the snapshot was last built
-	later   bool                         // a rebuild is deferred (setInputs)
+	cms    map[string]*corev1.ConfigMap // the namespace's own, by name
+	labels map[string]string            // the namespace's, with selector layers
+	cancel context.CancelFunc           // stops following the namespace (follower)
+	gen    uint64                       // the cluster generation the snapshot was built under
+	built  time.Time                    // when the snapshot was last built
+	later  bool                         // a rebuild is deferred (setInputs)
 }
 
 // tenantRebuildInterval bounds how often a namespace's own changes
@@ -66,6 +65,9 @@ type change[T any] struct {
 type state[T any] struct {
 	c     *core[T]
 	cache *nsCache[T]
+	// fol follows the namespaces cached, for a source whose store does
+	// not stay current by itself; set once, before Start.
+	fol follower[T]
 
 	mu sync.Mutex
 	g  guarded[T]
@@ -90,8 +92,36 @@ type state[T any] struct {
 	settled    *sync.Cond
 }
 
+// follower follows the own ConfigMaps of the namespaces a state caches,
+// for a source whose store does not stay current by itself (Lazy mode).
+// The state calls it with its lock held; it never calls the state.
+type follower[T any] interface {
+	// wants reports whether namespace ns reads its own ConfigMaps, and is
+	// followed, under cluster state cl.
+	wants(cl *clusterState[T], ns string) bool
+	// follow follows ns for e from where a list left it (at nil: after a
+	// list of its own), holding e's snapshot until that list ends when
+	// hold is set; the function returned stops it.
+	follow(ns string, e *entry[T], at *listedAt, hold bool) context.CancelFunc
+	// holds reports whether e's snapshot is held until a list ends.
+	holds(ns string, e *entry[T]) bool
+	// gateTurned is told that the gate opened or closed.
+	gateTurned(g *guarded[T])
+}
+
+// current is the follower of a source whose store stays current by
+// itself (its informers, the caller's Reader): it follows nothing.
+type current[T any] struct{}
+
+func (current[T]) wants(*clusterState[T], string) bool { return false }
+func (current[T]) follow(string, *entry[T], *listedAt, bool) context.CancelFunc {
+	return func() {}
+}
+func (current[T]) holds(string, *entry[T]) bool { return false }
+func (current[T]) gateTurned(*guarded[T])       {}
+
 func newState[T any](c *core[T]) *state[T] {
-	s := &state[T]{c: c, cache: newNSCache[T]()}
+	s := &state[T]{c: c, cache: newNSCache[T](), fol: current[T]{}}
 	s.g = guarded[T]{c: c, st: s, reported: map[string]map[string]string{}}
 	s.settled = sync.NewCond(&s.deferredMu)
 	return s
@@ -259,6 +289,14 @@ func (s *state[T]) cluster() *clusterState[T] {
 	return cl
 }
 
+// current is cluster, with an error before Start.
+func (s *state[T]) current() (*clusterState[T], error) {
+	if cl := s.cluster(); cl != nil {
+		return cl, nil
+	}
+	return nil, errNotStarted
+}
+
 // nsInput is what a namespace's snapshot is built from besides the
 // cluster and selector state: what a mode read for it.
 type nsInput struct {
@@ -374,29 +412,20 @@ type guarded[T any] struct {
 	// ConfigMap ("kind/name") already reported; pruned with the
 	// namespace.
 	reported map[string]map[string]string
-	// watch, in Lazy mode, follows a cached namespace from where it was
-	// listed, or (at nil) after a list, and returns how to stop it.
-	watch   func(ns string, e *entry[T], at *listedAt) context.CancelFunc
-	changes []change[T]
+	changes  []change[T]
 	// reading holds, by namespace, the reads of misses under way.
 	reading map[string]inflight
 }
 
-// wantsWatch reports whether, in Lazy mode, namespace ns reads its own
-// ConfigMaps under the cluster state in effect.
-func (g *guarded[T]) wantsWatch(ns string) bool {
-	return g.watch != nil && g.cluster.policy.open && !g.c.system(ns)
-}
-
 // insert caches the snapshot of ns built from in, and returns it; again
-// is true when the gate moved since in was read (Lazy), so that it must
-// be read again. A namespace cached meanwhile is returned as it is.
+// is true when whether ns is followed changed since in was read (the gate
+// moved), so that it must be read again. A namespace cached meanwhile is returned as it is.
 func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again bool) {
 	c := g.c
 	if e := g.st.cache.get(ns); e != nil && e.snap.Load() != nil {
 		return e.snap.Load(), false
 	}
-	if g.watch != nil && in.watch != g.wantsWatch(ns) {
+	if in.watch != g.st.fol.wants(g.cluster, ns) {
 		return nil, true
 	}
 	e := &entry[T]{inputsOf: &inputsOf{cms: in.cms, labels: in.labels}}
@@ -411,7 +440,7 @@ func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again boo
 	e.snap.Store(snap)
 	g.st.cache.put(ns, e)
 	if in.watch {
-		e.cancel = g.watch(ns, e, &in.at)
+		e.cancel = g.st.fol.follow(ns, e, &in.at, false)
 	}
 	g.evict(ns)
 	c.m.cacheSize.Set(float64(g.st.cache.n))
@@ -441,10 +470,10 @@ func (g *guarded[T]) build(ns string, e *entry[T]) *Snapshot[T] {
 }
 
 // rebuild builds a cached namespace again and publishes its snapshot,
-// recording the change. A namespace whose first list is under way keeps
-// its snapshot until the list ends.
+// recording the change. A namespace whose snapshot its follower holds
+// keeps it until the list it waits for ends.
 func (g *guarded[T]) rebuild(ns string, e *entry[T]) {
-	if e.pending {
+	if g.st.fol.holds(ns, e) {
 		return
 	}
 	s := g.build(ns, e)
@@ -456,39 +485,35 @@ func (g *guarded[T]) rebuild(ns string, e *entry[T]) {
 }
 
 // setCluster puts a new cluster state in effect, a new generation: every
-// cached namespace is now stale, for rebuildStale to rebuild. In Lazy
-// mode, closing the gate stops following every namespace and drops the
-// namespaces' own ConfigMaps; opening it lists each again, and each is
-// rebuilt when its list ends.
+// cached namespace is now stale, for rebuildStale to rebuild. The
+// follower is told when the gate turned.
 func (g *guarded[T]) setCluster(st *clusterState[T]) {
 	old := g.cluster
 	g.cluster = st
 	g.gen++
-	if old == nil {
-		return
-	}
-	if g.watch != nil && old.policy.open != st.policy.open {
+	if old != nil && old.policy.open != st.policy.open {
 		g.c.log.Info("Namespace overrides turned", "open", st.policy.open, "namespaces", g.st.cache.n)
-		g.followAgain(true)
+		g.st.fol.gateTurned(g)
 	}
 }
 
-// followAgain stops following every cached namespace and, where the gate
-// lets it read its own ConfigMaps, follows it again after a list. With
-// clear (the gate turned), what a namespace held goes, and one whose list
-// is under way keeps its snapshot until the list ends.
+// followAgain stops following every cached namespace and, where the
+// follower wants it, follows it again after a list. With clear (the gate
+// turned), what a namespace held goes, and its snapshot is held until its
+// list ends, as is one whose snapshot was held already.
 func (g *guarded[T]) followAgain(clear bool) {
+	fol := g.st.fol
 	g.st.cache.each(func(ns string, e *entry[T]) {
+		hold := clear || fol.holds(ns, e)
 		if e.cancel != nil {
 			e.cancel()
 			e.cancel = nil
 		}
 		if clear {
-			e.cms, e.pending = map[string]*corev1.ConfigMap{}, false
+			e.cms = map[string]*corev1.ConfigMap{}
 		}
-		if g.wantsWatch(ns) {
-			e.pending = e.pending || clear
-			e.cancel = g.watch(ns, e, nil)
+		if fol.wants(g.cluster, ns) {
+			e.cancel = fol.follow(ns, e, nil, hold)
 		}
 	})
 }
@@ -531,12 +556,13 @@ func sameSelection(a, b []*selectorLayer, ls map[string]string) bool {
 }
 
 // setInputs puts a cached namespace's own ConfigMaps and labels in effect
-// and rebuilds it, if it is still cached as e and they changed.
-func (g *guarded[T]) setInputs(ns string, e *entry[T], cms map[string]*corev1.ConfigMap, ls map[string]string) {
-	if g.st.cache.get(ns) != e || (!e.pending && sameVersions(e.cms, cms) && maps.Equal(e.labels, ls)) {
+// and rebuilds it, if it is still cached as e and they changed or, with
+// released, a list released its held snapshot.
+func (g *guarded[T]) setInputs(ns string, e *entry[T], cms map[string]*corev1.ConfigMap, ls map[string]string, released bool) {
+	if g.st.cache.get(ns) != e || (!released && sameVersions(e.cms, cms) && maps.Equal(e.labels, ls)) {
 		return
 	}
-	e.cms, e.labels, e.pending = cms, ls, false
+	e.cms, e.labels = cms, ls
 	// At most one rebuild per tenantRebuildInterval: a change within it
 	// is applied at its end, with whatever came last.
 	if wait := tenantRebuildInterval - g.c.clock.Since(e.built); wait > 0 {
@@ -669,8 +695,7 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 // held, so that a subscriber may call anything on the resolver
 // (Invalidate, ForNamespace) and a slow one delays only itself.
 //
-// Lock order: state.mu, then subscribers.mu, then a subscription's mu;
-// nothing is called while holding a subscription's mu.
+// The lock order is written on follows.
 type subscribers[T any] struct {
 	mu      sync.Mutex
 	list    []*subscription[T]

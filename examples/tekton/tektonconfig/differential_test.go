@@ -42,7 +42,7 @@ func TestTektonTestdata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := namespaced.NewDirect(nil, tektonconfig.Options())
+	r, err := namespaced.NewDryRun(tektonconfig.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestTektonTestdata(t *testing.T) {
 		} else {
 			want, wantErr = config.NewFeatureFlagsFromMap(cm.Data)
 		}
-		s, err := r.ResolveObjects("team", []runtime.Object{&cm})
+		s, err := r.Resolve("team", []runtime.Object{&cm})
 		checked++
 		switch {
 		case wantErr != nil && err == nil:

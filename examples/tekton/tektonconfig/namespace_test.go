@@ -50,13 +50,13 @@ func refusal(s *namespaced.Snapshot[*tektonconfig.Config], key string) string {
 // TestNamespaceRules runs the rules of Tekton's per-namespace
 // configuration (TEP-0085, PR #9517) case by case.
 func TestNamespaceRules(t *testing.T) {
-	r, err := namespaced.NewDirect(nil, tektonconfig.Options())
+	r, err := namespaced.NewDryRun(tektonconfig.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	resolve := func(t *testing.T, ns string, objs ...runtime.Object) *namespaced.Snapshot[*tektonconfig.Config] {
 		t.Helper()
-		s, err := r.ResolveObjects(ns, objs)
+		s, err := r.Resolve(ns, objs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestNamespaceRules(t *testing.T) {
 		}
 		// A lock list naming no key is the operator's typo: the cluster
 		// configuration is invalid, never a key left open.
-		if _, err := r.ResolveObjects("team", []runtime.Object{clusterDefaults, clusterFlags(map[string]string{"non-overridable-fields": "default-service-acount"})}); err == nil ||
+		if _, err := r.Resolve("team", []runtime.Object{clusterDefaults, clusterFlags(map[string]string{"non-overridable-fields": "default-service-acount"})}); err == nil ||
 			!strings.Contains(err.Error(), `"default-service-acount" is no key of any section`) {
 			t.Errorf("a lock list typo: %v", err)
 		}
@@ -217,7 +217,7 @@ func TestNamespaceRules(t *testing.T) {
 			{clusterDefaults, clusterFlags(map[string]string{"enable-api-fields": "gamma"})},
 			{clusterDefaults, clusterFlags(map[string]string{"per-namespace-configuration": "maybe"})},
 		} {
-			if _, err := r.ResolveObjects("team", objs); err == nil {
+			if _, err := r.Resolve("team", objs); err == nil {
 				t.Errorf("%v: no error", objs)
 			}
 		}

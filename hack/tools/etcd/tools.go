@@ -1,11 +1,15 @@
 //go:build tools
 
 // Package etcd pins the etcd server that strata's integration tests run
-// (go.etcd.io/etcd/server/v3 v3.6.7). It is a module of its own because
-// k8s.io/kubernetes v1.36.3 requires a newer etcd server module, and minimal
-// version selection would otherwise build that one instead.
+// (go.etcd.io/etcd/server/v3 v3.6.7), and the etcdctl and etcdutl of the
+// same release, which save and restore its snapshots. It is a module of
+// its own because k8s.io/kubernetes v1.36.3 requires a newer etcd server
+// module, and minimal version selection would otherwise build that one
+// instead.
 package etcd
 
 import (
+	_ "go.etcd.io/etcd/etcdctl/v3"
+	_ "go.etcd.io/etcd/etcdutl/v3"
 	_ "go.etcd.io/etcd/server/v3"
 )
