@@ -16,7 +16,7 @@ test: vet lint tools unit
 # so k8s.io/kubernetes and etcd never enter the library's go.mod). A binary is
 # rebuilt only when its module's go.mod or go.sum, or its own source, changes.
 GENERATORS := $(BIN)/deepcopy-gen $(BIN)/defaulter-gen $(BIN)/conversion-gen
-TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/atomicwriter $(GENERATORS)
+TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/etcdctl $(BIN)/etcdutl $(BIN)/atomicwriter $(GENERATORS)
 K8S_MOD := hack/tools/go.mod hack/tools/go.sum
 ETCD_MOD := hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 CODEGEN_MOD := hack/tools/codegen/go.mod hack/tools/codegen/go.sum
@@ -47,6 +47,12 @@ $(BIN)/atomicwriter: $(K8S_MOD) hack/tools/cmd/atomicwriter/main.go
 $(BIN)/etcd: $(ETCD_MOD)
 	@mkdir -p $(BIN)
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+# etcdctl saves a snapshot of the running etcd, etcdutl restores it: the
+# recovery test restores etcd to an older revision under kube-apiserver.
+$(BIN)/etcdctl $(BIN)/etcdutl: $(BIN)/%: $(ETCD_MOD)
+	@mkdir -p $(BIN)
+	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/$*/v3
 
 # Modules of their own beside the library: the bench, the controller-runtime
 # integration and the examples with heavy dependencies (examples/manifests

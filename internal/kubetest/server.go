@@ -47,6 +47,9 @@ type Server struct {
 
 	apiserver string
 	args      []string
+	etcdBin   string
+	etcdURL   string
+	peerURL   string
 	mu        sync.Mutex
 	cmd       *exec.Cmd
 	exited    chan struct{}
@@ -127,25 +130,13 @@ func start(etcdBin, apiserverBin, dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	s.etcd = exec.Command(etcdBin,
-		"--name=strata-test",
-		"--data-dir="+filepath.Join(dir, "etcd"),
-		"--listen-client-urls="+etcdURL,
-		"--advertise-client-urls="+etcdURL,
-		"--listen-peer-urls="+peerURL,
-		"--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=strata-test="+peerURL,
-		"--unsafe-no-fsync",
-		"--log-level=warn",
-	)
-	s.etcd.Stdout, s.etcd.Stderr = log, log
-	if err := s.etcd.Start(); err != nil {
-		return nil, fmt.Errorf("starting etcd: %w", err)
+	s.etcdBin = etcdBin
+	s.etcdURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	s.peerURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	etcdURL := s.etcdURL
+	if err := s.startEtcd(filepath.Join(dir, "etcd")); err != nil {
+		return nil, err
 	}
-	s.etcdExit = make(chan struct{})
-	go func() { _ = s.etcd.Wait(); close(s.etcdExit) }()
 
 	key := filepath.Join(dir, "sa.key")
 	if err := writeKey(key); err != nil {
@@ -296,18 +287,81 @@ func (s *Server) StartAPIServer(tb testing.TB) {
 	}
 }
 
+// startEtcd starts etcd on data directory dir.
+func (s *Server) startEtcd(dir string) error {
+	s.etcd = exec.Command(s.etcdBin,
+		"--name=strata-test",
+		"--data-dir="+dir,
+		"--listen-client-urls="+s.etcdURL,
+		"--advertise-client-urls="+s.etcdURL,
+		"--listen-peer-urls="+s.peerURL,
+		"--initial-advertise-peer-urls="+s.peerURL,
+		"--initial-cluster=strata-test="+s.peerURL,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+	s.etcd.Stdout, s.etcd.Stderr = s.log, s.log
+	if err := s.etcd.Start(); err != nil {
+		return fmt.Errorf("starting etcd: %w", err)
+	}
+	exited := make(chan struct{})
+	s.etcdExit = exited
+	cmd := s.etcd
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return nil
+}
+
+// stopEtcd stops etcd: SIGTERM, then SIGKILL after 30 seconds.
+func (s *Server) stopEtcd() {
+	if s.etcd == nil || s.etcd.Process == nil {
+		return
+	}
+	_ = s.etcd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.etcdExit:
+	case <-time.After(30 * time.Second):
+		_ = s.etcd.Process.Kill()
+		<-s.etcdExit
+	}
+}
+
+// SnapshotEtcd saves a snapshot of the running etcd with etcdctl, as an
+// operator's backup does, and returns the file's path.
+func (s *Server) SnapshotEtcd(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "etcd-snapshot.db")
+	cmd := exec.Command(watchtest.Tool(tb, "etcdctl"), "--endpoints="+s.etcdURL, "snapshot", "save", path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("kubetest: etcdctl snapshot save: %v\n%s", err, out)
+	}
+	return path
+}
+
+// RestoreEtcd restores etcd from snapshot as an operator does: it stops
+// kube-apiserver and etcd, restores the snapshot with etcdutl into a new
+// data directory (args go to etcdutl snapshot restore, such as
+// --bump-revision), starts etcd on it and kube-apiserver again. Without
+// args, the server's resource versions go back to the snapshot's.
+func (s *Server) RestoreEtcd(tb testing.TB, snapshot string, args ...string) {
+	tb.Helper()
+	s.StopAPIServer()
+	s.stopEtcd()
+	dir := filepath.Join(tb.TempDir(), "etcd-restored")
+	restore := append([]string{"snapshot", "restore", snapshot, "--data-dir=" + dir, "--name=strata-test",
+		"--initial-cluster=strata-test=" + s.peerURL, "--initial-advertise-peer-urls=" + s.peerURL}, args...)
+	if out, err := exec.Command(watchtest.Tool(tb, "etcdutl"), restore...).CombinedOutput(); err != nil {
+		tb.Fatalf("kubetest: etcdutl snapshot restore: %v\n%s", err, out)
+	}
+	if err := s.startEtcd(dir); err != nil {
+		tb.Fatalf("kubetest: %v", err)
+	}
+	s.StartAPIServer(tb)
+}
+
 // Stop stops both servers.
 func (s *Server) Stop() {
 	s.StopAPIServer()
-	if s.etcd != nil && s.etcd.Process != nil {
-		_ = s.etcd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.etcdExit:
-		case <-time.After(30 * time.Second):
-			_ = s.etcd.Process.Kill()
-			<-s.etcdExit
-		}
-	}
+	s.stopEtcd()
 	if s.log != nil {
 		_ = s.log.Close()
 	}

@@ -50,10 +50,13 @@ type world struct {
 	prefix string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { return newWorldOn(t, server) }
+
+// newWorldOn is newWorld on servers of the test's own.
+func newWorldOn(t *testing.T, srv *kubetest.Server) *world {
 	t.Helper()
 	n := seq.Add(1)
-	w := &world{t: t, c: server.Client(t), system: fmt.Sprintf("ns-sys-%d", n), prefix: fmt.Sprintf("ns%d-", n)}
+	w := &world{t: t, c: srv.Client(t), system: fmt.Sprintf("ns-sys-%d", n), prefix: fmt.Sprintf("ns%d-", n)}
 	w.namespace(w.system)
 	w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100"})
 	return w
