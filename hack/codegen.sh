@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Generates the example component's deep copies, the registration of its
-# defaults and its conversions with Kubernetes' code generators
+# defaults and its conversions, and the deep copies of the library tests'
+# kind (internal/testkind), with Kubernetes' code generators
 # (k8s.io/code-generator, pinned in hack/tools/codegen). Run it from the
 # module's root with the generators in $BIN (default ./bin): `make
 # generate` builds them and runs it, and a test in examples/component runs
@@ -13,7 +14,7 @@ API=github.com/stratacfg/strata/examples/component/apis/config
 
 # Deep copies of the internal and versioned types (+k8s:deepcopy-gen).
 "$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go \
-  "$API" "$API/v1alpha1" "$API/v1beta1"
+  "$API" "$API/v1alpha1" "$API/v1beta1" github.com/stratacfg/strata/internal/testkind
 # RegisterDefaults, calling each version's SetDefaults_ functions
 # (+k8s:defaulter-gen).
 "$BIN/defaulter-gen" --go-header-file "$HEADER" --output-file zz_generated.defaults.go \

@@ -11,8 +11,9 @@ import (
 	"github.com/stratacfg/strata/internal/watchtest"
 )
 
-// apiDirs are the packages hack/codegen.sh generates code in.
-var apiDirs = []string{"apis/config", "apis/config/v1alpha1", "apis/config/v1beta1"}
+// apiDirs are the packages hack/codegen.sh generates code in, from the
+// repository's root: this example's, and the library tests' kind.
+var apiDirs = []string{"examples/component/apis/config", "examples/component/apis/config/v1alpha1", "examples/component/apis/config/v1beta1", "internal/testkind"}
 
 // TestGeneratedCodeIsCurrent runs hack/codegen.sh, as `make generate`
 // does, on a copy of the module's files it reads, and fails when a
@@ -40,9 +41,13 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 	for _, f := range []string{"go.mod", "go.sum", "hack/boilerplate.go.txt", "hack/codegen.sh"} {
 		copyFile(f)
 	}
+	// The library's packages, which the kinds import.
+	for _, f := range libraryFiles(t, root) {
+		copyFile(f)
+	}
 	var generated []string
 	for _, dir := range apiDirs {
-		entries, err := os.ReadDir(dir)
+		entries, err := os.ReadDir(filepath.Join(root, dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +55,7 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
 				continue
 			}
-			rel := filepath.Join("examples/component", dir, e.Name())
+			rel := filepath.Join(dir, e.Name())
 			copyFile(rel)
 			if strings.HasPrefix(e.Name(), "zz_generated.") {
 				generated = append(generated, rel)
@@ -62,8 +67,8 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			}
 		}
 	}
-	if len(generated) != 7 {
-		t.Fatalf("found %d generated files, want 7: %v", len(generated), generated)
+	if len(generated) != 8 {
+		t.Fatalf("found %d generated files, want 8: %v", len(generated), generated)
 	}
 	cmd := exec.Command("bash", "hack/codegen.sh")
 	cmd.Dir = tmp
@@ -85,4 +90,34 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// libraryFiles returns the library's Go files other than tests, from the
+// repository's root: every package of its module outside examples/.
+func libraryFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == "examples" || rel == "bin" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && rel != "." {
+				return filepath.SkipDir // a module of its own
+			}
+			return nil
+		}
+		if strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") && !strings.HasPrefix(d.Name(), "zz_generated.") {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -22,14 +22,14 @@ import (
 // "overrides", the gate enforced-config-level.
 func fakeOptions(t *testing.T) namespaced.Options[*jobDefaults] {
 	t.Helper()
-	kind, err := v1alpha1.NewKind()
+	kind, err := testkind.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return namespaced.Options[*jobDefaults]{
 		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster},
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster},
 	}
 }
 

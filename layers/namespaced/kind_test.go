@@ -4,12 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // jobDefaults is the configuration kind of the external tests.
-type jobDefaults = v1alpha1.JobDefaults
+type jobDefaults = testkind.Defaults
 
 // tenantLabels mark a namespace layer in the external tests.
 var tenantLabels = map[string]string{"strata.test/layer": "namespace"}

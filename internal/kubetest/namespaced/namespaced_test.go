@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/internal/kubetest"
+	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &server)) }
 
 var seq atomic.Int64
 
-type jobDefaults = v1alpha1.JobDefaults
+type jobDefaults = testkind.Defaults
 
 var tenantLabels = map[string]string{"strata.test/layer": "namespace"}
 
@@ -96,7 +96,7 @@ func (w *world) put(ns, name string, labels, data map[string]string) *corev1.Con
 
 func (w *world) options() namespaced.Options[*jobDefaults] {
 	w.t.Helper()
-	kind, err := v1alpha1.NewKind()
+	kind, err := testkind.NewKind()
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func (w *world) options() namespaced.Options[*jobDefaults] {
 		Name: "strata-test", Kind: kind,
 		Namespace: w.system, ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels: tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
+		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster,
 			LockKey: "non-overridable-fields"},
 	}
 }

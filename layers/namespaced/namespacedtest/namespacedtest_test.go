@@ -7,18 +7,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/layers/namespaced/namespacedtest"
 )
 
-func options(t *testing.T) namespaced.Options[*v1alpha1.JobDefaults] {
+func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
 	t.Helper()
-	kind, err := v1alpha1.NewKind()
+	kind, err := testkind.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return namespaced.Options[*v1alpha1.JobDefaults]{
+	return namespaced.Options[*testkind.Defaults]{
 		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
 		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: map[string]string{"config.strata.dev/type": "namespace"},
 		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster",
@@ -47,7 +47,7 @@ func TestResolverThroughAChange(t *testing.T) {
 		t.Errorf("rejected %v", got)
 	}
 	var notified []string
-	r.Subscribe(func(ns string, old, new *namespaced.Snapshot[*v1alpha1.JobDefaults]) {
+	r.Subscribe(func(ns string, old, new *namespaced.Snapshot[*testkind.Defaults]) {
 		notified = append(notified, fmt.Sprintf("%s %d→%d", ns, *old.Object.DefaultTimeoutSeconds, *new.Object.DefaultTimeoutSeconds))
 	})
 	// Set returns once subscribers have been called.
