@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generates the example component's deep copies, the registration of its
 # defaults and its conversions, and the deep copies of the library tests'
-# kind (internal/testkind), with Kubernetes' code generators
+# kinds (internal/testkind), with Kubernetes' code generators
 # (k8s.io/code-generator, pinned in hack/tools/codegen). Run it from the
 # module's root with the generators in $BIN (default ./bin): `make
 # generate` builds them and runs it, and a test in examples/component runs
@@ -11,16 +11,17 @@ set -euo pipefail
 BIN=${BIN:-$PWD/bin}
 HEADER=hack/boilerplate.go.txt
 API=github.com/stratacfg/strata/examples/component/apis/config
+TEST=github.com/stratacfg/strata/internal/testkind
 
 # Deep copies of the internal and versioned types (+k8s:deepcopy-gen).
 "$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go \
-  "$API" "$API/v1alpha1" "$API/v1beta1" github.com/stratacfg/strata/internal/testkind
+  "$API" "$API/v1alpha1" "$API/v1beta1" "$TEST" "$TEST/component" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
 # RegisterDefaults, calling each version's SetDefaults_ functions
 # (+k8s:defaulter-gen).
 "$BIN/defaulter-gen" --go-header-file "$HEADER" --output-file zz_generated.defaults.go \
-  "$API/v1alpha1" "$API/v1beta1"
+  "$API/v1alpha1" "$API/v1beta1" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
 # Conversions between each version and the internal types
 # (+k8s:conversion-gen); component-base's own conversions are reused.
 "$BIN/conversion-gen" --go-header-file "$HEADER" --output-file zz_generated.conversion.go \
   --extra-peer-dirs k8s.io/component-base/config/v1alpha1,k8s.io/apimachinery/pkg/apis/meta/v1,k8s.io/apimachinery/pkg/conversion,k8s.io/apimachinery/pkg/runtime \
-  "$API/v1alpha1" "$API/v1beta1"
+  "$API/v1alpha1" "$API/v1beta1" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cliflag "k8s.io/component-base/cli/flag"
 
-	"github.com/stratacfg/strata/examples/component/apis/config"
+	config "github.com/stratacfg/strata/internal/testkind/component"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/watch"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 
-	"github.com/stratacfg/strata/examples/component/apis/config"
-	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
+	config "github.com/stratacfg/strata/internal/testkind/component"
+	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	cliflag "k8s.io/component-base/cli/flag"
 
-	"github.com/stratacfg/strata/examples/component/apis/config"
-	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
+	config "github.com/stratacfg/strata/internal/testkind/component"
+	"github.com/stratacfg/strata/internal/testkind/component/v1beta1"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
-	"github.com/stratacfg/strata/examples/component/apis/config"
-	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
-	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
+	config "github.com/stratacfg/strata/internal/testkind/component"
+	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
+	"github.com/stratacfg/strata/internal/testkind/component/v1beta1"
 	"github.com/stratacfg/strata/scheme"
 )
 

@@ -12,8 +12,9 @@ import (
 )
 
 // apiDirs are the packages hack/codegen.sh generates code in, from the
-// repository's root: this example's, and the library tests' kind.
-var apiDirs = []string{"examples/component/apis/config", "examples/component/apis/config/v1alpha1", "examples/component/apis/config/v1beta1", "internal/testkind"}
+// repository's root: this example's, and the library tests' kinds.
+var apiDirs = []string{"examples/component/apis/config", "examples/component/apis/config/v1alpha1", "examples/component/apis/config/v1beta1",
+	"internal/testkind", "internal/testkind/component", "internal/testkind/component/v1alpha1", "internal/testkind/component/v1beta1"}
 
 // TestGeneratedCodeIsCurrent runs hack/codegen.sh, as `make generate`
 // does, on a copy of the module's files it reads, and fails when a
@@ -67,8 +68,8 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			}
 		}
 	}
-	if len(generated) != 8 {
-		t.Fatalf("found %d generated files, want 8: %v", len(generated), generated)
+	if len(generated) != 15 {
+		t.Fatalf("found %d generated files, want 15: %v", len(generated), generated)
 	}
 	cmd := exec.Command("bash", "hack/codegen.sh")
 	cmd.Dir = tmp

@@ -1,0 +1,34 @@
+package component
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentbaseconfig "k8s.io/component-base/config"
+	logsapi "k8s.io/component-base/logs/api/v1"
+)
+
+// ComponentConfiguration is the example component's configuration, as the
+// component uses it: every field defaulted and converted.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type ComponentConfiguration struct {
+	metav1.TypeMeta
+
+	// Port is the port the component serves on.
+	Port int32
+	// EnableProfiling enables /debug/pprof handlers.
+	EnableProfiling bool
+	// FeatureGates maps feature names to whether they are on.
+	FeatureGates map[string]bool
+	// TLSCertFile is the serving certificate, an absolute path once
+	// loaded.
+	TLSCertFile string
+	// SyncFrequency is how often the component resyncs. It takes effect
+	// only at start.
+	SyncFrequency metav1.Duration
+	// ClientConnection configures the client to the API server.
+	ClientConnection componentbaseconfig.ClientConnectionConfiguration
+	// AllowedOrigins lists the CORS origins allowed.
+	AllowedOrigins []string
+	// Logging configures logging.
+	Logging logsapi.LoggingConfiguration
+}

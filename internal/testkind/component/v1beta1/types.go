@@ -1,0 +1,36 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
+	logsapi "k8s.io/component-base/logs/api/v1"
+)
+
+// ComponentConfiguration configures the example component.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type ComponentConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Port is the port the component serves on. Default 8443.
+	Port *int32 `json:"port,omitempty"`
+	// EnableProfiling enables /debug/pprof handlers. Default true.
+	EnableProfiling *bool `json:"enableProfiling,omitempty"`
+	// FeatureGates maps feature names to whether they are on; it merges
+	// per key across files and --feature-gates.
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// TLSCertFile is the serving certificate. A relative path resolves
+	// against the directory of the file that set it.
+	TLSCertFile string `json:"tlsCertFile,omitempty" strata:"path"`
+	// SyncFrequency is how often the component resyncs. Default 1m.
+	// Changing it needs a restart.
+	SyncFrequency metav1.Duration `json:"syncFrequency,omitempty" strata:"restart-only"`
+	// ClientConnection configures the client to the API server; its
+	// kubeconfig is a path. Defaults qps 50, burst 100.
+	ClientConnection componentbaseconfigv1alpha1.ClientConnectionConfiguration `json:"clientConnection"`
+	// AllowedOrigins lists the CORS origins allowed. A later layer
+	// replaces the whole list.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty" strata:"not-path"`
+	// Logging configures logging.
+	Logging logsapi.LoggingConfiguration `json:"logging,omitempty"`
+}
