@@ -23,20 +23,20 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/integrations/stratacr"
+	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 var tenantLabels = map[string]string{"config.strata.dev/type": "namespace"}
 
-func options(t *testing.T) namespaced.Options[*v1alpha1.JobDefaults] {
+func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
 	t.Helper()
-	kind, err := v1alpha1.NewKind()
+	kind, err := testkind.NewKind()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return namespaced.Options[*v1alpha1.JobDefaults]{
+	return namespaced.Options[*testkind.Defaults]{
 		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
 		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: tenantLabels,
 		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster"},
@@ -86,7 +86,7 @@ func TestClientReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	notified := make(chan string, 4)
-	cancel := r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*v1alpha1.JobDefaults]) { notified <- ns })
+	cancel := r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*testkind.Defaults]) { notified <- ns })
 	defer cancel()
 	r.Invalidate(&cm)
 	select {
@@ -131,7 +131,7 @@ func TestSource(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &stratacr.Resolver[*v1alpha1.JobDefaults]{Resolver: nr}
+	r := &stratacr.Resolver[*testkind.Defaults]{Resolver: nr}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	if err := r.Source(c, &batchv1.JobList{}).Start(ctx, q); err != nil {
