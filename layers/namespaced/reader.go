@@ -276,8 +276,8 @@ func (m *readerMode[T]) refresh(run *readerRun, ns string) {
 // one), was added, changed or deleted in the caller's cache: what it feeds
 // is read again through the Reader and, if its resourceVersions changed,
 // rebuilt, and subscribers are told. Call it after the cache holds the
-// change, as an informer's event handlers are. Resolvers that watch for
-// themselves need it not: a Lazy or Direct resolver ignores it, an
+// change, as an informer's event handlers are. Resolvers that read for
+// themselves have no need of it: a Lazy or Direct resolver ignores it, an
 // Informer resolver reads again from its own informers.
 func (r *Resolver[T]) Invalidate(obj any) { r.src.invalidate(obj) }
 

@@ -419,7 +419,8 @@ type guarded[T any] struct {
 
 // insert caches the snapshot of ns built from in, and returns it; again
 // is true when whether ns is followed changed since in was read (the gate
-// moved), so that it must be read again. A namespace cached meanwhile is returned as it is.
+// moved), so that it must be read again. A namespace cached meanwhile is
+// returned as it is.
 func (g *guarded[T]) insert(ns string, in nsInput) (snap *Snapshot[T], again bool) {
 	c := g.c
 	if e := g.st.cache.get(ns); e != nil && e.snap.Load() != nil {
