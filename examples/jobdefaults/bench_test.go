@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -541,6 +543,16 @@ func managerHeap(which string) error {
 		}
 	}
 	fmt.Printf("heap-bytes %d\n", heapInUse()-before)
+	// JOBDEFAULTS_HEAP_PROFILE_DIR keeps a heap profile of each manager,
+	// to see what the heap holds (go tool pprof -sample_index=inuse_space).
+	if dir := os.Getenv("JOBDEFAULTS_HEAP_PROFILE_DIR"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, which+".heap"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.WriteHeapProfile(f)
+	}
 	return nil
 }
 
