@@ -10,18 +10,31 @@ set -euo pipefail
 
 BIN=${BIN:-$PWD/bin}
 HEADER=hack/boilerplate.go.txt
-API=github.com/stratacfg/strata/examples/component/apis/config
-TEST=github.com/stratacfg/strata/internal/testkind
 
-# Deep copies of the internal and versioned types (+k8s:deepcopy-gen).
-"$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go \
-  "$API" "$API/v1alpha1" "$API/v1beta1" "$TEST" "$TEST/component" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
-# RegisterDefaults, calling each version's SetDefaults_ functions
-# (+k8s:defaulter-gen).
-"$BIN/defaulter-gen" --go-header-file "$HEADER" --output-file zz_generated.defaults.go \
-  "$API/v1alpha1" "$API/v1beta1" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
-# Conversions between each version and the internal types
-# (+k8s:conversion-gen); component-base's own conversions are reused.
-"$BIN/conversion-gen" --go-header-file "$HEADER" --output-file zz_generated.conversion.go \
-  --extra-peer-dirs k8s.io/component-base/config/v1alpha1,k8s.io/apimachinery/pkg/apis/meta/v1,k8s.io/apimachinery/pkg/conversion,k8s.io/apimachinery/pkg/runtime \
-  "$API/v1alpha1" "$API/v1beta1" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
+# kind generates the code of one configuration kind: its internal package
+# first, then its versions.
+kind() {
+  local internal=$1
+  shift
+  # Deep copies of the internal and versioned types (+k8s:deepcopy-gen).
+  "$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go \
+    "$internal" "$@"
+  # RegisterDefaults, calling each version's SetDefaults_ functions
+  # (+k8s:defaulter-gen).
+  "$BIN/defaulter-gen" --go-header-file "$HEADER" --output-file zz_generated.defaults.go \
+    "$@"
+  # Conversions between each version and the internal types
+  # (+k8s:conversion-gen); component-base's own conversions are reused.
+  "$BIN/conversion-gen" --go-header-file "$HEADER" --output-file zz_generated.conversion.go \
+    --extra-peer-dirs k8s.io/component-base/config/v1alpha1,k8s.io/apimachinery/pkg/apis/meta/v1,k8s.io/apimachinery/pkg/conversion,k8s.io/apimachinery/pkg/runtime \
+    "$@"
+}
+
+API=github.com/stratacfg/strata/examples/component/apis/config
+kind "$API" "$API/v1alpha1" "$API/v1beta1"
+
+# The library tests' kinds: the versioned one, and a one-version kind that
+# needs deep copies only.
+TEST=github.com/stratacfg/strata/internal/testkind
+kind "$TEST/component" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
+"$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go "$TEST"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -237,10 +238,24 @@ func TestExecute(t *testing.T) {
 			t.Errorf("unwritable: code %d, stderr %q", code, stderr)
 		}
 	})
+	t.Run("output version as group/version", func(t *testing.T) {
+		code, stdout, _, ran := execute(t, "--config", cfg, "--print-config", "--output-version", "component.example.strata.dev/v1alpha1")
+		if code != 0 || ran != nil || !strings.Contains(stdout, "apiVersion: component.example.strata.dev/v1alpha1") {
+			t.Errorf("code %d, stdout %s", code, stdout)
+		}
+	})
 	t.Run("unknown output version", func(t *testing.T) {
-		code, _, stderr, _ := execute(t, "--config", cfg, "--print-config", "--output-version", "v9")
-		if code != 1 || !strings.Contains(stderr, "--output-version") || !strings.Contains(stderr, "v1beta1") {
-			t.Errorf("code %d, stderr %q", code, stderr)
+		// A usage error: exit 2 and the usage, and the versions there are
+		// in both spellings.
+		for _, v := range []string{"v9", "component.example.strata.dev/v9", "other.example.dev/v1beta1", "v1alpha0"} {
+			code, _, stderr, ran := execute(t, "--config", cfg, "--print-config", "--output-version", v)
+			if code != 2 || ran != nil || !strings.Contains(stderr, "--output-version "+strconv.Quote(v)) || !strings.Contains(stderr, "Usage") {
+				t.Errorf("%s: code %d, stderr %q", v, code, stderr)
+			}
+		}
+		_, _, stderr, _ := execute(t, "--config", cfg, "--print-config", "--output-version", "v9")
+		if want := "give one of v1beta1, v1alpha1, alone or as component.example.strata.dev/VERSION"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q, want %q", stderr, want)
 		}
 	})
 }

@@ -40,8 +40,9 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 //     --explain, --print-config, --output-version (the merge version by
 //     default) and --write-config-to.
 //  2. Parse args (without the command name). --help prints the usage on
-//     stdout and returns 0; a usage error prints it on stderr with the
-//     usage and returns 2.
+//     stdout and returns 0; a usage error (an --output-version that is not
+//     a version of the kind included) prints it on stderr with the usage
+//     and returns 2.
 //  3. Load the configuration. An error is printed on stderr and returns
 //     1; decoding warnings are printed on stderr.
 //  4. --explain prints the configuration and its provenance as JSON,
@@ -71,6 +72,11 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
 		return 2
 	}
+	gv, err := c.outputVersion(cl.output.version)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
+		return 2
+	}
 	cfg, err := c.LoadFrom(ctx, cl) // (3)
 	if err != nil {
 		return fail(err)
@@ -85,7 +91,6 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		}
 	}
 	out := cl.output // (4)
-	gv := schema.GroupVersion{Group: c.Kind.GroupKind().Group, Version: out.version}
 	switch {
 	case out.explain:
 		e, err := c.Explain(cfg, gv)
@@ -123,6 +128,31 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		return fail(err)
 	}
 	return 0
+}
+
+// outputVersion reads --output-version: a version of the kind, alone
+// ("v1beta1") or with its group ("config.example.dev/v1beta1"), which is
+// the spelling of an apiVersion.
+func (c *Component[T]) outputVersion(s string) (schema.GroupVersion, error) {
+	group, v := c.Kind.Group(), s
+	if g, ver, ok := strings.Cut(s, "/"); ok {
+		if g != group {
+			return schema.GroupVersion{}, fmt.Errorf("--output-version %q: the configuration's group is %s, not %s", s, group, g)
+		}
+		v = ver
+	}
+	var known []string
+	for _, ver := range c.Kind.Versions() {
+		if ver.Lifecycle == scheme.Removed {
+			continue
+		}
+		if ver.Version == v {
+			return schema.GroupVersion{Group: group, Version: v}, nil
+		}
+		known = append(known, ver.Version)
+	}
+	return schema.GroupVersion{}, fmt.Errorf("--output-version %q: not a version of %s; give one of %s, alone or as %s/VERSION",
+		s, c.Kind.GroupKind().Kind, strings.Join(known, ", "), group)
 }
 
 // writeFile replaces path with data: written to a temporary file beside
