@@ -46,6 +46,15 @@ func TestBindIsCheckedWhenBound(t *testing.T) {
 		},
 		want: "flag --port-after holds a time.Duration, which cannot set /port",
 	}, {
+		name: "a duration flag on a metav1.Duration",
+		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
+			var d time.Duration
+			fss.FlagSet("x").DurationVar(&d, "sync", time.Minute, "")
+			b.Bind("sync", "/syncFrequency", &d)
+			return nil
+		},
+		want: `flag --sync holds a time.Duration, which cannot set /syncFrequency (a v1.Duration): bind nil instead of the pointer, and the flag's text ("1m0s") is read as a v1.Duration`,
+	}, {
 		name: "a duration flag's text on an integer",
 		bind: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			fss.FlagSet("x").Duration("port-after", time.Second, "")

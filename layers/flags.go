@@ -247,7 +247,13 @@ func (f *Flags) check(fs *pflag.FlagSet, own []*pflag.FlagSet) error {
 			if vt.Kind() != reflect.Pointer {
 				errs = append(errs, fmt.Errorf("flag --%s: bind the pointer the flag writes into, not a %s", b.name, vt))
 			} else if !assignable(vt.Elem(), kt) {
-				errs = append(errs, fmt.Errorf("flag --%s holds a %s, which cannot set %s (a %s)", b.name, vt.Elem(), b.key, kt))
+				err := fmt.Errorf("flag --%s holds a %s, which cannot set %s (a %s)", b.name, vt.Elem(), b.key, kt)
+				if vt.Elem() == reflect.TypeFor[time.Duration]() && assignable(reflect.TypeFor[string](), kt) {
+					// A time.Duration's JSON is nanoseconds; the flag's
+					// text ("1m30s") is what a duration field reads.
+					err = fmt.Errorf("%w: bind nil instead of the pointer, and the flag's text (%q) is read as a %s", err, fl.Value.String(), kt)
+				}
+				errs = append(errs, err)
 			}
 		case isSlice(fl.Value):
 			if k := kt.Kind(); k != reflect.Slice && k != reflect.Array {
