@@ -15,8 +15,9 @@ import (
 // for them and whether its snapshot is held until a list ends; for the
 // mode, its runs (Start to Stop) and the shared watch's epochs. Its lock
 // guards all of it and nothing else; nothing is called with it held but
-// the relist queue's Add. The I/O (the lists, the watch, the dispatcher
-// and the workers) is lazyMode's; what each step decides is here.
+// the relist queue's Add and the gauge of followed namespaces. The I/O
+// (the lists, the watch, the dispatcher and the workers) is lazyMode's;
+// what each step decides is here.
 //
 // A namespace's Lazy life, step by step (the code marks each step (n)):
 //
@@ -46,7 +47,10 @@ import (
 //     record stays while a list of the namespace is under way, for an
 //     entry cached next.
 //  8. Stop forgets every namespace and ends the run: a list begun in an
-//     earlier run ends nothing.
+//     earlier run ends nothing. A snapshot held when the resolver stopped
+//     stays held across the restart, until the namespace is followed
+//     again; Start begins a new epoch, so a list made while stopped is
+//     made again.
 //
 // Lock order, over the whole package: state.mu, then follows.mu, then
 // subscribers.mu, then a subscription's mu. clusterMu and refreshMu are
@@ -64,6 +68,9 @@ type follows[T any] struct {
 	flushes         []string // a namespace per list ended, for the dispatcher
 	queue           workqueue.TypedRateLimitingInterface[string]
 	watches         func(delta float64) // the metric of followed namespaces
+	// heldOver are the entries whose snapshot was held when the resolver
+	// stopped: held still until Start follows them again.
+	heldOver map[*entry[T]]bool
 }
 
 // follow is how the shared watch follows one namespace.
@@ -100,11 +107,20 @@ func (f *follows[T]) following(ns string, e *entry[T], seq uint64) (*follow[T], 
 	return fl, fl != nil && fl.e == e && fl.seq == seq
 }
 
-// begin starts a run with q as its relist queue.
+// begin starts a run with q as its relist queue, in a new epoch. (8)
 func (f *follows[T]) begin(q workqueue.TypedRateLimitingInterface[string]) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queue = q
+	f.epoch++
+}
+
+// forgetHeldOver ends the holds the last stop kept, once Start has
+// followed again every namespace it caches. (8)
+func (f *follows[T]) forgetHeldOver() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heldOver = nil
 }
 
 // beginList makes the events of ns wait until the list ends, and returns
@@ -136,6 +152,7 @@ func (f *follows[T]) follow(ns string, e *entry[T], at *listedAt, hold bool) con
 	}
 	f.seq++
 	fl.e, fl.seq, fl.rv, fl.held = e, f.seq, "", hold
+	delete(f.heldOver, e)
 	if at != nil {
 		fl.rv = at.rv
 	}
@@ -151,7 +168,7 @@ func (f *follows[T]) holds(ns string, e *entry[T]) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fl := f.byNS[ns]
-	return fl != nil && fl.e == e && fl.held
+	return fl != nil && fl.e == e && fl.held || f.heldOver[e]
 }
 
 // unfollow stops following ns for e. (7)
@@ -344,6 +361,12 @@ func (f *follows[T]) end() {
 	for _, fl := range f.byNS {
 		if fl.e != nil {
 			f.watches(-1)
+			if fl.held {
+				if f.heldOver == nil {
+					f.heldOver = map[*entry[T]]bool{}
+				}
+				f.heldOver[fl.e] = true
+			}
 		}
 	}
 	f.byNS, f.flushes, f.queue = map[string]*follow[T]{}, nil, nil

@@ -72,6 +72,10 @@ const relistWorkers = 4
 // label as many as it likes.
 const listPage = 32
 
+// relistTimeout bounds one relist: a list that hangs fails and is tried
+// again, since the queue lists one namespace at a time.
+const relistTimeout = 30 * time.Second
+
 // relistPause and relistPauseMost bound the pause before a failed relist
 // is tried again: it doubles with each failure of the namespace in a row.
 const relistPause, relistPauseMost = 100 * time.Millisecond, 30 * time.Second
@@ -112,6 +116,8 @@ func (m *lazyMode[T]) start(ctx context.Context) error {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](relistPause, relistPauseMost),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: m.c.clock})
 	m.f.begin(m.queue)
+	// The workers stop with the context too, not only at Stop.
+	context.AfterFunc(m.ctx, m.queue.ShutDown)
 	events := newEventSink(&m.c.o)
 	var err error
 	if events == nil {
@@ -139,8 +145,12 @@ func (m *lazyMode[T]) start(ctx context.Context) error {
 		return err
 	}
 	// A resolver started again lists the namespaces it kept: what they
-	// hold may have changed while it was stopped.
+	// hold may have changed while it was stopped. A snapshot held when it
+	// stopped stays held until its list ends; one of a namespace no
+	// longer followed is rebuilt now. (8)
 	m.st.do(func(g *guarded[T]) { g.followAgain(false) })
+	m.f.forgetHeldOver()
+	m.st.rebuildStale()
 	if err := m.inf.handle(m.changed); err != nil {
 		m.stop()
 		return err
@@ -532,7 +542,9 @@ func (m *lazyMode[T]) relist(q workqueue.TypedRateLimitingInterface[string], ns 
 		q.Forget(ns) // no longer cached
 		return
 	}
-	own, rv, err := m.list(m.ctx, ns)
+	ctx, cancel := context.WithTimeout(m.ctx, relistTimeout)
+	own, rv, err := m.list(ctx, ns)
+	cancel()
 	if err != nil {
 		if m.f.failed(ns, e, seq) {
 			m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "failures", q.NumRequeues(ns)+1)

@@ -545,3 +545,41 @@ func TestVersionsWentBack(t *testing.T) {
 	<-s.watches // started again from now
 	eventually(t, r, 3, "the namespace as the restored server holds it")
 }
+
+// TestHeldSnapshotAcrossRestart opens the gate while the namespace's
+// relist fails, stops the resolver and starts it again with the relist
+// still failing: the snapshot from before the gate opened stays, never
+// one built under the open gate without the namespace's own ConfigMaps,
+// until a list succeeds.
+func TestHeldSnapshotAcrossRestart(t *testing.T) {
+	s := newScripted("")
+	cluster := func(level, timeout string) {
+		t.Helper()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"},
+			Data: map[string]string{"enforced-config-level": level, "default-timeout-seconds": timeout}}
+		if _, err := s.Clientset.CoreV1().ConfigMaps("ops").Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failing := func() (*corev1.ConfigMapList, error) { return nil, apierrors.NewTimeoutError("request timed out", 1) }
+	cluster("cluster", "100")
+	s.script(failing)
+	r := s.lazy(t)
+	if v := timeoutOf(t, r, "team"); v != 100 {
+		t.Fatalf("gate closed: timeout %d, want 100", v)
+	}
+	cluster("namespace", "200")
+	<-s.listed // the relist the gate's opening asked for, failing
+	if v := timeoutOf(t, r, "team"); v != 100 {
+		t.Fatalf("gate open, list failing: timeout %d, want the held 100", v)
+	}
+	r.Stop()
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := timeoutOf(t, r, "team"); v != 100 {
+		t.Fatalf("started again, list failing: timeout %d, want the held 100", v)
+	}
+	s.script(overrides("", 5))
+	eventually(t, r, 5, "the list after the restart")
+}
