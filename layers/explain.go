@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -22,8 +23,14 @@ type Explanation struct {
 
 // KeyProvenance says where one key's value came from.
 type KeyProvenance struct {
-	Source   string   `json:"source"`
+	Source string `json:"source"`
+	// Shadowed lists the lower layers that also set the key, the nearest
+	// first.
 	Shadowed []string `json:"shadowed"`
+	// ShadowedValues are the values those layers set, in the same order,
+	// as JSON; a value that is or holds a reference (to a Secret's key) is
+	// null: what it names stays out of the output.
+	ShadowedValues []json.RawMessage `json:"shadowedValues,omitempty"`
 	// Removed says that the value is a null that removed the key: the
 	// key is absent from the configuration, or has its default.
 	Removed bool `json:"removed,omitempty"`
@@ -83,6 +90,15 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 	return out, nil
 }
 
+// shownValue is a shadowed value as --explain shows it: null in place of
+// one that is or holds a reference.
+func shownValue(v string) json.RawMessage {
+	if _, ok := merge.RefOf(v); ok || strings.Contains(v, `"$ref"`) {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(v)
+}
+
 // Provenances returns the provenance of every effective key of r, and of
 // every key a layer removed with a null.
 func Provenances(r *merge.Result) map[string]KeyProvenance {
@@ -92,6 +108,7 @@ func Provenances(r *merge.Result) map[string]KeyProvenance {
 		kp := KeyProvenance{Source: p.Source.String(), Shadowed: []string{}, Removed: p.Value == merge.Tombstone}
 		for _, s := range p.Shadowed {
 			kp.Shadowed = append(kp.Shadowed, s.Source.String())
+			kp.ShadowedValues = append(kp.ShadowedValues, shownValue(s.Value))
 		}
 		for _, c := range p.Replaced {
 			kp.Replaced = append(kp.Replaced, c.Key+" from "+c.Source.String())

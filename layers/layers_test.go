@@ -18,6 +18,7 @@ import (
 	config "github.com/stratacfg/strata/internal/testkind/component"
 	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
 	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
@@ -282,5 +283,34 @@ func TestHostileDropInDirectory(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a FIFO in the drop-in directory blocked the load")
+	}
+}
+
+// TestProvenancesShowShadowedValues lists what each shadowed layer set,
+// the nearest first, and never the value of a reference.
+func TestProvenancesShowShadowedValues(t *testing.T) {
+	ref := merge.Ref{Kind: "secret", Namespace: "team-a", Name: "db", Key: "password"}
+	r := merge.Merge(
+		&merge.Layer{Source: merge.Source{Origin: "default"}, Values: map[string]string{"/port": "8443", "/password": `"changeme"`}},
+		&merge.Layer{Source: merge.Source{Origin: "file", Name: "a.yaml"}, Values: map[string]string{"/port": "9000", "/password": ref.JSON()}},
+		&merge.Layer{Source: merge.Source{Origin: "flag", Name: "--port"}, Values: map[string]string{"/port": "9090", "/password": `"plain"`}},
+	)
+	p := layers.Provenances(r)
+	if got, want := fmt.Sprint(p["/port"].Shadowed), "[file a.yaml default]"; got != want {
+		t.Errorf("/port shadowed %s, want %s", got, want)
+	}
+	var vals []string
+	for _, v := range p["/port"].ShadowedValues {
+		vals = append(vals, string(v))
+	}
+	if got := strings.Join(vals, " "); got != "9000 8443" {
+		t.Errorf("/port shadowed values %s, want 9000 8443", got)
+	}
+	vals = nil
+	for _, v := range p["/password"].ShadowedValues {
+		vals = append(vals, string(v))
+	}
+	if got := strings.Join(vals, " "); got != `null "changeme"` {
+		t.Errorf("/password shadowed values %s, want the reference as null", got)
 	}
 }
