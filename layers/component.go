@@ -81,6 +81,10 @@ type Loaded[T runtime.Object] struct {
 	// Reload did not apply: Object keeps the running values, and the
 	// process must restart for the new ones to take effect.
 	RestartRequired []string
+	// Hash is the hash of the files it was loaded from
+	// (watch.Contents.Hash): Watch starts from a Loaded whose files have
+	// not changed without loading them again.
+	Hash string
 }
 
 // Load builds the command line, parses args (without the command name)
@@ -237,6 +241,9 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	}
 	t := typed.For(c.Kind.MergeFields().Type())
 	out := &Loaded[T]{}
+	if contents != nil {
+		out.Hash = contents.Hash
+	}
 	if contents == nil {
 		if contents, err = c.Read(cl); err != nil {
 			return nil, err

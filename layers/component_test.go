@@ -342,6 +342,63 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestWatchFromLoaded starts Watch from what LoadFrom loaded with the
+// same command line: the files unchanged, nothing is loaded or reported
+// again and the loaded configuration is what the watcher serves; a later
+// edit is loaded as any reload.
+func TestWatchFromLoaded(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(head+"enableProfiling: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := component(t)
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Parse([]string{"--config", cfg, "--port", "7000"}); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := c.LoadFrom(t.Context(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Hash == "" {
+		t.Fatal("LoadFrom gave no hash")
+	}
+	reloads := make(chan watch.Reload[*layers.Loaded[*config.ComponentConfiguration]], 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
+		PollInterval: 50 * time.Millisecond,
+		From:         loaded,
+		OnReload:     func(r watch.Reload[*layers.Loaded[*config.ComponentConfiguration]]) { reloads <- r },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Current() != loaded || len(reloads) != 0 {
+		t.Fatalf("started from %p, not the loaded %p; %d reports", w.Current(), loaded, len(reloads))
+	}
+	if err := os.WriteFile(cfg+".tmp", []byte(head+"enableProfiling: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(cfg+".tmp", cfg); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-reloads:
+		if r.Status != watch.StatusSuccess || r.Initial || w.Current().Object.EnableProfiling || w.Current().Object.Port != 7000 {
+			t.Errorf("after an edit: %+v, %+v", r, w.Current().Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the edit was not loaded")
+	}
+	cancel()
+	<-w.Done()
+}
+
 // TestUsageShowsTheDefaultsInUse checks --help: a bound flag shows the
 // default its scheme gives the key, not pflag's, a legacy-default flag
 // both, and no line is padded.

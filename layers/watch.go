@@ -20,8 +20,14 @@ type WatchOptions[T runtime.Object] struct {
 	// Metrics, when set, count reloads.
 	Metrics *watch.Metrics
 	// OnReload, when set, is called after every reload attempt that is
-	// not a no-op, the initial load included, in order.
+	// not a no-op, the initial load included, in order. The caller then
+	// owns the reporting: neither Watch nor the watcher logs the
+	// attempts it reports at the default verbosity.
 	OnReload func(watch.Reload[*Loaded[T]])
+	// From, when set, is the configuration already loaded from the same
+	// command line (what Execute passed to run): the watcher starts from
+	// it and loads again only files that changed since.
+	From *Loaded[T]
 }
 
 // Watch loads the configuration the command line names and keeps it live:
@@ -35,13 +41,19 @@ type WatchOptions[T runtime.Object] struct {
 //
 // Watch returns once the first load has succeeded, with the watcher
 // running until ctx is done; read the configuration with Current. An
-// invalid first load is an error: refuse to start.
+// invalid first load is an error: refuse to start. Given From, there is
+// no first load unless the files changed since From was loaded, and then
+// an invalid one is refused as any reload is, From staying in effect.
 func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOptions[T]) (*watch.Watcher[*Loaded[T]], error) {
 	paths := cl.Config.paths()
 	if len(paths) == 0 {
 		return nil, errors.New("nothing to watch: no --config, --config-dir or --instance-config")
 	}
 	log := klog.FromContext(ctx).WithName(c.Name)
+	var fromHash string
+	if o.From != nil {
+		fromHash = o.From.Hash
+	}
 	var w *watch.Watcher[*Loaded[T]]
 	w, err := watch.New(watch.Options[*Loaded[T]]{
 		Paths: paths,
@@ -49,13 +61,16 @@ func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOption
 		Read:         c.readOptions(cl),
 		PollInterval: o.PollInterval,
 		Metrics:      o.Metrics,
+		// Started from what was loaded, when the caller has it.
+		Initial:     o.From,
+		InitialHash: fromHash,
 		// Built from the generation the watcher read, never from the
 		// files of two updates.
 		Load: func(ctx context.Context, files *watch.Contents) (*Loaded[T], error) {
 			return c.Reload(ctx, cl, files, w.Current())
 		},
 		OnReload: func(r watch.Reload[*Loaded[T]]) {
-			if r.Status == watch.StatusSuccess && !r.Initial && len(r.Value.RestartRequired) > 0 {
+			if o.OnReload == nil && r.Status == watch.StatusSuccess && !r.Initial && len(r.Value.RestartRequired) > 0 {
 				log.Info("Configuration reloaded; a restart is required to apply some keys", "keys", strings.Join(r.Value.RestartRequired, ","))
 			}
 			if o.OnReload != nil {

@@ -57,8 +57,18 @@ type Options[T any] struct {
 	Load func(ctx context.Context, c *Contents) (T, error)
 	// OnReload, when set, is called after every reload attempt that is
 	// not a no-op, the initial load included, in order, from the
-	// watcher's goroutine (from Start for the initial load).
+	// watcher's goroutine (from Start for the initial load). The caller
+	// then owns the reporting: the watcher logs the attempts it reports
+	// only at verbosity 2.
 	OnReload func(Reload[T])
+	// Initial and InitialHash, when InitialHash is set, are a value the
+	// caller already loaded and the hash of the content it loaded it
+	// from (Contents.Hash): the watcher starts from them. Start then
+	// loads only if the targets changed since, and a load that fails
+	// leaves Initial in effect instead of failing Start; no initial
+	// attempt is reported.
+	Initial     T
+	InitialHash string
 	// PollInterval is how often the targets are read whatever events
 	// say; zero means DefaultPollInterval.
 	PollInterval time.Duration
@@ -244,8 +254,12 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 	}
 	w.ensureWatches(n)
 	w.warnMountPoints()
+	preset := w.opts.InitialHash != ""
+	if preset {
+		w.current.Store(&published[T]{value: w.opts.Initial, hash: w.opts.InitialHash})
+	}
 	// (2)
-	if err := w.check(ctx); err != nil {
+	if err := w.check(ctx); err != nil && !preset {
 		if !IsPending(err) {
 			if n != nil {
 				n.Close()
@@ -642,13 +656,22 @@ func (w *Watcher[T]) report(status string, initial bool, hash string, err error,
 		r.Value, keptHash = kept.value, kept.hash
 	}
 	w.opts.Metrics.observe(status, now, keptHash, took)
+	logger := w.logger
+	if w.opts.OnReload != nil {
+		logger = logger.V(2) // the caller reports
+	}
 	switch status {
 	case StatusSuccess:
-		w.logger.V(1).Info("Configuration reloaded", "paths", w.opts.Paths, "hash", hash, "initial", initial)
+		logger.V(1).Info("Configuration reloaded", "paths", w.opts.Paths, "hash", hash, "initial", initial)
 	case StatusPending:
-		w.logger.Info("The configuration is not consistent yet; keeping the previous one and reading again on the next change", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash, "pending", err.Error())
+		logger.Info("The configuration is not consistent yet; keeping the previous one and reading again on the next change", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash, "pending", err.Error())
 	default:
-		w.logger.Error(err, "Reloading the configuration failed; keeping the previous one", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash)
+		if w.opts.OnReload != nil {
+			// An Error line shows whatever the verbosity: the caller reports.
+			logger.Info("Reloading the configuration failed; keeping the previous one", "err", err.Error(), "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash)
+		} else {
+			logger.Error(err, "Reloading the configuration failed; keeping the previous one", "paths", w.opts.Paths, "hash", hash, "inEffect", keptHash)
+		}
 	}
 	if w.opts.OnReload != nil {
 		w.opts.OnReload(r)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -501,4 +502,70 @@ func replaceFile(t *testing.T, path, content string) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStartFromInitial starts watchers from a value the caller loaded:
+// from unchanged content nothing is loaded or reported; from content
+// changed since, the change is loaded; from content that became invalid,
+// Start succeeds and the caller's value stays.
+func TestStartFromInitial(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "v1"})
+	read := func() *Contents {
+		t.Helper()
+		c, err := ReadContents([]string{path}, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	loaded := read().Hash
+	startFrom := func(t *testing.T, loads *atomic.Int32) (*Watcher[string], *recorder[string]) {
+		t.Helper()
+		w, rec := newTextWatcher(t, path, func(o *Options[string]) {
+			o.Initial, o.InitialHash = "loaded by the caller", loaded
+			o.Load = func(ctx context.Context, c *Contents) (string, error) {
+				loads.Add(1)
+				return loadText(ctx, c)
+			}
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		if err := w.Start(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cancel()
+			<-w.Done()
+		})
+		return w, rec
+	}
+
+	t.Run("unchanged", func(t *testing.T) {
+		var loads atomic.Int32
+		w, rec := startFrom(t, &loads)
+		if w.Current() != "loaded by the caller" || loads.Load() != 0 || rec.count() != 0 {
+			t.Fatalf("current %q, %d loads, %d reports", w.Current(), loads.Load(), rec.count())
+		}
+	})
+	t.Run("changed", func(t *testing.T) {
+		watchtest.WriteFiles(t, dir, map[string]string{"config": "v2"})
+		t.Cleanup(func() { watchtest.WriteFiles(t, dir, map[string]string{"config": "v1"}) })
+		var loads atomic.Int32
+		w, rec := startFrom(t, &loads)
+		if r := rec.next(t); r.Status != StatusSuccess || r.Initial || w.Current() != "v2" {
+			t.Fatalf("reported %+v, current %q", r, w.Current())
+		}
+	})
+	t.Run("changed to invalid", func(t *testing.T) {
+		watchtest.WriteFiles(t, dir, map[string]string{"config": "bad"})
+		t.Cleanup(func() { watchtest.WriteFiles(t, dir, map[string]string{"config": "v1"}) })
+		var loads atomic.Int32
+		w, rec := startFrom(t, &loads)
+		if r := rec.next(t); r.Status != StatusFailure || w.Current() != "loaded by the caller" {
+			t.Fatalf("reported %+v, current %q", r, w.Current())
+		}
+	})
 }

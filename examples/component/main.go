@@ -114,23 +114,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err := watch.CheckPollInterval(rf.pollInterval); err != nil || rf.pollInterval == 0 {
 			return &layers.UsageError{Err: fmt.Errorf("--poll-interval %s: must be at least %s", rf.pollInterval, watch.MinPollInterval)}
 		}
-		return serve(ctx, comp, cl, &rf, stderr)
+		return serve(ctx, comp, cl, cfg, &rf, stderr)
 	})
 }
 
 type componentConfig = layers.Loaded[*config.ComponentConfiguration]
 
 // serve runs the component until ctx is done: it watches its configuration
-// files, applies what can change live, says when a restart is needed, and
-// serves the effective configuration on /configz and the reload metrics on
-// /metrics.
-func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfiguration], cl *layers.CommandLine, rf *runFlags, stderr io.Writer) error {
+// files from what run was given, applies what can change live, says when a
+// restart is needed, and serves the effective configuration on /configz
+// and the reload metrics on /metrics.
+func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfiguration], cl *layers.CommandLine, cfg *componentConfig, rf *runFlags, stderr io.Writer) error {
 	reg := metrics.NewKubeRegistry()
 	m := watch.NewMetrics("example_component", nil)
 	m.MustRegister(reg)
 	w, err := comp.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
 		PollInterval: rf.pollInterval,
 		Metrics:      m,
+		From:         cfg,
 		OnReload: func(r watch.Reload[*componentConfig]) {
 			switch {
 			case r.Status == watch.StatusFailure:
