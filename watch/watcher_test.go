@@ -118,6 +118,13 @@ func newTextWatcher(t *testing.T, path string, mod func(*Options[string])) (*Wat
 // the test ends.
 func start[T any](t *testing.T, w *Watcher[T], rec *recorder[T]) {
 	t.Helper()
+	startOnly(t, w)
+	rec.next(t)
+}
+
+// startOnly starts w and stops it when the test ends.
+func startOnly[T any](t *testing.T, w *Watcher[T]) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	if err := w.Start(ctx); err != nil {
 		cancel()
@@ -127,7 +134,6 @@ func start[T any](t *testing.T, w *Watcher[T], rec *recorder[T]) {
 		cancel()
 		<-w.Done()
 	})
-	rec.next(t)
 }
 
 // TestCheck drives the reload logic by direct calls: no events, no timers.
@@ -531,15 +537,7 @@ func TestStartFromInitial(t *testing.T) {
 				return loadText(ctx, c)
 			}
 		})
-		ctx, cancel := context.WithCancel(t.Context())
-		if err := w.Start(ctx); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cancel()
-			<-w.Done()
-		})
+		startOnly(t, w)
 		return w, rec
 	}
 
