@@ -21,7 +21,7 @@ K8S_MOD := hack/tools/go.mod hack/tools/go.sum
 ETCD_MOD := hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 CODEGEN_MOD := hack/tools/codegen/go.mod hack/tools/codegen/go.sum
 
-## tools: build kube-apiserver, etcd, the AtomicWriter driver and the code
+## tools: build kube-apiserver, etcd, etcdctl, etcdutl, the AtomicWriter driver and the code
 ## generators into bin/.
 tools: $(TOOLS)
 
