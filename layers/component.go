@@ -299,14 +299,21 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		}
 		files = append(files, newFile(p, KindInstanceConfig, fileMode))
 	}
-	var fileLayers []*merge.Layer
+	// The defaults of --config's own version, when it is not the merge
+	// version, beneath every layer: a file keeps the meaning its version
+	// gave it whatever the merge version is. Drop-ins and the instance
+	// file bring only what they set.
+	var fileLayers, versionDefaults []*merge.Layer
 	for _, f := range files {
-		l, warnings, err := f.Decode()
+		l, defaults, warnings, err := f.decode(f.SourceKind == KindFile)
 		if err != nil {
 			return nil, err
 		}
 		out.Warnings = append(out.Warnings, warnings...)
 		fileLayers = append(fileLayers, l)
+		if defaults != nil {
+			versionDefaults = append(versionDefaults, defaults)
+		}
 	}
 	// (2)
 	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, t, cl.Config.ConfigFile == "")
@@ -314,7 +321,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		return nil, err
 	}
 	// (3)
-	all := append(append(legacy, fileLayers...), flagLayers...)
+	all := append(append(append(versionDefaults, legacy...), fileLayers...), flagLayers...)
 	out.Provenance = merge.Merge(all...)
 	// (4)
 	wd, err := os.Getwd()

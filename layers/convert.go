@@ -15,37 +15,41 @@ import (
 
 // convertLeaves expresses a document written in another version as keys of
 // version into, the merge version: convertEach of its leaves, every leaf
-// mapping to at least one key.
-func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (map[string]string, error) {
+// mapping to at least one key. undefaulted is the whole document
+// converted, with no defaults, every key of version into.
+func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (keys, undefaulted map[string]string, err error) {
 	from := doc.GVK.GroupVersion()
 	srcObj, err := c.New(from)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	leaves, err := typed.For(reflect.TypeOf(srcObj)).Flatten(doc.JSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	delete(leaves, "/apiVersion")
 	delete(leaves, "/kind")
-	each, whole, err := convertEach(c, from, into, leaves, dst)
+	each, whole, base, err := convertEach(c, from, into, leaves, dst)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string]string{}
 	for key, keys := range each {
 		if len(keys) == 0 {
-			return nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
+			return nil, nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
 		}
 		maps.Copy(out, keys)
 	}
 	maps.Copy(out, whole) // keys that leaves feed together
-	return out, nil
+	undefaulted = base
+	maps.Copy(undefaulted, whole)
+	return out, undefaulted, nil
 }
 
 // convertEach converts the leaves of version from into keys of version
 // into, and returns, for each leaf key, the keys it maps to with their
-// values, and every key the whole document maps to. Converting the whole partial document through the hub and
+// values, every key the whole document maps to, and the conversion of an
+// empty document (the baseline, which the caller may keep). Converting the whole partial document through the hub and
 // keeping every key would lie: a field the document leaves unset (a nil
 // *bool) can come back as an explicit false when the hub type has no
 // pointer, and would then override lower layers. So the keys the leaves
@@ -72,10 +76,10 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 //
 // A document of many leaves that keep their names (a map of 250,000
 // feature gates) is so converted twice, not once per leaf.
-func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[string]string, dst *typed.Type) (map[string]map[string]string, map[string]string, error) {
+func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[string]string, dst *typed.Type) (each map[string]map[string]string, whole, base map[string]string, err error) {
 	srcObj, err := c.New(from)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	src := typed.For(reflect.TypeOf(srcObj))
 	convert := func(vals map[string]string) (map[string]string, error) {
@@ -89,23 +93,23 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 		}
 		return dst.Flatten(out)
 	}
-	base, err := convert(map[string]string{}) // (1)
+	base, err = convert(map[string]string{}) // (1)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	changed := func(k, v string) bool {
 		bv, ok := base[k]
 		return (!ok || bv != v) && k != "/apiVersion" && k != "/kind"
 	}
-	whole, err := convert(leaves) // (2)
+	whole, err = convert(leaves) // (2)
 	if err != nil {
 		// Name the leaf at fault, when one alone fails.
 		for _, key := range slices.Sorted(maps.Keys(leaves)) {
 			if _, lerr := convert(map[string]string{key: leaves[key]}); lerr != nil {
-				return nil, nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, lerr)
+				return nil, nil, nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, lerr)
 			}
 		}
-		return nil, nil, fmt.Errorf("converting from %s to %s: %w", from, into, err)
+		return nil, nil, nil, fmt.Errorf("converting from %s to %s: %w", from, into, err)
 	}
 	for k, v := range whole {
 		if !changed(k, v) {
@@ -122,7 +126,7 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 		out[key] = keys
 		conv, err := convert(map[string]string{key: v}) // (3)
 		if err != nil {
-			return nil, nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, err)
+			return nil, nil, nil, fmt.Errorf("key %q: converting from %s to %s: %w", key, from, into, err)
 		}
 		for k, cv := range conv {
 			if changed(k, cv) {
@@ -155,7 +159,7 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 			}
 		}
 	}
-	return out, whole, nil
+	return out, whole, base, nil
 }
 
 // probeFor returns a non-zero value of the type at key when v is a zero

@@ -68,7 +68,7 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 	if err != nil {
 		return nil, err
 	}
-	each, _, err := convertEach(c.Kind, c.Kind.MergeVersion(), gv, r.Values(), typed.For(reflect.TypeOf(obj)))
+	each, _, _, err := convertEach(c.Kind, c.Kind.MergeVersion(), gv, r.Values(), typed.For(reflect.TypeOf(obj)))
 	if err != nil {
 		return nil, err
 	}

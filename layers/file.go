@@ -60,9 +60,18 @@ type Files interface {
 // that every error names this file and the field. The layer's Source
 // carries the path and a content hash. It is safe to call concurrently.
 func (f *File) Decode() (*merge.Layer, []string, error) {
+	l, _, warnings, err := f.decode(false)
+	return l, warnings, err
+}
+
+// decode is Decode. With versionDefaults, for a file written in a version
+// other than the merge version, it also returns the defaults that version
+// gives the keys the file leaves unset, converted to the merge version, as
+// a layer whose Source names the version (nil when there are none).
+func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []string, error) {
 	data, compressed, err := f.read()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	into := f.Kind.MergeVersion()
 	t := typed.For(f.Kind.MergeFields().Type())
@@ -72,7 +81,7 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	raw := data
 	data, removed, err := removals(t, data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	opts := scheme.DecodeOptions{Source: f.Path, Mode: f.Mode, Into: into, AllowExperimental: f.AllowExperimental}
 	doc, err := f.Kind.Decode(data, opts)
@@ -82,20 +91,30 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var warnings []string
 	for _, w := range doc.Warnings {
 		warnings = append(warnings, w.String())
 	}
-	var values map[string]string
+	var values, undefaulted map[string]string
 	if doc.GVK.GroupVersion() == into {
 		values, err = t.Flatten(doc.JSON)
 	} else {
-		values, err = convertLeaves(f.Kind, doc, into, t)
+		values, undefaulted, err = convertLeaves(f.Kind, doc, into, t)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	var defaults *merge.Layer
+	if versionDefaults && undefaulted != nil {
+		vals, err := addedByDefaults(doc, t, values, undefaulted)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: the defaults of %s: %w", f.Path, doc.GVK.GroupVersion(), err)
+		}
+		if len(vals) > 0 {
+			defaults = &merge.Layer{Source: merge.Source{Origin: KindDefault, Name: doc.GVK.GroupVersion().String()}, Values: vals}
+		}
 	}
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
@@ -112,7 +131,36 @@ func (f *File) Decode() (*merge.Layer, []string, error) {
 	return &merge.Layer{
 		Source: merge.Source{Origin: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
 		Values: values,
-	}, warnings, nil
+	}, defaults, warnings, nil
+}
+
+// addedByDefaults returns the keys of the merge version, other than those
+// the file set (own), that the defaults of the file's own version set:
+// where doc's object, defaulted in its version and converted to the merge
+// version, differs from the same document converted undefaulted.
+func addedByDefaults(doc *scheme.Document, t *typed.Type, own, undefaulted map[string]string) (map[string]string, error) {
+	raw, err := json.Marshal(doc.Object)
+	if err != nil {
+		return nil, err
+	}
+	defaulted, err := t.Flatten(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for k, v := range defaulted {
+		if k == "/apiVersion" || k == "/kind" {
+			continue
+		}
+		if _, set := own[k]; set {
+			continue
+		}
+		if u, ok := undefaulted[k]; ok && u == v {
+			continue
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // read returns the file's content, decompressed, and whether it was

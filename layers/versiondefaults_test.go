@@ -1,0 +1,163 @@
+package layers_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// proxyConfig is v1, the merge version and hub, of a kind whose older
+// version v1alpha1 defaults the port differently, as a component does
+// when a new version changes a default.
+type proxyConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	Port            int32 `json:"port,omitempty"`
+	Workers         int32 `json:"workers,omitempty"`
+}
+
+type proxyConfigV1alpha1 struct {
+	metav1.TypeMeta `json:",inline"`
+	Port            int32 `json:"port,omitempty"`
+	Workers         int32 `json:"workers,omitempty"`
+}
+
+func (in *proxyConfig) DeepCopyObject() runtime.Object {
+	out := *in
+	return &out
+}
+
+func (in *proxyConfigV1alpha1) DeepCopyObject() runtime.Object {
+	out := *in
+	return &out
+}
+
+// proxyComponent: v1 defaults the port to 8443, v1alpha1 to 8080; both
+// default workers to 4. --port is bound.
+func proxyComponent(t *testing.T) *layers.Component[*proxyConfig] {
+	t.Helper()
+	v1 := schema.GroupVersion{Group: "proxy.example.dev", Version: "v1"}
+	v1alpha1 := schema.GroupVersion{Group: "proxy.example.dev", Version: "v1alpha1"}
+	kind, err := scheme.New(scheme.Config{
+		Group: v1.Group, Kind: "ProxyConfig", Hub: "v1", MergeVersion: "v1",
+		Versions: []scheme.Version{
+			{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+				s.AddKnownTypeWithName(v1.WithKind("ProxyConfig"), &proxyConfig{})
+				s.AddTypeDefaultingFunc(&proxyConfig{}, func(obj any) {
+					c := obj.(*proxyConfig)
+					if c.Port == 0 {
+						c.Port = 8443
+					}
+					if c.Workers == 0 {
+						c.Workers = 4
+					}
+				})
+				return nil
+			}},
+			{Version: "v1alpha1", AddToScheme: func(s *runtime.Scheme) error {
+				s.AddKnownTypeWithName(v1alpha1.WithKind("ProxyConfig"), &proxyConfigV1alpha1{})
+				s.AddTypeDefaultingFunc(&proxyConfigV1alpha1{}, func(obj any) {
+					c := obj.(*proxyConfigV1alpha1)
+					if c.Port == 0 {
+						c.Port = 8080
+					}
+					if c.Workers == 0 {
+						c.Workers = 4
+					}
+				})
+				for _, f := range []struct {
+					a, b any
+					fn   conversion.ConversionFunc
+				}{
+					{(*proxyConfigV1alpha1)(nil), (*proxyConfig)(nil), func(a, b any, _ conversion.Scope) error {
+						in, out := a.(*proxyConfigV1alpha1), b.(*proxyConfig)
+						out.Port, out.Workers = in.Port, in.Workers
+						return nil
+					}},
+					{(*proxyConfig)(nil), (*proxyConfigV1alpha1)(nil), func(a, b any, _ conversion.Scope) error {
+						in, out := a.(*proxyConfig), b.(*proxyConfigV1alpha1)
+						out.Port, out.Workers = in.Port, in.Workers
+						return nil
+					}},
+				} {
+					if err := s.AddConversionFunc(f.a, f.b, f.fn); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &layers.Component[*proxyConfig]{
+		Name: "proxy",
+		Kind: kind,
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
+			var port int32
+			fss.FlagSet("proxy").Int32Var(&port, "port", 0, "")
+			b.Bind("port", "/port", &port)
+			return nil
+		},
+	}
+}
+
+// TestFileKeepsItsVersionsDefaults loads files of two versions whose
+// defaults differ: the --config file's version decides the defaults of
+// what no layer sets, credited to that version; drop-ins bring only what
+// they set; a flag wins.
+func TestFileKeepsItsVersionsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old := write("old.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 2\n")
+	cur := write("new.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n")
+	oldDropIns := filepath.Dir(write("old.d/10-workers.conf", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 3\n"))
+	newDropIns := filepath.Dir(write("new.d/10-workers.conf", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 3\n"))
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		port    int32
+		workers int32
+		source  string
+	}{
+		{"a v1alpha1 file", []string{"--config", old}, 8080, 2, "default proxy.example.dev/v1alpha1"},
+		{"a v1 file", []string{"--config", cur}, 8443, 2, "default"},
+		{"a v1alpha1 file and a v1 drop-in", []string{"--config", old, "--config-dir", newDropIns}, 8080, 3, "default proxy.example.dev/v1alpha1"},
+		{"a v1 file and a v1alpha1 drop-in", []string{"--config", cur, "--config-dir", oldDropIns}, 8443, 3, "default"},
+		{"a v1alpha1 drop-in alone", []string{"--config-dir", oldDropIns}, 8443, 3, "default"},
+		{"a v1alpha1 file and a flag", []string{"--config", old, "--port", "9000"}, 9000, 2, "flag --port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loaded, _, err := proxyComponent(t).Load(context.Background(), tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, _ := loaded.Provenance.SourceOf("/port")
+			if got := loaded.Object; got.Port != tc.port || got.Workers != tc.workers || src.String() != tc.source {
+				raw, _ := json.Marshal(got)
+				t.Errorf("%s, port set by %q; want port %d, workers %d, set by %q", raw, src, tc.port, tc.workers, tc.source)
+			}
+		})
+	}
+}
