@@ -144,10 +144,14 @@ type Watcher[T any] struct {
 	warnings []string
 
 	// Owned by the goroutine that checks.
-	resolved     []string // what the last read of each path resolved to
-	badHash      string
-	lastFailure  string
-	watchErr     string
+	resolved    []string // what the last read of each path resolved to
+	badHash     string
+	lastFailure string
+	watchErr    string
+	// watchedDirs is what each watched directory was when it was
+	// watched: a directory removed and made again under the same name
+	// is another, and its old watch sees nothing of it.
+	watchedDirs  map[string]os.FileInfo
 	pendingSince time.Time  // the first pending attempt since the last success or failure
 	first        chan error // while Start waits out a pending first load: how it ended
 }
@@ -697,20 +701,34 @@ func (w *Watcher[T]) ensureWatches(n notifier) bool {
 		}
 	}
 	have := n.WatchList()
+	if w.watchedDirs == nil {
+		w.watchedDirs = map[string]os.FileInfo{}
+	}
 	var errs []error
 	for _, d := range want {
-		if !slices.Contains(have, d) {
-			switch err := n.Add(d); {
-			case err == nil:
-				added = true
-			case !errors.Is(err, fs.ErrNotExist):
-				errs = append(errs, fmt.Errorf("watching %s: %w", d, err))
+		now, statErr := os.Stat(d)
+		if slices.Contains(have, d) {
+			// Watched, unless the directory was removed and made again
+			// since: the notifier may not have dropped the old watch yet.
+			if was, ok := w.watchedDirs[d]; !ok || statErr != nil || os.SameFile(was, now) {
+				continue
 			}
+			_ = n.Remove(d)
+		}
+		switch err := n.Add(d); {
+		case err == nil:
+			added = true
+			if statErr == nil {
+				w.watchedDirs[d] = now
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("watching %s: %w", d, err))
 		}
 	}
 	for _, d := range have {
 		if !slices.Contains(want, d) {
 			_ = n.Remove(d)
+			delete(w.watchedDirs, d)
 		}
 	}
 	msg := ""
