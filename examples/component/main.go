@@ -70,7 +70,7 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 				origins   []string
 			)
 			fs := fss.FlagSet("generic")
-			fs.Int32Var(&port, "port", 10250, "The port to serve on. Without --config it defaults to 10250, the component's historical flag default; the file's default is 8443.")
+			fs.Int32Var(&port, "port", 10250, "The port to serve on. Without --config it defaults to 10250, the component's historical flag default; the file's default is 8443 (8080 in a v1alpha1 file).")
 			b.Bind("port", "/port", &port, layers.LegacyDefault())
 			fs.BoolVar(&profiling, "enable-profiling", true, "Enable /debug/pprof handlers.")
 			b.Bind("enable-profiling", "/enableProfiling", &profiling)

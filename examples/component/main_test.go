@@ -162,6 +162,34 @@ func TestRelativePaths(t *testing.T) {
 	}
 }
 
+// TestV1alpha1KeepsItsDefaults loads a v1alpha1 file and a v1beta1 file
+// that set no port: each serves on its own version's default, v1alpha1's
+// 8080 and v1beta1's 8443, though layers merge in v1beta1, and --explain
+// says which version's default applied.
+func TestV1alpha1KeepsItsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	old := write(t, dir, "old.yaml", "apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\n")
+	cur := write(t, dir, "new.yaml", beta)
+	for _, tc := range []struct {
+		file, source string
+		port         float64
+	}{
+		{old, "default component.example.strata.dev/v1alpha1", 8080},
+		{cur, "default", 8443},
+	} {
+		e := explain(t, "--config", tc.file)
+		if e.Config["port"] != tc.port || e.Provenance["/port"].Source != tc.source {
+			t.Errorf("%s: port %v set by %q, want %v set by %q", tc.file, e.Config["port"], e.Provenance["/port"].Source, tc.port, tc.source)
+		}
+	}
+	// A v1beta1 drop-in brings only what it sets: the v1alpha1 file's
+	// default stays.
+	write(t, dir, "d/10.yaml", beta+"syncFrequency: 2m\n")
+	if e := explain(t, "--config", old, "--config-dir", filepath.Join(dir, "d")); e.Config["port"] != 8080.0 {
+		t.Errorf("with a v1beta1 drop-in: port %v, want 8080", e.Config["port"])
+	}
+}
+
 func TestPrintConfigConvertsV1alpha1(t *testing.T) {
 	code, out, errOut := runComponent(t, "--config", "testdata/component-v1alpha1.yaml", "--print-config")
 	if code != 0 {

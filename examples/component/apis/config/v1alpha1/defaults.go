@@ -8,10 +8,12 @@ import (
 )
 
 // SetDefaults_ComponentConfiguration fills every field the user left
-// unset, with v1beta1's defaults. defaulter-gen registers it.
+// unset. defaulter-gen registers it. v1alpha1 served on port 8080 by
+// default; v1beta1 moved the default to 8443, and a v1alpha1 file that
+// sets no port keeps 8080.
 func SetDefaults_ComponentConfiguration(obj *ComponentConfiguration) {
 	if obj.Port == nil {
-		obj.Port = new(int32(8443))
+		obj.Port = new(int32(8080))
 	}
 	if obj.Profiling == nil {
 		obj.Profiling = new(true)
