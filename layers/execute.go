@@ -20,6 +20,7 @@ import (
 type outputFlags struct {
 	explain bool
 	print   bool
+	migrate bool
 	version string
 	writeTo string
 }
@@ -30,6 +31,7 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 	fs.BoolVar(&o.print, "print-config", false, "Print the effective configuration in --output-version as YAML, and exit.")
 	fs.StringVar(&o.version, "output-version", version, "The version --explain, --print-config and --write-config-to use.")
 	fs.StringVar(&o.writeTo, "write-config-to", "", "Write the effective configuration in --output-version as YAML to this file, and exit.")
+	fs.BoolVar(&o.migrate, "migrate-config", false, "Print what the --config file itself sets, and nothing else (no defaults, flags or other files; relative paths kept relative), in --output-version as YAML, and exit; with --write-config-to, write it there instead.")
 	return o
 }
 
@@ -73,9 +75,26 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		return 2
 	}
 	gv, err := c.outputVersion(cl.output.version)
+	if err == nil && cl.output.migrate && cl.Config.ConfigFile == "" {
+		err = errors.New("--migrate-config rewrites the --config file: give one")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
 		return 2
+	}
+	if cl.output.migrate {
+		b, err := c.Migrate(cl, gv)
+		if err != nil {
+			return fail(err)
+		}
+		if cl.output.writeTo != "" {
+			if err := writeFile(cl.output.writeTo, b); err != nil {
+				return fail(fmt.Errorf("--write-config-to: %w", err))
+			}
+			return 0
+		}
+		stdout.Write(b)
+		return 0
 	}
 	cfg, err := c.LoadFrom(ctx, cl) // (3)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,8 @@ type proxyConfig struct {
 	metav1.TypeMeta `json:",inline"`
 	Port            int32 `json:"port,omitempty"`
 	Workers         int32 `json:"workers,omitempty"`
+	// Upstream is new in v1: v1alpha1 has no field for it.
+	Upstream string `json:"upstream,omitempty" strata:"not-path"`
 }
 
 type proxyConfigV1alpha1 struct {
@@ -159,5 +162,55 @@ func TestFileKeepsItsVersionsDefaults(t *testing.T) {
 				t.Errorf("%s, port set by %q; want port %d, workers %d, set by %q", raw, src, tc.port, tc.workers, tc.source)
 			}
 		})
+	}
+}
+
+// TestMigrateConfig rewrites files into the other version: only what the
+// file sets, no defaults and no flags; a key the other version has no
+// field for is an error naming it.
+func TestMigrateConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	migrate := func(t *testing.T, args ...string) (int, string, string) {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		code := proxyComponent(t).Execute(context.Background(), append(args, "--migrate-config"), &stdout, &stderr,
+			func(context.Context, *layers.CommandLine, *layers.Loaded[*proxyConfig]) error {
+				t.Error("run called")
+				return nil
+			})
+		return code, stdout.String(), stderr.String()
+	}
+	old := write("old.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 2\n")
+	code, out, errOut := migrate(t, "--config", old, "--port", "9000")
+	if want := "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n"; code != 0 || out != want {
+		t.Errorf("v1alpha1 to v1: exit %d, %q (%s); want %q", code, out, errOut, want)
+	}
+	cur := write("new.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 7000\n")
+	code, out, errOut = migrate(t, "--config", cur, "--output-version", "v1alpha1")
+	if want := "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nport: 7000\n"; code != 0 || out != want {
+		t.Errorf("v1 to v1alpha1: exit %d, %q (%s); want %q", code, out, errOut, want)
+	}
+	lossy := write("lossy.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 7000\nupstream: backend:80\n")
+	code, out, errOut = migrate(t, "--config", lossy, "--output-version", "v1alpha1")
+	if code != 1 || out != "" || !strings.Contains(errOut, lossy+`: key "/upstream" has no counterpart in proxy.example.dev/v1alpha1`) {
+		t.Errorf("a key v1alpha1 cannot hold: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut = migrate(t); code != 2 || !strings.Contains(errOut, "--migrate-config rewrites the --config file") {
+		t.Errorf("without --config: exit %d, stderr %q", code, errOut)
+	}
+	to := filepath.Join(dir, "migrated.yaml")
+	if code, out, _ = migrate(t, "--config", old, "--write-config-to", to); code != 0 || out != "" {
+		t.Errorf("--write-config-to: exit %d, stdout %q", code, out)
+	}
+	if got, err := os.ReadFile(to); err != nil || string(got) != "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n" {
+		t.Errorf("written: %q (%v)", got, err)
 	}
 }

@@ -190,6 +190,28 @@ func TestV1alpha1KeepsItsDefaults(t *testing.T) {
 	}
 }
 
+// TestMigrateConfig migrates the v1alpha1 example file to v1beta1: what
+// it sets and nothing else, profiling under its new name, relative paths
+// as written; no defaults and no flags.
+func TestMigrateConfig(t *testing.T) {
+	code, out, errOut := runComponent(t, "--config", "testdata/component-v1alpha1.yaml", "--migrate-config", "--port", "1")
+	want := `apiVersion: component.example.strata.dev/v1beta1
+clientConnection:
+  kubeconfig: kubeconfig
+  qps: 20
+enableProfiling: false
+featureGates:
+  AlphaThing: true
+kind: ComponentConfiguration
+port: 9443
+syncFrequency: 30s
+tlsCertFile: certs/serving.crt
+`
+	if code != 0 || out != want {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	}
+}
+
 func TestPrintConfigConvertsV1alpha1(t *testing.T) {
 	code, out, errOut := runComponent(t, "--config", "testdata/component-v1alpha1.yaml", "--print-config")
 	if code != 0 {

@@ -1,0 +1,84 @@
+package layers
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// Migrate returns what the command line's --config file itself sets,
+// rewritten in version gv as YAML: no defaults, no flags, no drop-ins or
+// instance file, relative paths as they are written. Comments are lost. A
+// key the file sets that has no counterpart in gv is an error naming it:
+// migrating must not drop a setting silently.
+func (c *Component[T]) Migrate(cl *CommandLine, gv schema.GroupVersion) ([]byte, error) {
+	path := cl.Config.ConfigFile
+	if path == "" {
+		return nil, fmt.Errorf("no --config file to migrate")
+	}
+	mode, err := scheme.ParseMode(cl.Config.DecodeMode)
+	if err != nil {
+		return nil, fmt.Errorf("--decode-mode: %w", err)
+	}
+	if c.FileMode != nil {
+		mode = *c.FileMode
+	}
+	files, err := c.Read(cl)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Path: path, SourceKind: KindFile, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: files}
+	l, _, _, err := f.decode(false)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]string{}
+	for k, v := range l.Values {
+		if v != merge.Tombstone {
+			values[k] = v
+		}
+	}
+	from := c.Kind.MergeVersion()
+	obj, err := c.Kind.New(gv)
+	if err != nil {
+		return nil, err
+	}
+	dst := typed.For(reflect.TypeOf(obj))
+	if gv != from {
+		each, whole, _, err := convertEach(c.Kind, from, gv, values, dst)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out := map[string]string{}
+		for _, key := range slices.Sorted(maps.Keys(each)) {
+			if len(each[key]) == 0 {
+				return nil, fmt.Errorf("%s: key %q has no counterpart in %s: migrating would lose it", path, key, gv)
+			}
+			maps.Copy(out, each[key])
+		}
+		maps.Copy(out, whole)
+		values = out
+	}
+	doc, err := dst.Unflatten(values)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["apiVersion"], m["kind"] = gv.String(), c.Kind.GroupKind().Kind
+	return yaml.Marshal(m)
+}
