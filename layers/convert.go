@@ -33,17 +33,28 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 	if err != nil {
 		return nil, nil, err
 	}
-	out := map[string]string{}
-	for key, keys := range each {
-		if len(keys) == 0 {
-			return nil, nil, fmt.Errorf("key %q of %s has no counterpart in %s", key, from, into)
-		}
-		maps.Copy(out, keys)
+	out, err := joinKeys(each, whole, into)
+	if err != nil {
+		return nil, nil, err
 	}
-	maps.Copy(out, whole) // keys that leaves feed together
 	undefaulted = base
 	maps.Copy(undefaulted, whole)
 	return out, undefaulted, nil
+}
+
+// joinKeys returns the keys of version into that the leaves of each and
+// the whole document map to; a leaf that maps to none is an error naming
+// it, the first in key order.
+func joinKeys(each map[string]map[string]string, whole map[string]string, into schema.GroupVersion) (map[string]string, error) {
+	out := map[string]string{}
+	for _, key := range slices.Sorted(maps.Keys(each)) {
+		if len(each[key]) == 0 {
+			return nil, fmt.Errorf("key %q has no counterpart in %s", key, into)
+		}
+		maps.Copy(out, each[key])
+	}
+	maps.Copy(out, whole) // keys that leaves feed together
+	return out, nil
 }
 
 // convertEach converts the leaves of version from into keys of version

@@ -3,9 +3,7 @@ package layers
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -58,15 +56,9 @@ func (c *Component[T]) Migrate(cl *CommandLine, gv schema.GroupVersion) ([]byte,
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		out := map[string]string{}
-		for _, key := range slices.Sorted(maps.Keys(each)) {
-			if len(each[key]) == 0 {
-				return nil, fmt.Errorf("%s: key %q has no counterpart in %s: migrating would lose it", path, key, gv)
-			}
-			maps.Copy(out, each[key])
+		if values, err = joinKeys(each, whole, gv); err != nil {
+			return nil, fmt.Errorf("%s: %w: migrating would lose it", path, err)
 		}
-		maps.Copy(out, whole)
-		values = out
 	}
 	doc, err := dst.Unflatten(values)
 	if err != nil {
