@@ -114,3 +114,27 @@ func TestKeyedListField(t *testing.T) {
 		t.Errorf("a duplicate element: %v", err)
 	}
 }
+
+// TestMigrateRefusesARemoval migrates a file that removes a list element:
+// the removal cannot be written alone, so the migration is refused with
+// the key named, and a file without one migrates.
+func TestMigrateRefusesARemoval(t *testing.T) {
+	dir := t.TempDir()
+	head := "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
+	watchtest.WriteFiles(t, dir, map[string]string{
+		"rm.yaml": head + "upstreams:\n- {name: a, url: http://a}\n- {name: c, $patch: delete}\n",
+		"ok.yaml": head + "upstreams:\n- {name: a, url: http://a}\n",
+	})
+	run := func(file string) (int, string, string) {
+		var stdout, stderr strings.Builder
+		code := upstreamsComponent(t).Execute(context.Background(), []string{"--config", filepath.Join(dir, file), "--migrate-config"}, &stdout, &stderr,
+			func(context.Context, *layers.CommandLine, *layers.Loaded[*upstreams]) error { return nil })
+		return code, stdout.String(), stderr.String()
+	}
+	if code, out, errOut := run("rm.yaml"); code != 1 || out != "" || !strings.Contains(errOut, "removes a list element") || !strings.Contains(errOut, "/upstreams/") {
+		t.Errorf("a removal: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, errOut := run("ok.yaml"); code != 0 || !strings.Contains(out, "name: a") {
+		t.Errorf("no removal: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -3,7 +3,9 @@ package layers
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -39,12 +41,14 @@ func (c *Component[T]) Migrate(cl *CommandLine, gv schema.GroupVersion) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	values := map[string]string{}
-	for k, v := range l.Values {
-		if v != merge.Tombstone {
-			values[k] = v
+	for _, k := range slices.Sorted(maps.Keys(l.Values)) {
+		if l.Values[k] == merge.Tombstone {
+			// An element removed ({name: x, $patch: delete}) says
+			// nothing a file of another version can hold on its own.
+			return nil, fmt.Errorf("%s: key %q removes a list element: migrating would lose the removal", path, k)
 		}
 	}
+	values := l.Values
 	from := c.Kind.MergeVersion()
 	obj, err := c.Kind.New(gv)
 	if err != nil {
