@@ -228,6 +228,30 @@ func restartPins(fields *validation.Fields, running, next map[string]string) map
 	return pin
 }
 
+// fileModes returns how the command line's files are decoded: --config
+// and --instance-config, and drop-ins; --decode-mode, unless the component
+// fixes either.
+func (c *Component[T]) fileModes(cl *CommandLine) (file, dropIn scheme.Mode, err error) {
+	mode, err := scheme.ParseMode(cl.Config.DecodeMode)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--decode-mode: %w", err)
+	}
+	file, dropIn = mode, mode
+	if c.FileMode != nil {
+		file = *c.FileMode
+	}
+	if c.DropIns.Mode != nil {
+		dropIn = *c.DropIns.Mode
+	}
+	return file, dropIn, nil
+}
+
+// newFile is one of the command line's files, kind its source kind, read
+// from files.
+func (c *Component[T]) newFile(path, kind string, mode scheme.Mode, files Files) *File {
+	return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: files}
+}
+
 func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watch.Contents, pin map[string]string) (*Loaded[T], error) {
 	if c.Kind == nil {
 		return nil, errors.New("layers: component " + c.Name + " has no Kind")
@@ -235,26 +259,21 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	if err := scheme.HubAs[T](c.Kind); err != nil {
 		return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)
 	}
-	mode, err := scheme.ParseMode(cl.Config.DecodeMode)
+	fileMode, dropInMode, err := c.fileModes(cl)
 	if err != nil {
-		return nil, fmt.Errorf("--decode-mode: %w", err)
+		return nil, err
 	}
 	t := typed.For(c.Kind.MergeFields().Type())
-	out := &Loaded[T]{}
-	if contents != nil {
-		out.Hash = contents.Hash
-	}
 	if contents == nil {
 		if contents, err = c.Read(cl); err != nil {
 			return nil, err
 		}
 	}
+	out := &Loaded[T]{Hash: contents.Hash}
 
 	// (1)
 	var files []*File
-	newFile := func(path, kind string, mode scheme.Mode) *File {
-		return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: contents}
-	}
+	newFile := func(path, kind string, mode scheme.Mode) *File { return c.newFile(path, kind, mode, contents) }
 	target := func(flag, path string, dir bool) (*watch.Generation, error) {
 		g, ok := contents.Target(path)
 		switch {
@@ -266,13 +285,6 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 			return nil, fmt.Errorf("--%s %s: is a file, not a directory of drop-ins", flag, path)
 		}
 		return g, nil
-	}
-	fileMode, dropInMode := mode, mode
-	if c.FileMode != nil {
-		fileMode = *c.FileMode
-	}
-	if c.DropIns.Mode != nil {
-		dropInMode = *c.DropIns.Mode
 	}
 	if p := cl.Config.ConfigFile; p != "" {
 		if _, err := target("config", p, false); err != nil {

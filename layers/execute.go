@@ -66,35 +66,44 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 	if err != nil {
 		return fail(err)
 	}
+	usage := func(err error) int {
+		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
+		return 2
+	}
+	out := cl.output
+	// emit writes b to --write-config-to when given, and to stdout when
+	// print is set.
+	emit := func(b []byte, print bool) int {
+		if out.writeTo != "" {
+			if err := writeFile(out.writeTo, b); err != nil {
+				return fail(fmt.Errorf("--write-config-to: %w", err))
+			}
+		}
+		if print {
+			stdout.Write(b)
+		}
+		return 0
+	}
 	switch err := cl.Parse(args); { // (2)
 	case errors.Is(err, pflag.ErrHelp):
 		fmt.Fprint(stdout, cl.Usage(c.Name))
 		return 0
 	case err != nil:
-		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
-		return 2
+		return usage(err)
 	}
-	gv, err := c.outputVersion(cl.output.version)
-	if err == nil && cl.output.migrate && cl.Config.ConfigFile == "" {
+	gv, err := c.outputVersion(out.version)
+	if err == nil && out.migrate && cl.Config.ConfigFile == "" {
 		err = errors.New("--migrate-config rewrites the --config file: give one")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
-		return 2
+		return usage(err)
 	}
-	if cl.output.migrate {
+	if out.migrate {
 		b, err := c.Migrate(cl, gv)
 		if err != nil {
 			return fail(err)
 		}
-		if cl.output.writeTo != "" {
-			if err := writeFile(cl.output.writeTo, b); err != nil {
-				return fail(fmt.Errorf("--write-config-to: %w", err))
-			}
-			return 0
-		}
-		stdout.Write(b)
-		return 0
+		return emit(b, out.writeTo == "")
 	}
 	cfg, err := c.LoadFrom(ctx, cl) // (3)
 	if err != nil {
@@ -109,8 +118,7 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 			fmt.Fprintf(stderr, "%s: warning: skipped %s\n", c.Name, s)
 		}
 	}
-	out := cl.output // (4)
-	switch {
+	switch { // (4)
 	case out.explain:
 		e, err := c.Explain(cfg, gv)
 		if err != nil {
@@ -127,22 +135,13 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		if err != nil {
 			return fail(fmt.Errorf("--output-version: %w", err))
 		}
-		if out.writeTo != "" {
-			if err := writeFile(out.writeTo, b); err != nil {
-				return fail(fmt.Errorf("--write-config-to: %w", err))
-			}
-		}
-		if out.print {
-			stdout.Write(b)
-		}
-		return 0
+		return emit(b, out.print)
 	}
 	err = run(ctx, cl, cfg) // (5)
-	var usage *UsageError
+	var ue *UsageError
 	switch {
-	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
-		return 2
+	case errors.As(err, &ue):
+		return usage(err)
 	case err != nil:
 		return fail(err)
 	}

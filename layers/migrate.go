@@ -12,7 +12,6 @@ import (
 
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
-	"github.com/stratacfg/strata/scheme"
 )
 
 // Migrate returns what the command line's --config file itself sets,
@@ -25,19 +24,15 @@ func (c *Component[T]) Migrate(cl *CommandLine, gv schema.GroupVersion) ([]byte,
 	if path == "" {
 		return nil, fmt.Errorf("no --config file to migrate")
 	}
-	mode, err := scheme.ParseMode(cl.Config.DecodeMode)
+	mode, _, err := c.fileModes(cl)
 	if err != nil {
-		return nil, fmt.Errorf("--decode-mode: %w", err)
-	}
-	if c.FileMode != nil {
-		mode = *c.FileMode
+		return nil, err
 	}
 	files, err := c.Read(cl)
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Path: path, SourceKind: KindFile, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: files}
-	l, _, _, err := f.decode(false)
+	l, _, _, err := c.newFile(path, KindFile, mode, files).decode(false)
 	if err != nil {
 		return nil, err
 	}
@@ -64,17 +59,12 @@ func (c *Component[T]) Migrate(cl *CommandLine, gv schema.GroupVersion) ([]byte,
 			return nil, fmt.Errorf("%s: %w: migrating would lose it", path, err)
 		}
 	}
+	api, _ := json.Marshal(gv.String())
+	kind, _ := json.Marshal(c.Kind.GroupKind().Kind)
+	values["/apiVersion"], values["/kind"] = string(api), string(kind)
 	doc, err := dst.Unflatten(values)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(doc, &m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	m["apiVersion"], m["kind"] = gv.String(), c.Kind.GroupKind().Kind
-	return yaml.Marshal(m)
+	return yaml.JSONToYAML(doc)
 }
