@@ -80,8 +80,8 @@ const relistTimeout = 30 * time.Second
 // is tried again: it doubles with each failure of the namespace in a row.
 const relistPause, relistPauseMost = 100 * time.Millisecond, 30 * time.Second
 
-func newLazy[T any](c *core[T], client kubernetes.Interface) *lazyMode[T] {
-	return &lazyMode[T]{c: c, client: client, stopEv: func() {}, flushed: make(chan struct{}, 1),
+func newLazy[T any](c *core[T], st *state[T], client kubernetes.Interface) *lazyMode[T] {
+	return &lazyMode[T]{c: c, st: st, client: client, stopEv: func() {}, flushed: make(chan struct{}, 1),
 		f: newFollows[T](c.m.watches.Add)}
 }
 

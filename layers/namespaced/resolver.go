@@ -53,11 +53,7 @@ type source[T any] interface {
 // labelled ConfigMap cluster-wide, for the version the watch starts from.
 // It needs list and watch on ConfigMaps cluster-wide.
 func NewLazy[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, func(c *core[T], st *state[T]) source[T] {
-		m := newLazy(c, client)
-		m.st = st
-		return m
-	})
+	return newResolver(o, func(c *core[T], st *state[T]) source[T] { return newLazy(c, st, client) })
 }
 
 // NewInformer returns a resolver that keeps one label-filtered,
