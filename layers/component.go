@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 
@@ -54,6 +56,11 @@ type Component[T runtime.Object] struct {
 	// --read_only_port the same flag as --read-only-port, as kubelet
 	// accepts it.
 	NormalizeFlags func(f *pflag.FlagSet, name string) pflag.NormalizedName
+	// GOOS is the operating system the fields marked for one
+	// (`strata:"os=linux"`) are checked against; runtime.GOOS when
+	// empty. A field of another OS is neither defaulted nor validated,
+	// and a file or flag that sets it is an error.
+	GOOS string
 	// Default, when set, defaults what the scheme's defaulting leaves
 	// for the component to decide (kubelet's eviction thresholds), on
 	// the merged, scheme-defaulted object of the merge version, before it
@@ -315,22 +322,34 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	// version, beneath every layer: a file keeps the meaning its version
 	// gave it whatever the merge version is. Drop-ins and the instance
 	// file bring only what they set.
+	fields, goos := c.Kind.MergeFields(), c.goos()
 	var fileLayers, versionDefaults []*merge.Layer
 	for _, f := range files {
 		l, defaults, warnings, err := f.decode(f.SourceKind == KindFile)
 		if err != nil {
 			return nil, err
 		}
+		if err := admit(l, fields, goos); err != nil {
+			return nil, err
+		}
 		out.Warnings = append(out.Warnings, warnings...)
 		fileLayers = append(fileLayers, l)
 		if defaults != nil {
-			versionDefaults = append(versionDefaults, defaults)
+			versionDefaults = append(versionDefaults, withoutForeign(defaults, fields, goos))
 		}
 	}
 	// (2)
 	flagLayers, legacy, err := cl.flags.layers(cl.FlagSet, t, cl.Config.ConfigFile == "")
 	if err != nil {
 		return nil, err
+	}
+	for _, l := range flagLayers {
+		if err := admit(l, fields, goos); err != nil {
+			return nil, err
+		}
+	}
+	for i, l := range legacy {
+		legacy[i] = withoutForeign(l, fields, goos)
 	}
 	// (3)
 	all := append(append(append(versionDefaults, legacy...), fileLayers...), flagLayers...)
@@ -355,13 +374,76 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		pipeline.Engine.Fill(out.Provenance, merge.Source{Origin: KindRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
-	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance, c.Default)
+	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance, pipeline.Hooks{
+		Default: c.Default,
+		Skip:    func(key string) bool { return foreign(fields, key, goos) != "" },
+	})
 	if err != nil {
 		return nil, err
 	}
 	out.Versioned, out.Object = versioned, obj
 	return out, nil
 }
+
+// goos is the operating system OS-specific fields are checked against.
+func (c *Component[T]) goos() string {
+	if c.GOOS != "" {
+		return c.GOOS
+	}
+	return goruntime.GOOS
+}
+
+// admit refuses a layer that sets a field it may not: an instance-only
+// field in a file every instance reads (--config and its drop-ins), or a
+// field of an operating system other than goos.
+func admit(l *merge.Layer, fields *validation.Fields, goos string) error {
+	shared := l.Source.Origin == KindFile || l.Source.Origin == KindDropIn
+	for _, key := range slices.Sorted(maps.Keys(l.Values)) {
+		if shared && fields.Has(key, validation.InstanceOnly) {
+			return fmt.Errorf("%s: field %s is instance-only: set it in --instance-config or with a flag, not in a file every instance reads", l.Source, fieldName(key))
+		}
+		if shared {
+			if p, ok := fields.Under(key, validation.InstanceOnly); ok {
+				return fmt.Errorf("%s: field %s sets %s, which is instance-only: set that in --instance-config or with a flag", l.Source, fieldName(key), fieldName(p))
+			}
+		}
+		if os := foreign(fields, key, goos); os != "" {
+			return fmt.Errorf("%s: field %s is for %s only, and this system is %s", l.Source, fieldName(key), os, goos)
+		}
+	}
+	return nil
+}
+
+// foreign returns the operating system key belongs to when it is not
+// goos, and "" when key belongs to goos or to every OS.
+func foreign(fields *validation.Fields, key, goos string) string {
+	if os, _, ok := fields.OS(key); ok && os != goos {
+		return os
+	}
+	return ""
+}
+
+// withoutForeign returns l without the keys of an operating system other
+// than goos: defaults of another OS do not apply here.
+func withoutForeign(l *merge.Layer, fields *validation.Fields, goos string) *merge.Layer {
+	var out *merge.Layer
+	for key := range l.Values {
+		if foreign(fields, key, goos) == "" {
+			continue
+		}
+		if out == nil {
+			out = &merge.Layer{Source: l.Source, Values: maps.Clone(l.Values), Policy: l.Policy}
+		}
+		delete(out.Values, key)
+	}
+	if out == nil {
+		return l
+	}
+	return out
+}
+
+// fieldName writes a key as a field path, "clientConnection.qps".
+func fieldName(key string) string { return strings.ReplaceAll(strings.TrimPrefix(key, "/"), "/", ".") }
 
 // ResolvePaths returns the effective values of r with every relative path
 // made absolute: a path set by a file resolves against that file's

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/merge"
 )
 
 // Mode is how unknown and duplicate fields are treated.
@@ -341,10 +342,24 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 		doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item,
 			Message: k.lifecycleMessage(v, "is deprecated")})
 	}
+	if v := k.versions[gvk.Version]; v != nil {
+		for _, f := range v.Fields {
+			if f.Lifecycle == Deprecated && sets(j, f.Key) {
+				doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: f.String()})
+			}
+		}
+	}
 	if len(strictErrs) > 0 {
 		msgs := make([]string, len(strictErrs))
 		for i, e := range strictErrs {
 			msgs[i] = e.Error()
+			if name, ok := strings.CutPrefix(msgs[i], "unknown field "); ok {
+				if name, err := strconv.Unquote(name); err == nil {
+					if f := k.Removed(gvk.GroupVersion(), "/"+strings.ReplaceAll(name, ".", "/")); f != nil {
+						msgs[i] = f.String()
+					}
+				}
+			}
 		}
 		if opts.Mode == Strict {
 			return fail(ErrStrict, msgs...)
@@ -584,6 +599,25 @@ func isEmptyDocument(raw []byte) bool {
 	for _, line := range bytes.Split(raw, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) {
+			return false
+		}
+	}
+	return true
+}
+
+// sets reports whether the JSON document j sets key, a JSON pointer of
+// object members.
+func sets(j []byte, key string) bool {
+	segs, ok := merge.Segments(key)
+	if !ok {
+		return false
+	}
+	for _, seg := range segs {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(j, &m) != nil {
+			return false
+		}
+		if j, ok = m[seg]; !ok {
 			return false
 		}
 	}

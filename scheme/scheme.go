@@ -85,6 +85,87 @@ type Version struct {
 	// kind and the structs of k8s.io/component-base come ready-made
 	// (validation.ReadyMade).
 	Markers map[string]validation.Marker
+	// Fields declares steps in the lifecycle of the version's fields:
+	// those deprecated, still read with a warning, and those removed or
+	// renamed, refused with a tombstone that says what became of them.
+	Fields []Field
+}
+
+// Field is a step in the lifecycle of one field of a version.
+type Field struct {
+	// Key is the field's JSON pointer in the version, "/profiling".
+	Key string
+	// Lifecycle is Deprecated or Removed. A document that sets a
+	// deprecated field decodes with a warning. A removed field is no
+	// field of the version: a document that sets it fails with the
+	// tombstone (Strict) or decodes with it as a warning (Warn), instead
+	// of "unknown field". A removed name is never a field of its version
+	// again: New refuses a version whose type has it.
+	Lifecycle Lifecycle
+	// RenamedTo, for a removed field, is the key that took its place.
+	RenamedTo string
+	// Release names the release that deprecated or removed the field.
+	Release string
+	// Message says what to do instead.
+	Message string
+}
+
+// String is what a user is told of f: `field "profiling" was renamed to
+// "enableProfiling" in 0.3: MESSAGE`.
+func (f *Field) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "field %q ", dotted(f.Key))
+	switch {
+	case f.Lifecycle == Deprecated:
+		b.WriteString("is deprecated")
+		if f.Release != "" {
+			b.WriteString(" since " + f.Release)
+		}
+	case f.RenamedTo != "":
+		fmt.Fprintf(&b, "was renamed to %q", dotted(f.RenamedTo))
+	default:
+		b.WriteString("was removed")
+	}
+	if f.Lifecycle != Deprecated && f.Release != "" {
+		b.WriteString(" in " + f.Release)
+	}
+	if f.Message != "" {
+		b.WriteString(": " + f.Message)
+	}
+	return b.String()
+}
+
+// checkFields checks the field lifecycle declared for v, whose type is t.
+func checkFields(v *Version, t *typed.Type) error {
+	var errs []string
+	seen := map[string]bool{}
+	for _, f := range v.Fields {
+		_, isField := t.At(f.Key)
+		switch {
+		case !strings.HasPrefix(f.Key, "/") || strings.Contains(f.Key, "*"):
+			errs = append(errs, fmt.Sprintf("field %q: the key must be a JSON pointer without \"*\"", f.Key))
+		case seen[f.Key]:
+			errs = append(errs, fmt.Sprintf("field %s is declared twice", f.Key))
+		case f.Lifecycle == Deprecated && !isField:
+			errs = append(errs, fmt.Sprintf("deprecated field %s is no field of the type", f.Key))
+		case f.Lifecycle == Removed && isField:
+			errs = append(errs, fmt.Sprintf("field %s was removed, and a removed name is never used again: it is a field of the type", f.Key))
+		case f.Lifecycle != Deprecated && f.Lifecycle != Removed:
+			errs = append(errs, fmt.Sprintf("field %s: a field is deprecated or removed, not %s", f.Key, f.Lifecycle))
+		case f.RenamedTo != "" && f.Lifecycle != Removed:
+			errs = append(errs, fmt.Sprintf("field %s: only a removed field is renamed", f.Key))
+		}
+		if f.RenamedTo != "" {
+			if _, ok := t.At(f.RenamedTo); !ok {
+				errs = append(errs, fmt.Sprintf("field %s was renamed to %s, which is no field of the type", f.Key, f.RenamedTo))
+			}
+		}
+		seen[f.Key] = true
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // Config describes a configuration kind.
@@ -214,6 +295,9 @@ func New(cfg Config) (*Kind, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scheme: markers of %s: %w", gv, err)
 		}
+		if err := checkFields(k.versions[gv.Version], typed.For(f.Type())); err != nil {
+			return nil, fmt.Errorf("scheme: fields of %s: %w", gv, err)
+		}
 		k.fields[gv.Version] = f
 	}
 	k.strict = serializer.NewCodecFactory(k.scheme, serializer.EnableStrict)
@@ -231,6 +315,20 @@ func (k *Kind) Fields(gv schema.GroupVersion) *validation.Fields {
 		return nil
 	}
 	return k.fields[gv.Version]
+}
+
+// Removed returns the tombstone of key, a field removed from version gv,
+// or nil.
+func (k *Kind) Removed(gv schema.GroupVersion, key string) *Field {
+	if gv.Group != k.cfg.Group || k.versions[gv.Version] == nil {
+		return nil
+	}
+	for i, f := range k.versions[gv.Version].Fields {
+		if f.Lifecycle == Removed && f.Key == key {
+			return &k.versions[gv.Version].Fields[i]
+		}
+	}
+	return nil
 }
 
 // MergeFields returns the field markers of the merge version.

@@ -16,7 +16,7 @@ import (
 )
 
 // Marker is a property of a configuration field. Markers combine as bits.
-type Marker uint8
+type Marker uint16
 
 const (
 	// Path marks a string field that holds a filesystem path: a relative
@@ -40,12 +40,21 @@ const (
 	// Beta marks a field of beta stability: a namespace layer may set it
 	// only when the cluster layer allows beta (or alpha) fields.
 	Beta
+	// InstanceOnly marks a field that belongs to one instance (its host
+	// name, its node's address): a component refuses it in the shared
+	// --config file and its drop-ins, which every instance reads, and
+	// takes it from --instance-config and flags.
+	InstanceOnly
+	// EmptyIsUnset declares a map or slice field whose empty value means
+	// the same as leaving it unset, so that CheckEmpty does not ask it to
+	// tell them apart.
+	EmptyIsUnset
 )
 
 var markerNames = []struct {
 	m    Marker
 	name string
-}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}, {Overridable, "overridable"}, {Alpha, "alpha"}, {Beta, "beta"}}
+}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}, {Overridable, "overridable"}, {Alpha, "alpha"}, {Beta, "beta"}, {InstanceOnly, "instance-only"}, {EmptyIsUnset, "empty-is-unset"}}
 
 func (m Marker) String() string {
 	var out []string
@@ -59,9 +68,14 @@ func (m Marker) String() string {
 
 // TagName is the struct tag strata reads markers from:
 // `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`;
-// and, on a slice of structs, the member that keys a list merged per
-// element: `strata:"list-map-key=name"`.
+// on a slice of structs, the member that keys a list merged per element:
+// `strata:"list-map-key=name"`; and the operating system a field belongs
+// to: `strata:"os=linux"` (see Fields.OS).
 const TagName = "strata"
+
+// osTag is the option of the strata tag that names a field's operating
+// system.
+const osTag = "os="
 
 // Fields holds the markers of a versioned configuration type: those written
 // as struct tags and those declared for keys of types the author does not
@@ -72,6 +86,7 @@ type Fields struct {
 	markers map[string]Marker // key pattern → markers
 	wild    []patternMarker   // the patterns with a "*" segment
 	sorted  []patternMarker   // every pattern, sorted
+	oses    map[string]string // key → the operating system it belongs to
 }
 
 type patternMarker struct {
@@ -87,7 +102,7 @@ type patternMarker struct {
 // on a declared key that is no field of t, and on a field marked both path
 // and not-path.
 func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
-	f := &Fields{t: typed.For(t), markers: map[string]Marker{}}
+	f := &Fields{t: typed.For(t), markers: map[string]Marker{}, oses: map[string]string{}}
 	var errs []string
 	for _, k := range []string{"/apiVersion", "/kind"} {
 		if ft, ok := f.t.At(k); ok && ft.Kind() == reflect.String {
@@ -105,6 +120,13 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 		for _, name := range strings.Split(tag, ",") {
 			if strings.HasPrefix(strings.TrimSpace(name), typed.ListKeyTag) {
 				continue // a keyed list: typed.Type.Lists
+			}
+			if goos, ok := strings.CutPrefix(strings.TrimSpace(name), osTag); ok {
+				if goos == "" || strings.ToLower(goos) != goos {
+					errs = append(errs, fmt.Sprintf("field %s: %s%q is no operating system as GOOS names them", key, osTag, goos))
+				}
+				f.oses[key] = goos
+				continue
 			}
 			m, ok := parseMarker(strings.TrimSpace(name))
 			if !ok {
@@ -129,6 +151,18 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 		if m&Alpha != 0 && m&Beta != 0 {
 			errs = append(errs, fmt.Sprintf("field %s is marked both alpha and beta", key))
 		}
+		if m&EmptyIsUnset != 0 {
+			if ft, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); !ok || !isMapOrSlice(ft) {
+				errs = append(errs, fmt.Sprintf("field %s is marked empty-is-unset but is no map or slice", key))
+			}
+		}
+	}
+	for key := range f.oses {
+		for p := parent(key); p != ""; p = parent(p) {
+			if goos := f.oses[p]; goos != "" && goos != f.oses[key] {
+				errs = append(errs, fmt.Sprintf("field %s is for %s, inside %s, which is for %s", key, f.oses[key], p, goos))
+			}
+		}
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
@@ -151,6 +185,37 @@ func parseMarker(s string) (Marker, bool) {
 		}
 	}
 	return 0, false
+}
+
+// OS returns the operating system (as runtime.GOOS names it) that key
+// belongs to, and the field that says so: key's own or an ancestor's
+// `strata:"os=..."`. A field of an OS is defaulted and validated only on
+// that OS, and setting it on another is an error.
+func (f *Fields) OS(key string) (goos, field string, ok bool) {
+	if len(f.oses) == 0 {
+		return "", "", false
+	}
+	for p := key; p != ""; p = parent(p) {
+		if goos, ok := f.oses[p]; ok {
+			return goos, p, true
+		}
+	}
+	return "", "", false
+}
+
+// OSFields returns the fields that belong to an operating system, each
+// with its OS.
+func (f *Fields) OSFields() map[string]string {
+	out := make(map[string]string, len(f.oses))
+	for k, v := range f.oses {
+		out[k] = v
+	}
+	return out
+}
+
+func isMapOrSlice(t reflect.Type) bool {
+	t = deref(t)
+	return t.Kind() == reflect.Map || t.Kind() == reflect.Slice
 }
 
 // Has reports whether key carries marker m: a pattern with m names key or

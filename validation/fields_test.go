@@ -2,6 +2,7 @@ package validation
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
@@ -72,5 +73,45 @@ func TestReadyMadeMarkers(t *testing.T) {
 	}
 	if u := f.UndeclaredStrings(); len(u) != 0 {
 		t.Errorf("strings declared neither path nor not-path: %v", u)
+	}
+}
+
+// TestOSMarkers: `strata:"os=..."` names the operating system of a field
+// and of everything under it; a field inside another OS's field, an OS
+// that GOOS would not name, and empty-is-unset on a scalar are refused.
+func TestOSMarkers(t *testing.T) {
+	type doc struct {
+		Driver string `json:"driver" strata:"os=linux,not-path"`
+		Win    struct {
+			Class string `json:"class" strata:"not-path"`
+		} `json:"win" strata:"os=windows"`
+		Port int `json:"port"`
+	}
+	f, err := FieldsFor(reflect.TypeFor[doc](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string][2]string{"/driver": {"linux", "/driver"}, "/win/class": {"windows", "/win"}, "/port": {"", ""}} {
+		goos, at, _ := f.OS(key)
+		if goos != want[0] || at != want[1] {
+			t.Errorf("OS(%s) = %q at %q, want %q at %q", key, goos, at, want[0], want[1])
+		}
+	}
+	type bad struct {
+		Win struct {
+			Driver string `json:"driver" strata:"os=linux"`
+		} `json:"win" strata:"os=windows"`
+		Mac   string `json:"mac" strata:"os=Darwin"`
+		Count int    `json:"count" strata:"empty-is-unset"`
+	}
+	_, err = FieldsFor(reflect.TypeFor[bad](), nil)
+	for _, want := range []string{
+		"field /win/driver is for linux, inside /win, which is for windows",
+		`field /mac: os="Darwin" is no operating system as GOOS names them`,
+		"field /count is marked empty-is-unset but is no map or slice",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error containing %q", err, want)
+		}
 	}
 }

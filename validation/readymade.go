@@ -24,6 +24,8 @@ var readyMade = map[reflect.Type]map[string]Marker{
 	},
 	reflect.TypeFor[logsapi.LoggingConfiguration](): {
 		"/format": NotPath,
+		// omitempty drops an empty vmodule: it means unset.
+		"/vmodule": EmptyIsUnset,
 	},
 }
 

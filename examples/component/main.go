@@ -68,6 +68,7 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 				gates     = map[string]bool{}
 				kubecfg   string
 				origins   []string
+				hostname  string
 			)
 			fs := fss.FlagSet("generic")
 			fs.Int32Var(&port, "port", 10250, "The port to serve on. Without --config it defaults to 10250, the component's historical flag default; the file's default is 8443 (8080 in a v1alpha1 file).")
@@ -82,6 +83,8 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 			b.Bind("kubeconfig", "/clientConnection/kubeconfig", &kubecfg)
 			fs.StringSliceVar(&origins, "allowed-origins", nil, "The CORS origins allowed; replaces the file's whole list.")
 			b.Bind("allowed-origins", "/allowedOrigins", &origins)
+			fs.StringVar(&hostname, "hostname-override", "", "The name this instance goes by instead of its host name; one instance's own, as --instance-config's.")
+			b.Bind("hostname-override", "/hostnameOverride", &hostname)
 
 			b.BindLogging(fss.FlagSet("logging"), "/logging")
 

@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stratacfg/strata/internal/mergeengine"
 	"github.com/stratacfg/strata/internal/typed"
@@ -26,21 +28,33 @@ const KindDefault = "default"
 // Engine is the merge engine's hooks.
 var Engine = mergeengine.Get[*merge.Result, *merge.Layer, merge.Source]()
 
+// Hooks are a caller's own steps in Decode.
+type Hooks struct {
+	// Default defaults what the scheme's defaulting leaves to the caller,
+	// on the defaulted object of the merge version; nil for nothing.
+	Default func(versioned runtime.Object)
+	// Skip reports the keys that do not apply here (the fields of
+	// another operating system): whatever defaulting put there is taken
+	// out before conversion, and their validation errors are dropped.
+	// No layer may set them; the caller refuses that first.
+	Skip func(key string) bool
+}
+
 // Decode turns the merged values of r (paths resolved, as values holds
 // them) into the typed configuration: it decodes them as a document of the
-// merge version, which defaults it; runs defaulter (the component's own
-// defaulting; nil for none) on it; records in r the keys defaulting
-// filled or changed, as KindDefault; converts to the hub; and validates,
-// naming the layer that set each offending key. It returns the defaulted
-// versioned object and the hub object. r must not be shared yet.
-func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge.Result, defaulter func(runtime.Object)) (runtime.Object, T, error) {
+// merge version, which defaults it; runs the caller's hooks on it; records
+// in r the keys defaulting filled or changed, as KindDefault; converts to
+// the hub; and validates, naming the layer that set each offending key. It
+// returns the defaulted versioned object and the hub object. r must not be
+// shared yet.
+func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge.Result, h Hooks) (runtime.Object, T, error) {
 	var zero T
 	versioned, err := decodeMerged(k, values)
 	if err != nil {
 		return nil, zero, err
 	}
-	if defaulter != nil {
-		if err := safely(func() { defaulter(versioned) }); err != nil {
+	if h.Default != nil {
+		if err := safely(func() { h.Default(versioned) }); err != nil {
 			return nil, zero, fmt.Errorf("defaulting the merged configuration: %w", err)
 		}
 	}
@@ -48,13 +62,39 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 	if err != nil {
 		return nil, zero, err
 	}
+	if h.Skip != nil {
+		if err := drop(versioned, flat, h.Skip); err != nil {
+			return nil, zero, err
+		}
+	}
 	Engine.Fill(r, merge.Source{Origin: KindDefault}, Defaulted(values, flat, typeOf(k)))
 	hub, err := k.Scheme().ConvertToVersion(versioned.DeepCopyObject(), k.Hub())
 	if err != nil {
 		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
 	}
-	obj, err := Validate[T](k, hub, r)
+	obj, err := validate[T](k, hub, r, h.Skip)
 	return versioned, obj, err
+}
+
+// drop takes the keys skip reports out of obj, whose flattened keys flat
+// holds (and loses them too).
+func drop(obj runtime.Object, flat map[string]string, skip func(string) bool) error {
+	n := len(flat)
+	for key := range flat {
+		if skip(key) {
+			delete(flat, key)
+		}
+	}
+	if len(flat) == n {
+		return nil
+	}
+	doc, err := typed.For(reflect.TypeOf(obj)).Unflatten(flat)
+	if err != nil {
+		return err
+	}
+	v := reflect.ValueOf(obj).Elem()
+	v.Set(reflect.Zero(v.Type()))
+	return json.Unmarshal(doc, obj)
 }
 
 // safely runs fn, turning a panic into an error.
@@ -71,12 +111,22 @@ func safely(fn func()) (err error) {
 // Validate checks that hub is a T and validates it with the kind's
 // validator, attributing each error to the layer of r that set its field.
 func Validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result) (T, error) {
+	return validate[T](k, hub, r, nil)
+}
+
+// validate is Validate dropping the errors of the keys skip reports (nil
+// for none).
+func validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result, skip func(string) bool) (T, error) {
 	var zero T
 	obj, ok := hub.(T)
 	if !ok {
 		return zero, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
 	}
-	if errs := validation.Attribute(k.Validate(hub), r.SourceOf); len(errs) > 0 {
+	errs := k.Validate(hub)
+	if skip != nil {
+		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return skip(validation.KeyOf(e.Field)) })
+	}
+	if errs := validation.Attribute(errs, r.SourceOf); len(errs) > 0 {
 		return zero, fmt.Errorf("invalid configuration:\n%w", errs)
 	}
 	return obj, nil

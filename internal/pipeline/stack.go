@@ -129,7 +129,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 
 // decodeWhole decodes the effective values of res as one document.
 func (st *Stack[T]) decodeWhole(res *merge.Result) (T, *merge.Result, error) {
-	_, obj, err := Decode[T](st.kind, res.Values(), res, nil)
+	_, obj, err := Decode[T](st.kind, res.Values(), res, Hooks{})
 	if err != nil {
 		var zero T
 		return zero, nil, err

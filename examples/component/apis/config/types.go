@@ -31,4 +31,13 @@ type ComponentConfiguration struct {
 	AllowedOrigins []string
 	// Logging configures logging.
 	Logging logsapi.LoggingConfiguration
+	// HostnameOverride is the name this instance goes by instead of its
+	// host name.
+	HostnameOverride string
+	// CgroupDriver is how the component's processes are placed in cgroups
+	// on Linux: cgroupfs or systemd.
+	CgroupDriver string
+	// WindowsPriorityClass is the priority class of the component's
+	// process on Windows.
+	WindowsPriorityClass string
 }

@@ -25,8 +25,13 @@ func Config() scheme.Config {
 			{Version: "v1beta1", AddToScheme: v1beta1.AddToScheme, Markers: map[string]validation.Marker{
 				// The server is bound to the port at start.
 				"/port": validation.RestartOnly,
+			}, Fields: []scheme.Field{
+				{Key: "/profiling", Lifecycle: scheme.Removed, RenamedTo: "/enableProfiling", Release: "v0.3"},
+				{Key: "/insecurePort", Lifecycle: scheme.Removed, Release: "v0.3", Message: "the component serves TLS only, on port"},
 			}},
-			{Version: "v1alpha1", AddToScheme: v1alpha1.AddToScheme, Lifecycle: scheme.Deprecated, Release: "v0.3"},
+			{Version: "v1alpha1", AddToScheme: v1alpha1.AddToScheme, Lifecycle: scheme.Deprecated, Release: "v0.3", Fields: []scheme.Field{
+				{Key: "/profiling", Lifecycle: scheme.Deprecated, Release: "v0.3", Message: "v1beta1 calls it enableProfiling; --migrate-config rewrites the file"},
+			}},
 			{Version: "v1alpha0", Lifecycle: scheme.Removed, Release: "v0.2",
 				Migrate: "`component --config FILE --print-config` with release v0.1, which prints the file as v1alpha1"},
 		},

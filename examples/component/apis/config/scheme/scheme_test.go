@@ -32,3 +32,14 @@ func TestMarkers(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyIsNotUnset fails when a map or slice field of a version cannot
+// tell "set to empty" from "unset": `allowedOrigins: []` in a drop-in
+// must allow no origin, whatever the file below lists.
+func TestEmptyIsNotUnset(t *testing.T) {
+	kind, err := configscheme.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemetest.CheckEmpty(t, kind)
+}

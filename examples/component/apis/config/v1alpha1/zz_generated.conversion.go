@@ -64,6 +64,9 @@ func autoConvert_v1alpha1_ComponentConfiguration_To_config_ComponentConfiguratio
 	}
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
+	out.HostnameOverride = in.HostnameOverride
+	out.CgroupDriver = in.CgroupDriver
+	out.WindowsPriorityClass = in.WindowsPriorityClass
 	return nil
 }
 
@@ -80,5 +83,8 @@ func autoConvert_config_ComponentConfiguration_To_v1alpha1_ComponentConfiguratio
 	}
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
+	out.HostnameOverride = in.HostnameOverride
+	out.CgroupDriver = in.CgroupDriver
+	out.WindowsPriorityClass = in.WindowsPriorityClass
 	return nil
 }

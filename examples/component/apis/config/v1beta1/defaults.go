@@ -20,6 +20,14 @@ func SetDefaults_ComponentConfiguration(obj *ComponentConfiguration) {
 	if obj.SyncFrequency.Duration == 0 {
 		obj.SyncFrequency.Duration = time.Minute
 	}
+	// Each OS's field is defaulted here whatever the OS; the component
+	// keeps only the one of the OS it runs on (`strata:"os=..."`).
+	if obj.CgroupDriver == "" {
+		obj.CgroupDriver = "cgroupfs"
+	}
+	if obj.WindowsPriorityClass == "" {
+		obj.WindowsPriorityClass = "NORMAL_PRIORITY_CLASS"
+	}
 	componentbaseconfigv1alpha1.RecommendedDefaultClientConnectionConfiguration(&obj.ClientConnection)
 	logsapi.SetRecommendedLoggingConfiguration(&obj.Logging)
 }

@@ -18,7 +18,7 @@ type ComponentConfiguration struct {
 	EnableProfiling *bool `json:"enableProfiling,omitempty"`
 	// FeatureGates maps feature names to whether they are on; it merges
 	// per key across files and --feature-gates.
-	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	FeatureGates map[string]bool `json:"featureGates,omitzero"`
 	// TLSCertFile is the serving certificate. A relative path resolves
 	// against the directory of the file that set it.
 	TLSCertFile string `json:"tlsCertFile,omitempty" strata:"path"`
@@ -29,8 +29,20 @@ type ComponentConfiguration struct {
 	// kubeconfig is a path. Defaults qps 50, burst 100.
 	ClientConnection componentbaseconfigv1alpha1.ClientConnectionConfiguration `json:"clientConnection"`
 	// AllowedOrigins lists the CORS origins allowed. A later layer
-	// replaces the whole list.
-	AllowedOrigins []string `json:"allowedOrigins,omitempty" strata:"not-path"`
+	// replaces the whole list; an empty list allows none.
+	AllowedOrigins []string `json:"allowedOrigins,omitzero" strata:"not-path"`
 	// Logging configures logging.
 	Logging logsapi.LoggingConfiguration `json:"logging,omitempty"`
+	// HostnameOverride is the name this instance goes by instead of its
+	// host name. It belongs to one instance: set it in --instance-config
+	// or with --hostname-override, never in the file instances share.
+	HostnameOverride string `json:"hostnameOverride,omitempty" strata:"instance-only,not-path"`
+	// CgroupDriver is how the component's processes are placed in cgroups:
+	// cgroupfs or systemd. Linux only. Default cgroupfs.
+	CgroupDriver string `json:"cgroupDriver,omitempty" strata:"os=linux,not-path"`
+	// WindowsPriorityClass is the priority class of the component's
+	// process: IDLE_PRIORITY_CLASS, BELOW_NORMAL_PRIORITY_CLASS,
+	// NORMAL_PRIORITY_CLASS, ABOVE_NORMAL_PRIORITY_CLASS or
+	// HIGH_PRIORITY_CLASS. Windows only. Default NORMAL_PRIORITY_CLASS.
+	WindowsPriorityClass string `json:"windowsPriorityClass,omitempty" strata:"os=windows,not-path"`
 }

@@ -66,6 +66,9 @@ func autoConvert_v1beta1_ComponentConfiguration_To_config_ComponentConfiguration
 	}
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
+	out.HostnameOverride = in.HostnameOverride
+	out.CgroupDriver = in.CgroupDriver
+	out.WindowsPriorityClass = in.WindowsPriorityClass
 	return nil
 }
 
@@ -89,6 +92,9 @@ func autoConvert_config_ComponentConfiguration_To_v1beta1_ComponentConfiguration
 	}
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
+	out.HostnameOverride = in.HostnameOverride
+	out.CgroupDriver = in.CgroupDriver
+	out.WindowsPriorityClass = in.WindowsPriorityClass
 	return nil
 }
 

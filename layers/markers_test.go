@@ -1,0 +1,207 @@
+package layers_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/stratacfg/strata/layers"
+	"github.com/stratacfg/strata/scheme"
+)
+
+// agentConfig is a node agent's configuration, with a field that belongs
+// to one instance and one field for each of two operating systems.
+type agentConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	Port            int32  `json:"port,omitempty"`
+	NodeName        string `json:"nodeName,omitempty" strata:"instance-only,not-path"`
+	CgroupDriver    string `json:"cgroupDriver,omitempty" strata:"os=linux,not-path"`
+	PriorityClass   string `json:"priorityClass,omitempty" strata:"os=windows,not-path"`
+}
+
+func (in *agentConfig) DeepCopyObject() runtime.Object {
+	out := *in
+	return &out
+}
+
+// agentComponent: every OS field is defaulted and validated whatever the
+// OS, as generated defaulters and validators do; the component runs on
+// goos. --node-name and --cgroup-driver are bound.
+func agentComponent(t *testing.T, goos string) *layers.Component[*agentConfig] {
+	t.Helper()
+	gv := schema.GroupVersion{Group: "agent.example.dev", Version: "v1"}
+	kind, err := scheme.New(scheme.Config{
+		Group: gv.Group, Kind: "AgentConfig", Hub: "v1",
+		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+			s.AddKnownTypeWithName(gv.WithKind("AgentConfig"), &agentConfig{})
+			s.AddTypeDefaultingFunc(&agentConfig{}, func(obj any) {
+				c := obj.(*agentConfig)
+				if c.Port == 0 {
+					c.Port = 10250
+				}
+				if c.CgroupDriver == "" {
+					c.CgroupDriver = "cgroupfs"
+				}
+				if c.PriorityClass == "" {
+					c.PriorityClass = "NORMAL"
+				}
+			})
+			return nil
+		}}},
+		Validate: scheme.Validator(func(c *agentConfig) field.ErrorList {
+			var errs field.ErrorList
+			if c.CgroupDriver != "cgroupfs" && c.CgroupDriver != "systemd" {
+				errs = append(errs, field.NotSupported(field.NewPath("cgroupDriver"), c.CgroupDriver, []string{"cgroupfs", "systemd"}))
+			}
+			if c.PriorityClass != "NORMAL" && c.PriorityClass != "HIGH" {
+				errs = append(errs, field.NotSupported(field.NewPath("priorityClass"), c.PriorityClass, []string{"NORMAL", "HIGH"}))
+			}
+			return errs
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &layers.Component[*agentConfig]{
+		Name: "agent",
+		Kind: kind,
+		GOOS: goos,
+		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
+			var node, driver string
+			fs := fss.FlagSet("agent")
+			fs.StringVar(&node, "node-name", "", "")
+			b.Bind("node-name", "/nodeName", &node)
+			fs.StringVar(&driver, "cgroup-driver", "", "")
+			b.Bind("cgroup-driver", "/cgroupDriver", &driver)
+			return nil
+		},
+	}
+}
+
+// TestInstanceOnlyFields: a field marked instance-only is refused in the
+// files every instance reads, and taken from --instance-config and flags.
+func TestInstanceOnlyFields(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	shared := write("agent.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\nnodeName: node-a\n")
+	plain := write("plain.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\nport: 9000\n")
+	dropIns := filepath.Dir(write("agent.d/10-node.conf", "nodeName: node-a\n"))
+	instance := write("instance.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\nnodeName: node-b\n")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{"in --config", []string{"--config", shared}, "file " + shared + ": field nodeName is instance-only: set it in --instance-config or with a flag"},
+		{"in a drop-in", []string{"--config", plain, "--config-dir", dropIns}, "drop-in " + filepath.Join(dropIns, "10-node.conf") + ": field nodeName is instance-only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := agentComponent(t, "linux").Load(context.Background(), tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, source string
+		args         []string
+		node         string
+	}{
+		{"from --instance-config", "instance-config " + instance, []string{"--config", plain, "--instance-config", instance}, "node-b"},
+		{"from a flag", "flag --node-name", []string{"--config", plain, "--node-name", "node-c"}, "node-c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loaded, _, err := agentComponent(t, "linux").Load(context.Background(), tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, _ := loaded.Provenance.SourceOf("/nodeName")
+			if loaded.Object.NodeName != tc.node || src.String() != tc.source {
+				t.Errorf("nodeName %q from %q, want %q from %q", loaded.Object.NodeName, src, tc.node, tc.source)
+			}
+		})
+	}
+}
+
+// TestOSFields: a field of one operating system is defaulted and
+// validated only there, and setting it elsewhere is an error naming the
+// field and both systems.
+func TestOSFields(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	plain := write("plain.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\n")
+	linux := write("linux.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\ncgroupDriver: systemd\n")
+	windows := write("windows.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\npriorityClass: HIGH\n")
+	badLinux := write("bad-linux.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\ncgroupDriver: sometimes\n")
+
+	for _, tc := range []struct {
+		goos, file           string
+		driver, class        string
+		driverFrom, classSet string
+	}{
+		{"linux", plain, "cgroupfs", "", "default", ""},
+		{"windows", plain, "", "NORMAL", "", "default"},
+		{"linux", linux, "systemd", "", "file " + linux, ""},
+		{"windows", windows, "", "HIGH", "", "file " + windows},
+		{"darwin", plain, "", "", "", ""},
+	} {
+		t.Run(tc.goos+" "+filepath.Base(tc.file), func(t *testing.T) {
+			loaded, _, err := agentComponent(t, tc.goos).Load(context.Background(), []string{"--config", tc.file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := loaded.Object
+			if c.CgroupDriver != tc.driver || c.PriorityClass != tc.class {
+				t.Errorf("cgroupDriver %q, priorityClass %q; want %q, %q", c.CgroupDriver, c.PriorityClass, tc.driver, tc.class)
+			}
+			for key, want := range map[string]string{"/cgroupDriver": tc.driverFrom, "/priorityClass": tc.classSet} {
+				src, ok := loaded.Provenance.SourceOf(key)
+				if got := src.String(); ok != (want != "") || got != want && want != "" {
+					t.Errorf("%s from %q (%t), want %q", key, got, ok, want)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, goos string
+		args       []string
+		err        string
+	}{
+		{"a windows field in a file on linux", "linux", []string{"--config", windows}, "file " + windows + ": field priorityClass is for windows only, and this system is linux"},
+		{"a linux field in a file on windows", "windows", []string{"--config", linux}, "file " + linux + ": field cgroupDriver is for linux only, and this system is windows"},
+		{"a linux field from a flag on windows", "windows", []string{"--config", plain, "--cgroup-driver", "systemd"}, "flag --cgroup-driver: field cgroupDriver is for linux only, and this system is windows"},
+		{"an invalid linux field on linux", "linux", []string{"--config", badLinux}, `cgroupDriver: Unsupported value: "sometimes"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := agentComponent(t, tc.goos).Load(context.Background(), tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// writer returns a function that writes a file under dir and returns its
+// path.
+func writer(t *testing.T, dir string) func(name, body string) string {
+	return func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
