@@ -15,7 +15,7 @@ test: vet lint tools unit
 # The programs integration tests run, built from hack/tools (its own modules,
 # so k8s.io/kubernetes and etcd never enter the library's go.mod). A binary is
 # rebuilt only when its module's go.mod or go.sum, or its own source, changes.
-GENERATORS := $(BIN)/deepcopy-gen $(BIN)/defaulter-gen $(BIN)/conversion-gen
+GENERATORS := $(BIN)/deepcopy-gen $(BIN)/defaulter-gen $(BIN)/conversion-gen $(BIN)/validation-gen
 TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/etcdctl $(BIN)/etcdutl $(BIN)/atomicwriter $(GENERATORS)
 K8S_MOD := hack/tools/go.mod hack/tools/go.sum
 ETCD_MOD := hack/tools/etcd/go.mod hack/tools/etcd/go.sum

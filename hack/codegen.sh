@@ -11,6 +11,21 @@ set -euo pipefail
 BIN=${BIN:-$PWD/bin}
 HEADER=hack/boilerplate.go.txt
 
+# validations generates the declarative validation of the versions whose
+# doc.go asks for it (+k8s:validation-gen): each field's +k8s: tags
+# become RegisterValidations, which the version's scheme builder calls.
+# The packages its types reach are read-only.
+validations() {
+  local ro=()
+  for p in k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/api/resource \
+    k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/types time \
+    k8s.io/component-base/config/v1alpha1 k8s.io/component-base/logs/api/v1; do
+    ro+=(--readonly-pkg "$p")
+  done
+  "$BIN/validation-gen" --go-header-file "$HEADER" --output-file zz_generated.validations.go \
+    "${ro[@]}" "$@"
+}
+
 # kind generates the code of one configuration kind: its internal package
 # first, then its versions.
 kind() {
@@ -32,6 +47,7 @@ kind() {
 
 API=github.com/stratacfg/strata/examples/component/apis/config
 kind "$API" "$API/v1alpha1" "$API/v1beta1"
+validations "$API/v1alpha1" "$API/v1beta1"
 
 # The library tests' kinds: the versioned one, and a one-version kind that
 # needs deep copies only.

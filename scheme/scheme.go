@@ -14,6 +14,7 @@
 package scheme
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -334,7 +335,9 @@ func (k *Kind) Removed(gv schema.GroupVersion, key string) *Field {
 // MergeFields returns the field markers of the merge version.
 func (k *Kind) MergeFields() *validation.Fields { return k.fields[k.merge.Version] }
 
-// Validate validates hub, an object of the hub version, with
+// Validate validates hub, an object of the hub version: with the
+// declarative validation registered for its type (validation-gen's
+// RegisterValidations, when the hub is a versioned type), then
 // Config.Validate and Config.Check; nil when there is no validator. A
 // validator that panics is an internal error, not a crash.
 func (k *Kind) Validate(hub runtime.Object) (errs field.ErrorList) {
@@ -343,13 +346,28 @@ func (k *Kind) Validate(hub runtime.Object) (errs field.ErrorList) {
 			errs = append(errs, field.InternalError(nil, fmt.Errorf("the validator of %s panicked: %v", k.cfg.Kind, r)))
 		}
 	}()
+	errs = k.Declared(hub)
 	if k.cfg.Validate != nil {
-		errs = k.cfg.Validate(hub)
+		errs = append(errs, k.cfg.Validate(hub)...)
 	}
 	if k.cfg.Check != nil {
 		errs = append(errs, k.checkErrors(k.cfg.Check(hub))...)
 	}
 	return errs
+}
+
+// Declared validates obj, an object of any of the kind's versions, with the
+// declarative validation registered for its type: the +k8s: tags of its
+// fields that validation-gen turned into RegisterValidations, which the
+// version's AddToScheme registers. It is nil when none is registered. A
+// configuration file is validated as an object being created.
+func (k *Kind) Declared(obj runtime.Object) (errs field.ErrorList) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs = field.ErrorList{field.InternalError(nil, fmt.Errorf("the declarative validation of %s panicked: %v", k.cfg.Kind, r))}
+		}
+	}()
+	return k.scheme.Validate(context.Background(), nil, obj)
 }
 
 // checkErrors turns the error of a Check into validation errors, one per

@@ -22,7 +22,7 @@ var apiDirs = []string{"examples/component/apis/config", "examples/component/api
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	root := watchtest.RepoRoot(t)
 	bin := filepath.Dir(watchtest.Tool(t, "deepcopy-gen"))
-	for _, gen := range []string{"defaulter-gen", "conversion-gen"} {
+	for _, gen := range []string{"defaulter-gen", "conversion-gen", "validation-gen"} {
 		watchtest.Tool(t, gen)
 	}
 	tmp := t.TempDir()
@@ -68,8 +68,8 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			}
 		}
 	}
-	if len(generated) != 15 {
-		t.Fatalf("found %d generated files, want 15: %v", len(generated), generated)
+	if len(generated) != 17 {
+		t.Fatalf("found %d generated files, want 17: %v", len(generated), generated)
 	}
 	cmd := exec.Command("bash", "hack/codegen.sh")
 	cmd.Dir = tmp

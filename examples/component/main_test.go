@@ -280,7 +280,7 @@ func TestBadInputFailsClearly(t *testing.T) {
 		{"oversize", []string{"--config", big}, "big.yaml: the file is over the limit of 4194304 bytes"},
 		{"alias bomb", []string{"--config", write(t, dir, "bomb.yaml", bomb)}, "bomb.yaml: the YAML document uses its aliases too often"},
 		{"removed version", []string{"--config", write(t, dir, "old.yaml", "apiVersion: component.example.strata.dev/v1alpha0\nkind: ComponentConfiguration\n")}, "to migrate, run"},
-		{"invalid value", []string{"--config", write(t, dir, "port.yaml", beta+"port: 70000\n")}, "port.yaml: port: Invalid value: 70000: must be between 1 and 65535"},
+		{"invalid value", []string{"--config", write(t, dir, "port.yaml", beta+"port: 70000\n")}, "port.yaml: port: Invalid value: 70000: must be less than or equal to 65535"},
 		{"invalid flag value", []string{"--config", write(t, dir, "ok.yaml", beta), "--port", "0"}, "flag --port: port: Invalid value: 0"},
 		{"bad drop-in", []string{"--config", write(t, dir, "ok2.yaml", beta), "--config-dir", filepath.Dir(write(t, dir, "dd/10.yaml", "port: [1]\n"))}, "dd/10.yaml: "},
 		{"unknown flag", []string{"--no-such-flag"}, "unknown flag: --no-such-flag"},

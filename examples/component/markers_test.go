@@ -60,3 +60,23 @@ func TestFieldMarkers(t *testing.T) {
 		t.Errorf("v1alpha1's profiling: exit %d, stderr %q; want %q", code, errOut, want)
 	}
 }
+
+// TestDeclarativeValidation: the rules written as +k8s: tags on v1beta1's
+// fields (validation-gen) run on the merged configuration, each error
+// naming the layer that set the field.
+func TestDeclarativeValidation(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", write(t, dir, "port.yaml", beta+"port: 0\n")}, "port.yaml: port: Invalid value: 0: must be greater than or equal to 1"},
+		{[]string{"--config", write(t, dir, "ok.yaml", beta), "--hostname-override", "Not_A_Host"}, `flag --hostname-override: hostnameOverride: Invalid value: "Not_A_Host": a lowercase RFC 1123 subdomain`},
+		{[]string{"--config", write(t, dir, "driver.yaml", beta+"cgroupDriver: sometimes\n")}, `driver.yaml: cgroupDriver: Unsupported value: "sometimes": supported values: "cgroupfs", "systemd"`},
+	} {
+		code, _, errOut := runComponent(t, tc.args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

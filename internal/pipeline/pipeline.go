@@ -72,7 +72,7 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 	if err != nil {
 		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
 	}
-	obj, err := validate[T](k, hub, r, h.Skip)
+	obj, err := validate[T](k, versioned, hub, r, h.Skip)
 	return versioned, obj, err
 }
 
@@ -111,18 +111,24 @@ func safely(fn func()) (err error) {
 // Validate checks that hub is a T and validates it with the kind's
 // validator, attributing each error to the layer of r that set its field.
 func Validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result) (T, error) {
-	return validate[T](k, hub, r, nil)
+	return validate[T](k, nil, hub, r, nil)
 }
 
-// validate is Validate dropping the errors of the keys skip reports (nil
-// for none).
-func validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result, skip func(string) bool) (T, error) {
+// validate is Validate also validating versioned, the same configuration
+// in the merge version (nil when it is the hub), with the declarative
+// validation of its type, and dropping the errors of the keys skip
+// reports (nil for none).
+func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r *merge.Result, skip func(string) bool) (T, error) {
 	var zero T
 	obj, ok := hub.(T)
 	if !ok {
 		return zero, fmt.Errorf("the hub type is %T, not %s", hub, reflect.TypeFor[T]())
 	}
-	errs := k.Validate(hub)
+	var errs field.ErrorList
+	if versioned != nil && k.MergeVersion() != k.Hub() {
+		errs = k.Declared(versioned)
+	}
+	errs = append(errs, k.Validate(hub)...)
 	if skip != nil {
 		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return skip(validation.KeyOf(e.Field)) })
 	}

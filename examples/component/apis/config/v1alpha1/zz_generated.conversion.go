@@ -65,8 +65,8 @@ func autoConvert_v1alpha1_ComponentConfiguration_To_config_ComponentConfiguratio
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
 	out.HostnameOverride = in.HostnameOverride
-	out.CgroupDriver = in.CgroupDriver
-	out.WindowsPriorityClass = in.WindowsPriorityClass
+	out.CgroupDriver = string(in.CgroupDriver)
+	out.WindowsPriorityClass = string(in.WindowsPriorityClass)
 	return nil
 }
 
@@ -84,7 +84,7 @@ func autoConvert_config_ComponentConfiguration_To_v1alpha1_ComponentConfiguratio
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
 	out.HostnameOverride = in.HostnameOverride
-	out.CgroupDriver = in.CgroupDriver
-	out.WindowsPriorityClass = in.WindowsPriorityClass
+	out.CgroupDriver = CgroupDriver(in.CgroupDriver)
+	out.WindowsPriorityClass = WindowsPriorityClass(in.WindowsPriorityClass)
 	return nil
 }

@@ -23,10 +23,10 @@ func SetDefaults_ComponentConfiguration(obj *ComponentConfiguration) {
 	// Each OS's field is defaulted here whatever the OS; the component
 	// keeps only the one of the OS it runs on (`strata:"os=..."`).
 	if obj.CgroupDriver == "" {
-		obj.CgroupDriver = "cgroupfs"
+		obj.CgroupDriver = CgroupDriverCgroupfs
 	}
 	if obj.WindowsPriorityClass == "" {
-		obj.WindowsPriorityClass = "NORMAL_PRIORITY_CLASS"
+		obj.WindowsPriorityClass = NormalPriorityClass
 	}
 	componentbaseconfigv1alpha1.RecommendedDefaultClientConnectionConfiguration(&obj.ClientConnection)
 	logsapi.SetRecommendedLoggingConfiguration(&obj.Logging)

@@ -13,6 +13,9 @@ type ComponentConfiguration struct {
 	metav1.TypeMeta `json:",inline"`
 
 	// Port is the port the component serves on. Default 8443.
+	// +k8s:optional
+	// +k8s:minimum=1
+	// +k8s:maximum=65535
 	Port *int32 `json:"port,omitempty"`
 	// EnableProfiling enables /debug/pprof handlers. Default true.
 	EnableProfiling *bool `json:"enableProfiling,omitempty"`
@@ -34,15 +37,42 @@ type ComponentConfiguration struct {
 	// Logging configures logging.
 	Logging logsapi.LoggingConfiguration `json:"logging,omitempty"`
 	// HostnameOverride is the name this instance goes by instead of its
-	// host name. It belongs to one instance: set it in --instance-config
-	// or with --hostname-override, never in the file instances share.
+	// host name, a DNS subdomain. It belongs to one instance: set it in
+	// --instance-config or with --hostname-override, never in the file
+	// instances share.
+	// +k8s:optional
+	// +k8s:format=k8s-long-name
 	HostnameOverride string `json:"hostnameOverride,omitempty" strata:"instance-only,not-path"`
-	// CgroupDriver is how the component's processes are placed in cgroups:
-	// cgroupfs or systemd. Linux only. Default cgroupfs.
-	CgroupDriver string `json:"cgroupDriver,omitempty" strata:"os=linux,not-path"`
+	// CgroupDriver is how the component's processes are placed in cgroups.
+	// Linux only. Default cgroupfs.
+	// +k8s:optional
+	CgroupDriver CgroupDriver `json:"cgroupDriver,omitempty" strata:"os=linux,not-path"`
 	// WindowsPriorityClass is the priority class of the component's
-	// process: IDLE_PRIORITY_CLASS, BELOW_NORMAL_PRIORITY_CLASS,
-	// NORMAL_PRIORITY_CLASS, ABOVE_NORMAL_PRIORITY_CLASS or
-	// HIGH_PRIORITY_CLASS. Windows only. Default NORMAL_PRIORITY_CLASS.
-	WindowsPriorityClass string `json:"windowsPriorityClass,omitempty" strata:"os=windows,not-path"`
+	// process. Windows only. Default NORMAL_PRIORITY_CLASS.
+	// +k8s:optional
+	WindowsPriorityClass WindowsPriorityClass `json:"windowsPriorityClass,omitempty" strata:"os=windows,not-path"`
 }
+
+// CgroupDriver is how processes are placed in cgroups.
+// +k8s:enum
+type CgroupDriver string
+
+const (
+	// CgroupDriverCgroupfs manages cgroups through the cgroup filesystem.
+	CgroupDriverCgroupfs CgroupDriver = "cgroupfs"
+	// CgroupDriverSystemd leaves cgroups to systemd.
+	CgroupDriverSystemd CgroupDriver = "systemd"
+)
+
+// WindowsPriorityClass is the priority class of a Windows process.
+// +k8s:enum
+type WindowsPriorityClass string
+
+// The Windows priority classes, lowest first.
+const (
+	IdlePriorityClass        WindowsPriorityClass = "IDLE_PRIORITY_CLASS"
+	BelowNormalPriorityClass WindowsPriorityClass = "BELOW_NORMAL_PRIORITY_CLASS"
+	NormalPriorityClass      WindowsPriorityClass = "NORMAL_PRIORITY_CLASS"
+	AboveNormalPriorityClass WindowsPriorityClass = "ABOVE_NORMAL_PRIORITY_CLASS"
+	HighPriorityClass        WindowsPriorityClass = "HIGH_PRIORITY_CLASS"
+)

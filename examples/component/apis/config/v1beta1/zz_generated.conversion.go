@@ -67,8 +67,8 @@ func autoConvert_v1beta1_ComponentConfiguration_To_config_ComponentConfiguration
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
 	out.HostnameOverride = in.HostnameOverride
-	out.CgroupDriver = in.CgroupDriver
-	out.WindowsPriorityClass = in.WindowsPriorityClass
+	out.CgroupDriver = string(in.CgroupDriver)
+	out.WindowsPriorityClass = string(in.WindowsPriorityClass)
 	return nil
 }
 
@@ -93,8 +93,8 @@ func autoConvert_config_ComponentConfiguration_To_v1beta1_ComponentConfiguration
 	out.AllowedOrigins = *(*[]string)(unsafe.Pointer(&in.AllowedOrigins))
 	out.Logging = in.Logging
 	out.HostnameOverride = in.HostnameOverride
-	out.CgroupDriver = in.CgroupDriver
-	out.WindowsPriorityClass = in.WindowsPriorityClass
+	out.CgroupDriver = CgroupDriver(in.CgroupDriver)
+	out.WindowsPriorityClass = WindowsPriorityClass(in.WindowsPriorityClass)
 	return nil
 }
 

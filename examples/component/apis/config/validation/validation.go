@@ -4,7 +4,6 @@ package validation
 
 import (
 	"net/url"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-base/featuregate"
@@ -39,15 +38,12 @@ func NewFeatureGate() featuregate.MutableFeatureGate {
 	return fg
 }
 
-// priorityClasses are the Windows priority classes a process may have.
-var priorityClasses = []string{"IDLE_PRIORITY_CLASS", "BELOW_NORMAL_PRIORITY_CLASS", "NORMAL_PRIORITY_CLASS", "ABOVE_NORMAL_PRIORITY_CLASS", "HIGH_PRIORITY_CLASS"}
-
-// Validate returns every problem with c at once.
+// Validate returns every problem with c at once that the tags of the
+// merge version (v1beta1) cannot say: validation-gen generates the port's
+// range, the host name's format and the enums of the OS fields, which the
+// kind runs on the merged configuration before this.
 func Validate(c *config.ComponentConfiguration) field.ErrorList {
 	var errs field.ErrorList
-	if c.Port < 1 || c.Port > 65535 {
-		errs = append(errs, field.Invalid(field.NewPath("port"), c.Port, "must be between 1 and 65535"))
-	}
 	if c.SyncFrequency.Duration <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("syncFrequency"), c.SyncFrequency.Duration.String(), "must be positive"))
 	}
@@ -63,14 +59,6 @@ func Validate(c *config.ComponentConfiguration) field.ErrorList {
 		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
 			errs = append(errs, field.Invalid(field.NewPath("allowedOrigins").Index(i), o, "must be an origin such as https://example.com"))
 		}
-	}
-	// Each OS's field is validated everywhere; the component drops the
-	// errors of the fields of another OS, which it leaves unset.
-	if c.CgroupDriver != "cgroupfs" && c.CgroupDriver != "systemd" {
-		errs = append(errs, field.NotSupported(field.NewPath("cgroupDriver"), c.CgroupDriver, []string{"cgroupfs", "systemd"}))
-	}
-	if !slices.Contains(priorityClasses, c.WindowsPriorityClass) {
-		errs = append(errs, field.NotSupported(field.NewPath("windowsPriorityClass"), c.WindowsPriorityClass, priorityClasses))
 	}
 	fg := NewFeatureGate()
 	gateErrs := strataval.FeatureGates(fg, c.FeatureGates, field.NewPath("featureGates"))
