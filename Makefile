@@ -4,13 +4,15 @@ GO ?= go
 BIN := $(CURDIR)/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
+KUBECONFORM_VERSION := v0.7.0
+KUBECONFORM := $(BIN)/kubeconform-$(KUBECONFORM_VERSION)
 FUZZTIME ?= 10s
 
-.PHONY: test vet lint unit bench bench-lib fuzz demo tools generate
+.PHONY: test vet lint schemas unit bench bench-lib fuzz demo tools generate
 
 ## test: everything CI runs: vet, staticcheck, the race-enabled test suite
 ## (which needs the real servers and writers that `make tools` builds).
-test: vet lint tools unit
+test: vet lint tools schemas unit
 
 # The programs integration tests run, built from hack/tools (its own modules,
 # so k8s.io/kubernetes and etcd never enter the library's go.mod). A binary is
@@ -70,6 +72,21 @@ $(STATICCHECK):
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv $(BIN)/staticcheck $@
+
+$(KUBECONFORM):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+	mv $(BIN)/kubeconform $@
+
+## schemas: check the example component's files against the JSON Schemas
+## `make generate` writes, with kubeconform, as a component's users would
+## in CI (docs/COMPONENT.md). A drop-in that names no kind is checked by
+## the example's tests instead: kubeconform needs the kind.
+SCHEMA_LOCATION := examples/component/schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json
+schemas: $(KUBECONFORM)
+	$(KUBECONFORM) -strict -summary -schema-location '$(SCHEMA_LOCATION)' \
+		examples/component/testdata/component.yaml examples/component/testdata/component-v1alpha1.yaml \
+		examples/component/testdata/instance.yaml examples/component/testdata/component.d/20-tls.yaml
 
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...

@@ -54,3 +54,7 @@ validations "$API/v1alpha1" "$API/v1beta1"
 TEST=github.com/stratacfg/strata/internal/testkind
 kind "$TEST/component" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
 "$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go "$TEST"
+
+# The JSON Schema of every version of the example's kind, from its Go
+# types, doc comments and +k8s: tags (scheme/jsonschema).
+go run ./examples/component/cmd/schemagen examples/component/schemas

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 // apiDirs are the packages hack/codegen.sh generates code in, from the
 // repository's root: this example's, and the library tests' kinds.
 var apiDirs = []string{"examples/component/apis/config", "examples/component/apis/config/v1alpha1", "examples/component/apis/config/v1beta1",
+	"examples/component/apis/config/scheme", "examples/component/apis/config/validation", "examples/component/cmd/schemagen",
 	"internal/testkind", "internal/testkind/component", "internal/testkind/component/v1alpha1", "internal/testkind/component/v1beta1"}
 
 // TestGeneratedCodeIsCurrent runs hack/codegen.sh, as `make generate`
@@ -77,6 +79,22 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/codegen.sh: %v\n%s", err, out)
 	}
+	// The schemas are written afresh: none was copied.
+	schemas := func(dir string) []string {
+		var out []string
+		_ = filepath.WalkDir(filepath.Join(dir, schemaDir), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(dir, p)
+				out = append(out, rel)
+			}
+			return nil
+		})
+		return out
+	}
+	if got, want := schemas(root), schemas(tmp); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("committed schemas %v, generated %v: run make generate", got, want)
+	}
+	generated = append(generated, schemas(tmp)...)
 	for _, rel := range generated {
 		want := must(os.ReadFile(filepath.Join(tmp, rel)))
 		got := must(os.ReadFile(filepath.Join(root, rel)))
@@ -85,6 +103,9 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 		}
 	}
 }
+
+// schemaDir holds the example's JSON Schemas, from the repository's root.
+const schemaDir = "examples/component/schemas"
 
 func must(b []byte, err error) []byte {
 	if err != nil {

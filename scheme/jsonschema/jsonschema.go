@@ -1,0 +1,268 @@
+// Package jsonschema writes a JSON Schema for every version of a
+// configuration kind, for editors (yaml-language-server) and for checks in
+// CI (kubeconform), and validates documents against them. A schema is
+// built from the version's Go type, through kube-openapi's schema types:
+// the JSON names of its fields, their doc comments, the enums and the
+// +k8s: validation tags validation-gen reads (minimum, maximum, maxItems,
+// maxLength), and strata's markers, as x-strata-markers.
+//
+// A schema is as strict as a Strict decode: a field the version does not
+// have is refused, so a misspelt field fails in the editor and in CI as it
+// fails the component. Every field may be null, which in a strata file
+// removes what a lower layer set. apiVersion and kind are not required,
+// since a drop-in may leave them out; the component requires them of
+// --config.
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+)
+
+// Draft is the JSON Schema draft the schemas are written in: draft 4,
+// which kube-openapi, yaml-language-server and kubeconform all read.
+const Draft = "http://json-schema.org/draft-04/schema#"
+
+// For returns the JSON Schema of kind k in version gv. docs gives the
+// descriptions, enums and tags of the Go types (LoadDocs); nil leaves them
+// out.
+func For(k *scheme.Kind, gv schema.GroupVersion, docs *Docs) (*spec.Schema, error) {
+	fields := k.Fields(gv)
+	if fields == nil {
+		return nil, fmt.Errorf("jsonschema: %s is not registered in %s", k.GroupKind().Kind, gv)
+	}
+	b := builder{docs: docs, fields: fields, lists: typed.For(fields.Type()).Lists()}
+	root := b.object(fields.Type(), "")
+	root.Schema = Draft
+	root.Title = fmt.Sprintf("%s %s", k.GroupKind().Kind, gv)
+	if root.Description == "" {
+		root.Description = fmt.Sprintf("%s, version %s.", k.GroupKind().Kind, gv)
+	}
+	root.Type = spec.StringOrArray{"object"}
+	if p, ok := root.Properties["apiVersion"]; ok {
+		p.Enum, p.Type = []any{gv.String()}, spec.StringOrArray{"string"}
+		root.Properties["apiVersion"] = p
+	}
+	if p, ok := root.Properties["kind"]; ok {
+		p.Enum, p.Type = []any{k.GroupKind().Kind}, spec.StringOrArray{"string"}
+		root.Properties["kind"] = p
+	}
+	return root, nil
+}
+
+// FileName is the name of the schema of k in version gv, below a
+// directory: GROUP/KIND_VERSION.json with KIND in lower case, the layout
+// kubeconform finds with -schema-location
+// 'DIR/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json'.
+func FileName(k *scheme.Kind, gv schema.GroupVersion) string {
+	return filepath.Join(gv.Group, strings.ToLower(k.GroupKind().Kind)+"_"+gv.Version+".json")
+}
+
+// Write writes the schema of every version of k that is not removed into
+// dir (FileName), indented, and returns the paths it wrote. Docs are read
+// from the sources of the packages that declare the versions' types.
+func Write(k *scheme.Kind, dir string) ([]string, error) {
+	docs, err := LoadDocs(k)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, v := range k.Versions() {
+		gv := schema.GroupVersion{Group: k.Group(), Version: v.Version}
+		if v.Lifecycle == scheme.Removed || k.Fields(gv) == nil {
+			continue
+		}
+		s, err := For(k, gv, docs)
+		if err != nil {
+			return nil, err
+		}
+		data, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, FileName(k, gv))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Validate validates data, one YAML or JSON document, against s, and
+// returns every problem, each naming its field; nil when it is valid.
+func Validate(s *spec.Schema, data []byte) []string {
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return []string{"not YAML: " + err.Error()}
+	}
+	res := validate.NewSchemaValidator(s, nil, "", strfmt.Default).Validate(doc)
+	var out []string
+	for _, e := range res.Errors {
+		out = append(out, e.Error())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// builder builds the schema of one version.
+type builder struct {
+	docs   *Docs
+	fields *validation.Fields
+	lists  merge.Lists
+}
+
+// listKey returns the member that keys the list at key, when it is a
+// keyed list.
+func (b *builder) listKey(key string) (string, bool) {
+	for p, member := range b.lists {
+		if merge.Covers(p, key) && strings.Count(p, "/") == strings.Count(key, "/") {
+			return member, true
+		}
+	}
+	return "", false
+}
+
+// object is the schema of struct type t at key.
+func (b *builder) object(t reflect.Type, key string) *spec.Schema {
+	s := &spec.Schema{}
+	s.Type = spec.StringOrArray{"object", "null"}
+	s.Properties = map[string]spec.Schema{}
+	s.AdditionalProperties = &spec.SchemaOrBool{Allows: false}
+	b.members(t, key, s)
+	return s
+}
+
+// members adds the fields of struct type t, inline ones included, to s.
+func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+			b.members(deref(f.Type), key, s)
+			continue
+		}
+		if strings.Contains(","+opts+",", ",inline,") {
+			b.members(deref(f.Type), key, s)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fk := key + "/" + name
+		fs := b.value(f.Type, fk)
+		doc := b.docs.field(t, f.Name)
+		b.docs.apply(fs, doc)
+		if m := b.fields.Markers(fk) &^ validation.NotPath; m != 0 {
+			fs.AddExtension("x-strata-markers", strings.Split(m.String(), ","))
+		}
+		if goos, at, ok := b.fields.OS(fk); ok && at == fk {
+			fs.AddExtension("x-strata-os", goos)
+		}
+		s.Properties[name] = *fs
+	}
+}
+
+// value is the schema of a value of type t at key.
+func (b *builder) value(t reflect.Type, key string) *spec.Schema {
+	t = deref(t)
+	if s, ok := b.special(t); ok {
+		return s
+	}
+	s := &spec.Schema{}
+	switch t.Kind() {
+	case reflect.Struct:
+		return b.object(t, key)
+	case reflect.Map:
+		s.Type = spec.StringOrArray{"object", "null"}
+		s.AdditionalProperties = &spec.SchemaOrBool{Allows: true, Schema: b.value(t.Elem(), key+"/*")}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			s.Type = spec.StringOrArray{"string", "null"}
+			s.Format = "byte"
+			break
+		}
+		s.Type = spec.StringOrArray{"array", "null"}
+		s.Items = &spec.SchemaOrArray{Schema: b.value(t.Elem(), key+"/*")}
+		if k, ok := b.listKey(key); ok {
+			s.AddExtension("x-kubernetes-list-type", "map")
+			s.AddExtension("x-kubernetes-list-map-keys", []string{k})
+		}
+	case reflect.String:
+		s.Type = spec.StringOrArray{"string", "null"}
+		if values := b.docs.enum(t); len(values) > 0 {
+			s.Enum = append(values, nil)
+		}
+	case reflect.Bool:
+		s.Type = spec.StringOrArray{"boolean", "null"}
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int,
+		reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		s.Type = spec.StringOrArray{"integer", "null"}
+		if t.Kind() == reflect.Int32 || t.Kind() == reflect.Int64 {
+			s.Format = t.Kind().String()
+		}
+	case reflect.Float32, reflect.Float64:
+		s.Type = spec.StringOrArray{"number", "null"}
+	default:
+		// An interface holds anything.
+	}
+	return s
+}
+
+// special is the schema of a type that encodes itself: the type and
+// format it declares to OpenAPI (metav1.Duration is a string, a quantity a
+// string or a number), or anything.
+func (b *builder) special(t reflect.Type) (*spec.Schema, bool) {
+	p := reflect.New(t).Interface()
+	_, custom := p.(json.Unmarshaler)
+	typer, typed := p.(interface{ OpenAPISchemaType() []string })
+	if !custom && !typed {
+		return nil, false
+	}
+	s := &spec.Schema{}
+	if typed {
+		s.Type = append(spec.StringOrArray{}, typer.OpenAPISchemaType()...)
+		if f, ok := p.(interface{ OpenAPISchemaFormat() string }); ok {
+			s.Format = f.OpenAPISchemaFormat()
+		}
+		if s.Format == "quantity" {
+			s.Type = append(s.Type, "number")
+		}
+		if len(s.Type) > 0 {
+			s.Type = append(s.Type, "null")
+		}
+	}
+	return s, true
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
