@@ -45,10 +45,10 @@ func TestSchemaOfTheTestKind(t *testing.T) {
 		t.Errorf("a valid document: %q", errs)
 	}
 	for doc, want := range map[string]string{
-		beta + "porrt: 1\n":                "porrt",
-		beta + "port: \"1\"\n":             "port",
-		beta + "featureGates: {A: 1}\n":    "featureGates.A",
-		beta + "clientConnection: []\n":    "clientConnection",
+		beta + "porrt: 1\n":                 "porrt",
+		beta + "port: \"1\"\n":              "port",
+		beta + "featureGates: {A: 1}\n":     "featureGates.A",
+		beta + "clientConnection: []\n":     "clientConnection",
 		"apiVersion: v1\nkind: ConfigMap\n": "apiVersion",
 	} {
 		if errs := jsonschema.Validate(s, []byte(doc)); !strings.Contains(strings.Join(errs, ";"), want) {
