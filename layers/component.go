@@ -11,6 +11,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -92,6 +93,8 @@ type Loaded[T runtime.Object] struct {
 	// (watch.Contents.Hash): Watch starts from a Loaded whose files have
 	// not changed without loading them again.
 	Hash string
+	// At is when it was loaded.
+	At time.Time
 }
 
 // Load builds the command line, parses args (without the command name)
@@ -276,7 +279,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 			return nil, err
 		}
 	}
-	out := &Loaded[T]{Hash: contents.Hash}
+	out := &Loaded[T]{Hash: contents.Hash, At: time.Now()}
 
 	// (1)
 	var files []*File

@@ -49,12 +49,15 @@ const (
 	// the same as leaving it unset, so that CheckEmpty does not ask it to
 	// tell them apart.
 	EmptyIsUnset
+	// Secret marks a field whose value is a credential: z-pages show it
+	// CLASSIFIED, and a flag bound to it too.
+	Secret
 )
 
 var markerNames = []struct {
 	m    Marker
 	name string
-}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}, {Overridable, "overridable"}, {Alpha, "alpha"}, {Beta, "beta"}, {InstanceOnly, "instance-only"}, {EmptyIsUnset, "empty-is-unset"}}
+}{{Path, "path"}, {NotPath, "not-path"}, {RestartOnly, "restart-only"}, {ClusterOnly, "cluster-only"}, {Overridable, "overridable"}, {Alpha, "alpha"}, {Beta, "beta"}, {InstanceOnly, "instance-only"}, {EmptyIsUnset, "empty-is-unset"}, {Secret, "secret"}}
 
 func (m Marker) String() string {
 	var out []string

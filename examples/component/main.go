@@ -7,7 +7,7 @@
 //	component --config FILE --explain        # effective config and provenance
 //	component --config FILE --print-config   # effective config as YAML
 //	component --config FILE --write-config-to OUT --output-version v1alpha1
-//	component --config FILE --watch          # keep running, reload on change, serve /configz
+//	component --config FILE --watch          # keep running, reload on change, serve the z-pages
 //
 // The command line is layers.Component.Execute's, the live reload
 // layers.Component.Watch's.
@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,10 +33,9 @@ import (
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
-	"github.com/stratacfg/strata/examples/component/apis/config/v1beta1"
 	"github.com/stratacfg/strata/layers"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/watch"
+	"github.com/stratacfg/strata/zpages"
 )
 
 func main() {
@@ -89,7 +89,7 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 			b.BindLogging(fss.FlagSet("logging"), "/logging")
 
 			w := fss.FlagSet("live reload")
-			w.BoolVar(&rf.watch, "watch", false, "Keep running: serve /configz and /metrics on --bind-address and the configured port, and reload when --config, --config-dir or --instance-config change (ConfigMap mounts included).")
+			w.BoolVar(&rf.watch, "watch", false, "Keep running: serve /configz, /flagz, /statusz and /metrics on --bind-address and the configured port, and reload when --config, --config-dir or --instance-config change (ConfigMap mounts included).")
 			w.StringVar(&rf.bindAddress, "bind-address", "127.0.0.1", "The address --watch serves on.")
 			w.DurationVar(&rf.pollInterval, "poll-interval", watch.DefaultPollInterval, "With --watch, how often the configuration files are read whatever file events say.")
 			b.NotConfiguration("how the example runs, not what it is configured to do", "watch", "bind-address", "poll-interval")
@@ -131,6 +131,8 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	reg := metrics.NewKubeRegistry()
 	m := watch.NewMetrics("example_component", nil)
 	m.MustRegister(reg)
+	// The last reload refused, for /statusz; nil once one is applied.
+	var lastError atomic.Pointer[error]
 	w, err := comp.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
 		PollInterval: rf.pollInterval,
 		Metrics:      m,
@@ -138,9 +140,11 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 		OnReload: func(r watch.Reload[*componentConfig]) {
 			switch {
 			case r.Status == watch.StatusFailure:
+				lastError.Store(&r.Err)
 				fmt.Fprintf(stderr, "component: reload refused, keeping the running configuration: %v\n", r.Err)
 			case r.Initial:
 			default:
+				lastError.Store(nil)
 				c := r.Value.Object
 				fmt.Fprintf(stderr, "component: configuration reloaded (%s): profiling %t, feature gates %v\n", r.Hash, c.EnableProfiling, c.FeatureGates)
 				if len(r.Value.RestartRequired) > 0 {
@@ -159,18 +163,19 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
-	mux.HandleFunc("/configz", func(rw http.ResponseWriter, _ *http.Request) {
-		b, err := comp.Kind.Encode(w.Current().Object, v1beta1.SchemeGroupVersion, scheme.JSON)
-		if err != nil {
-			http.Error(rw, err.Error(), http.StatusInternalServerError)
-			return
+	pages := comp.ZPages(cl, w.Current)
+	status := pages.Status
+	pages.Status = func() zpages.Status {
+		s := status()
+		if err := lastError.Load(); err != nil {
+			s.LastError = (*err).Error()
 		}
-		rw.Header().Set("Content-Type", "application/json")
-		rw.Write(b)
-	})
+		return s
+	}
+	zpages.Install(mux, pages)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	fmt.Fprintf(stderr, "component: serving /configz and /metrics on %s\n", ln.Addr())
+	fmt.Fprintf(stderr, "component: serving /configz, /flagz, /statusz and /metrics on %s\n", ln.Addr())
 	<-ctx.Done()
 	srv.Close()
 	<-w.Done()

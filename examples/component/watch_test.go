@@ -26,13 +26,32 @@ func freePort(t *testing.T) int {
 
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	_, body := getAs(t, url, "")
+	return body
+}
+
+// getAs gets url with the Accept header accept and returns the response's
+// Content-Type and body; a status other than 200 is reported as
+// "STATUS: BODY".
+func getAs(t *testing.T, url, accept string) (string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	if resp.StatusCode != http.StatusOK {
+		return resp.Header.Get("Content-Type"), fmt.Sprintf("%d: %s", resp.StatusCode, b)
+	}
+	return resp.Header.Get("Content-Type"), string(b)
 }
 
 // eventually polls cond until it holds or 10s pass.
@@ -72,12 +91,13 @@ func TestWatch(t *testing.T) {
 	}()
 	eventually(t, "the server", func() bool { return strings.Contains(stderr.String(), "serving /configz") })
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// /configz answers component-base's configz JSON by default.
 	configz := func() map[string]any {
-		var m map[string]any
+		var m map[string]map[string]any
 		if err := json.Unmarshal([]byte(get(t, base+"/configz")), &m); err != nil {
 			t.Fatal(err)
 		}
-		return m
+		return m["component"]
 	}
 	c := configz()
 	if c["apiVersion"] != "component.example.strata.dev/v1beta1" || c["enableProfiling"] != true || c["syncFrequency"] != "1m0s" {
@@ -118,6 +138,8 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("the refusal does not name the file: %s", stderr.String())
 	}
 
+	checkZPages(t, base, cfgMount+"/component.yaml")
+
 	m := get(t, base+"/metrics")
 	for _, want := range []string{`example_component_automatic_reloads_total{status="failure"} 1`, `example_component_last_config_info{hash="sha256:`} {
 		if !strings.Contains(m, want) {
@@ -137,5 +159,75 @@ func TestWatchNeedsAFile(t *testing.T) {
 	code, _, errOut := runComponent(t, "--watch")
 	if code != 2 || !strings.Contains(errOut, "--watch needs --config") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// checkZPages reads the z-pages of TestWatch's component after its last
+// reload was refused: each value's source, the flags as set, the status,
+// and what the pages refuse.
+func checkZPages(t *testing.T, base, file string) {
+	t.Helper()
+	ct, body := getAs(t, base+"/configz", "application/json;as=Configz;v=v1alpha1;g=zpages.strata.dev")
+	var cz struct {
+		Kind           string `json:"kind"`
+		Configurations map[string]struct {
+			Config  map[string]any `json:"config"`
+			Sources map[string]struct {
+				Source   string   `json:"source"`
+				Shadowed []string `json:"shadowed"`
+			} `json:"sources"`
+		} `json:"configurations"`
+	}
+	if err := json.Unmarshal([]byte(body), &cz); err != nil || ct != "application/json;g=zpages.strata.dev;v=v1alpha1;as=Configz" {
+		t.Fatalf("strata's Configz: %v, Content-Type %q\n%s", err, ct, body)
+	}
+	c := cz.Configurations["component"]
+	if c.Sources["/enableProfiling"].Source != "file "+file || c.Sources["/syncFrequency"].Source != "running restart required" || c.Sources["/clientConnection/qps"].Source != "default" {
+		t.Errorf("sources: %+v", c.Sources)
+	}
+	if _, text := getAs(t, base+"/configz", "text/plain"); !strings.Contains(text, "/enableProfiling=false (file "+file+")") || !strings.Contains(text, "\ncomponent configz\nWarning: ") {
+		t.Errorf("/configz as text:\n%s", text)
+	}
+
+	_, text := getAs(t, base+"/flagz", "")
+	for _, want := range []string{"\ncomponent flagz\nWarning: This endpoint is not meant to be machine parseable", "\nwatch=true (command line)\n", "\nport=10250 (default, sets /port)\n", "\nconfig=" + file + " (command line)\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/flagz lacks %q:\n%s", want, text)
+		}
+	}
+	ct, body = getAs(t, base+"/flagz", "application/json;as=Flagz;v=v1beta1;g=config.k8s.io")
+	var kf struct {
+		APIVersion string            `json:"apiVersion"`
+		Flags      map[string]string `json:"flags"`
+	}
+	if err := json.Unmarshal([]byte(body), &kf); err != nil || kf.APIVersion != "config.k8s.io/v1beta1" || kf.Flags["poll-interval"] != "1h0m0s" {
+		t.Errorf("Kubernetes' Flagz (%s): %v\n%s", ct, err, body)
+	}
+	ct, body = getAs(t, base+"/flagz", "application/yaml;as=Flagz;v=v1alpha1;g=zpages.strata.dev")
+	if !strings.Contains(body, "port:\n    key: /port\n    set: false\n    value: \"10250\"") {
+		t.Errorf("strata's Flagz as YAML (%s):\n%s", ct, body)
+	}
+
+	_, text = getAs(t, base+"/statusz", "")
+	for _, want := range []string{"\ncomponent statusz\n", "\nPaths: /configz /flagz /statusz\n", "\nRestart required: /syncFrequency\n", "\nLast reload refused: ", "\nConfiguration sources: file " + file + ", drop-in "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/statusz lacks %q:\n%s", want, text)
+		}
+	}
+	_, body = getAs(t, base+"/statusz", "application/json;as=Statusz;v=v1alpha1;g=zpages.strata.dev")
+	if !strings.Contains(body, `"restartRequired":["/syncFrequency"]`) || !strings.Contains(body, `"goVersion":"go`) {
+		t.Errorf("strata's Statusz:\n%s", body)
+	}
+
+	if _, body := getAs(t, base+"/flagz", "application/xml"); !strings.HasPrefix(body, "406: ") || !strings.Contains(body, "NotAcceptable") {
+		t.Errorf("application/xml: %s", body)
+	}
+	resp, err := http.Post(base+"/configz", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /configz: %s", resp.Status)
 	}
 }
