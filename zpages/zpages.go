@@ -23,6 +23,8 @@ package zpages
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"html"
 	"maps"
@@ -62,6 +64,25 @@ const (
 	KubeGroup   = "config.k8s.io"
 	KubeVersion = "v1beta1"
 )
+
+// ErrBadRequest marks an error of Pages.Configs that the request is to
+// blame for (a namespace that cannot be one): the page answers 400. Any
+// other error answers 503.
+var ErrBadRequest = errors.New("bad request")
+
+// GoFlags returns fs, a command line of the standard flag package, as a
+// pflag.FlagSet for Pages.Flags, each flag marked changed when fs's
+// command line set it. Call it after fs is parsed.
+func GoFlags(fs *flag.FlagSet) *pflag.FlagSet {
+	out := pflag.NewFlagSet(fs.Name(), pflag.ContinueOnError)
+	out.AddGoFlagSet(fs)
+	fs.Visit(func(f *flag.Flag) {
+		if pf := out.Lookup(f.Name); pf != nil {
+			pf.Changed = true
+		}
+	})
+	return out
+}
 
 // Classified replaces a secret value.
 const Classified = "CLASSIFIED"
@@ -189,8 +210,12 @@ func page(build func(*http.Request) (*reply, error)) http.Handler {
 			return
 		}
 		rep, err := build(r)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrBadRequest):
 			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")

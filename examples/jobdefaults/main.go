@@ -21,6 +21,10 @@
 // config.strata.dev/resolved-hash and config.strata.dev/sources, and
 // annotates again the Jobs of a namespace whose configuration changed.
 //
+// --metrics-bind-address serves /metrics and the z-pages: /configz (a
+// namespace's configuration with ?namespace=NS, every key with its
+// source), /flagz and /statusz.
+//
 // Run as several replicas with --leader-elect: every replica resolves
 // the configuration and serves the webhooks; the leader (a Lease in
 // strata-system) alone reconciles and registers the webhook
@@ -57,6 +61,7 @@ import (
 	"github.com/stratacfg/strata/integrations/stratacr"
 	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/zpages"
 )
 
 // Names the example uses, those of examples/controller.
@@ -104,6 +109,8 @@ type flags struct {
 	metricsAddr string
 	probeAddr   string
 	leaderElect bool
+	// set is the parsed command line, for /flagz.
+	set *flag.FlagSet
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -120,6 +127,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	f.set = fs
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -192,9 +200,12 @@ func start(ctx context.Context, f *flags) error {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
+	// The z-pages are served beside /metrics; they are installed once the
+	// resolver exists, before the manager starts its metrics server.
+	zpageHandlers := zpages.Handlers{}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr, ExtraHandlers: zpageHandlers},
 		HealthProbeBindAddress:        f.probeAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              LeaseName,
@@ -213,6 +224,7 @@ func start(ctx context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
+	zpages.Install(zpageHandlers, stratacr.ZPages(r, "jobdefaults", zpages.GoFlags(f.set)))
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ type cluster struct {
 	stderr     *watchtest.Buffer
 	done       chan int
 	stop       context.CancelFunc
+	// zpages is the base URL of the metrics server, which serves the
+	// z-pages.
+	zpages string
 }
 
 var (
@@ -167,7 +170,9 @@ func newCluster(t testing.TB) (*cluster, error) {
 	cl.stop = cancel
 	ctxb := context.Background()
 	c, kubeconfig := cl.c, cl.kubeconfig
-	args := []string{"--kubeconfig", kubeconfig, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(freePort(t)), "--cert-dir", filepath.Join(certDir, "webhook")}
+	metrics := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	cl.zpages = "http://" + metrics
+	args := []string{"--kubeconfig", kubeconfig, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(freePort(t)), "--cert-dir", filepath.Join(certDir, "webhook"), "--metrics-bind-address", metrics}
 	go func() { cl.done <- run(ctx, args, cl.stderr) }()
 	// Ready when a dry-run Job comes back defaulted: the webhook is
 	// registered and the API server calls it.
@@ -377,6 +382,11 @@ func TestConfigMapAdmission(t *testing.T) {
 	_, err = client.CoreV1().ConfigMaps(c).Create(ctx, tenant(map[string]string{"default-timeout-seconds": "-5"}), metav1.CreateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "default-timeout-seconds") {
 		t.Errorf("an invalid tenant ConfigMap: %v", err)
+	}
+	// A key the kind renamed is refused with its tombstone.
+	_, err = client.CoreV1().ConfigMaps(c).Create(ctx, tenant(map[string]string{"default-timeout-minutes": "5"}), metav1.CreateOptions{})
+	if want := `field "default-timeout-minutes" was renamed to "default-timeout-seconds" in v0.2: give the timeout in seconds`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a renamed key: %v, want %q", err, want)
 	}
 	if _, err := client.CoreV1().ConfigMaps(c).Create(ctx, tenant(map[string]string{"default-timeout-seconds": "60", "max-timeout-seconds": "99999"}), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a tenant ConfigMap with a refused key: %v", err)

@@ -2,6 +2,7 @@ package namespaced
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -164,6 +165,9 @@ func (m *kindModel[T]) values(_ string, data map[string]string) (map[string]stri
 		}
 		key, j, err := m.typ.ConvertMember(k, v)
 		if err != nil {
+			if f := m.kind.Removed(m.kind.MergeVersion(), key); f != nil {
+				err = errors.New(f.String())
+			}
 			errs = append(errs, err.Error())
 			continue
 		}

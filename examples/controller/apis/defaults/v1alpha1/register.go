@@ -53,7 +53,10 @@ func SetDefaults(d *JobDefaults) {
 func NewKind() (*scheme.Kind, error) {
 	return scheme.New(scheme.Config{
 		Group: GroupName, Kind: "JobDefaults", Hub: "v1alpha1",
-		Versions: []scheme.Version{{Version: "v1alpha1", AddToScheme: AddToScheme}},
+		Versions: []scheme.Version{{Version: "v1alpha1", AddToScheme: AddToScheme, Fields: []scheme.Field{
+			// As Tekton's config-defaults moved from minutes to seconds.
+			{Key: "/default-timeout-minutes", Lifecycle: scheme.Removed, RenamedTo: "/default-timeout-seconds", Release: "v0.2", Message: "give the timeout in seconds"},
+		}}},
 		Validate: scheme.Validator(Validate),
 	})
 }

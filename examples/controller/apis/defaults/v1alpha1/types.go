@@ -28,7 +28,7 @@ type JobDefaults struct {
 	DefaultServiceAccount string `json:"default-service-account,omitempty" strata:"overridable,not-path"`
 	// DefaultLabels are added to a Job's labels when absent. In the
 	// ConfigMap, a YAML map inside the string.
-	DefaultLabels map[string]string `json:"default-labels,omitempty" strata:"overridable,not-path"`
+	DefaultLabels map[string]string `json:"default-labels,omitzero" strata:"overridable,not-path"`
 	// MaxTimeoutSeconds bounds every default timeout.
 	MaxTimeoutSeconds *int64 `json:"max-timeout-seconds,omitempty" strata:"cluster-only"`
 	// EnforcedConfigLevel is "cluster" (namespaces may not override) or

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// zget gets a z-page of the manager with the Accept header accept.
+func zget(t *testing.T, cl *cluster, path, accept string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, cl.zpages+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestZPages reads the manager's z-pages on its metrics server: a
+// namespace's configuration with the source of every key, the cluster's
+// without one, the flags as set and the resolver's status.
+func TestZPages(t *testing.T) {
+	cl := startCluster(t)
+	ns := cl.namespace(t, "team-z")
+	cl.overrides(t, ns, map[string]string{"default-timeout-seconds": "240"})
+
+	type configz struct {
+		Configurations map[string]struct {
+			Config  map[string]any `json:"config"`
+			Sources map[string]struct {
+				Source   string   `json:"source"`
+				Shadowed []string `json:"shadowed"`
+			} `json:"sources"`
+		} `json:"configurations"`
+	}
+	read := func(query string) configz {
+		t.Helper()
+		code, body := zget(t, cl, "/configz"+query, "application/json;as=Configz;v=v1alpha1;g=zpages.strata.dev")
+		var c configz
+		if err := json.Unmarshal([]byte(body), &c); code != 200 || err != nil {
+			t.Fatalf("/configz%s: %d %v\n%s", query, code, err, body)
+		}
+		return c
+	}
+	eventually(t, "the namespace's override", func() string {
+		c := read("?namespace=" + ns).Configurations[ns]
+		if c.Config["default-timeout-seconds"] != 240.0 {
+			return fmt.Sprintf("configuration %v", c.Config)
+		}
+		src := c.Sources["/default-timeout-seconds"]
+		if !strings.Contains(src.Source, ns+"/"+OverridesName) || len(src.Shadowed) != 1 || !strings.Contains(src.Shadowed[0], SystemNamespace+"/"+ClusterConfigMap) {
+			return fmt.Sprintf("source %+v", src)
+		}
+		if s := c.Sources["/default-service-account"].Source; !strings.Contains(s, SystemNamespace+"/"+ClusterConfigMap) {
+			return "default-service-account from " + s
+		}
+		return ""
+	})
+	if c := read("").Configurations[SystemNamespace]; c.Config["default-timeout-seconds"] != 600.0 {
+		t.Errorf("the cluster's configuration: %v", c.Config)
+	}
+	if code, body := zget(t, cl, "/configz?namespace=Not_A_Namespace", ""); code != http.StatusBadRequest {
+		t.Errorf("a namespace that cannot be one: %d %s", code, body)
+	}
+
+	code, text := zget(t, cl, "/flagz", "")
+	for _, want := range []string{"\njobdefaults flagz\n", "\nwebhook-host=127.0.0.1 (command line)\n", "\nleader-elect=false (default)\n"} {
+		if code != 200 || !strings.Contains(text, want) {
+			t.Errorf("/flagz lacks %q: %d\n%s", want, code, text)
+		}
+	}
+	code, text = zget(t, cl, "/statusz", "")
+	for _, want := range []string{"\njobdefaults statusz\n", "\nPaths: /configz /flagz /statusz\n", "Configuration sources: ", SystemNamespace + "/" + ClusterConfigMap} {
+		if code != 200 || !strings.Contains(text, want) {
+			t.Errorf("/statusz lacks %q: %d\n%s", want, code, text)
+		}
+	}
+}
