@@ -32,8 +32,9 @@ $(BIN)/%-gen: $(CODEGEN_MOD)
 	@mkdir -p $(BIN)
 	cd hack/tools/codegen && $(GO) build -o $@ k8s.io/code-generator/cmd/$*-gen
 
-## generate: the example component's deep copies, defaults registration and
-## conversions, by deepcopy-gen, defaulter-gen and conversion-gen
+## generate: the example component's deep copies, defaults registration,
+## conversions and declarative validation, by deepcopy-gen, defaulter-gen,
+## conversion-gen and validation-gen, and its JSON Schemas
 ## (hack/codegen.sh); a test fails when the committed files are stale.
 generate: $(GENERATORS)
 	BIN=$(BIN) hack/codegen.sh

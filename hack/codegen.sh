@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Generates the example component's deep copies, the registration of its
-# defaults and its conversions, and the deep copies of the library tests'
-# kinds (internal/testkind), with Kubernetes' code generators
-# (k8s.io/code-generator, pinned in hack/tools/codegen). Run it from the
+# defaults, its conversions and its declarative validation, and the deep
+# copies of the library tests' kinds (internal/testkind), with Kubernetes'
+# code generators (k8s.io/code-generator, pinned in hack/tools/codegen);
+# then the example's JSON Schemas (scheme/jsonschema). Run it from the
 # module's root with the generators in $BIN (default ./bin): `make
 # generate` builds them and runs it, and a test in examples/component runs
 # it on a copy to check that the committed files are current.

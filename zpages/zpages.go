@@ -26,7 +26,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"html"
 	"maps"
 	"mime"
 	"net/http"
@@ -384,7 +383,7 @@ func (p *Pages) configz(r *http.Request) (*reply, error) {
 			}
 			src := c.sourceOf(key)
 			entry.Sources[key] = src
-			fmt.Fprintf(&b, "%s=%s (%s)\n", key, html.EscapeString(values[key]), src.line())
+			fmt.Fprintf(&b, "%s=%s (%s)\n", key, values[key], src.line())
 		}
 		obj.Configurations[name] = entry
 	}
@@ -509,7 +508,7 @@ func (p *Pages) flagz(*http.Request) (*reply, error) {
 		if key != "" {
 			from += ", sets " + key
 		}
-		fmt.Fprintf(&b, "%s=%s (%s)\n", f.Name, html.EscapeString(value), from)
+		fmt.Fprintf(&b, "%s=%s (%s)\n", f.Name, value, from)
 	})
 	return &reply{text: b.String(), objects: map[string]any{
 		"Flagz;" + KubeVersion + ";" + KubeGroup: kube,
@@ -553,7 +552,7 @@ func (p *Pages) statusz(_ *http.Request, paths []string) (*reply, error) {
 	up := now.Sub(p.Started)
 	fmt.Fprintf(&b, "Started: %s\nUp: %d hr %02d min %02d sec\nGo version: %s\nBinary version: %s\nPaths: %s\n",
 		p.Started.Format(time.UnixDate), int(up.Hours()), int(up.Minutes())%60, int(up.Seconds())%60,
-		kube.GoVersion, html.EscapeString(kube.BinaryVersion), strings.Join(paths, " "))
+		kube.GoVersion, kube.BinaryVersion, strings.Join(paths, " "))
 	if p.Status != nil {
 		s := p.Status()
 		own.Configuration = &s
@@ -564,13 +563,13 @@ func (p *Pages) statusz(_ *http.Request, paths []string) (*reply, error) {
 			fmt.Fprintf(&b, "Configuration hash: %s\n", s.Hash)
 		}
 		if len(s.Sources) > 0 {
-			fmt.Fprintf(&b, "Configuration sources: %s\n", html.EscapeString(strings.Join(s.Sources, ", ")))
+			fmt.Fprintf(&b, "Configuration sources: %s\n", strings.Join(s.Sources, ", "))
 		}
 		if len(s.RestartRequired) > 0 {
 			fmt.Fprintf(&b, "Restart required: %s\n", strings.Join(s.RestartRequired, " "))
 		}
 		if s.LastError != "" {
-			fmt.Fprintf(&b, "Last reload refused: %s\n", html.EscapeString(s.LastError))
+			fmt.Fprintf(&b, "Last reload refused: %s\n", s.LastError)
 		}
 	}
 	return &reply{text: b.String(), objects: map[string]any{
