@@ -122,17 +122,7 @@ func proxyComponent(t *testing.T) *layers.Component[*proxyConfig] {
 // they set; a flag wins.
 func TestFileKeepsItsVersionsDefaults(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := writer(t, dir)
 	old := write("old.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 2\n")
 	cur := write("new.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n")
 	oldDropIns := filepath.Dir(write("old.d/10-workers.conf", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 3\n"))
@@ -170,14 +160,7 @@ func TestFileKeepsItsVersionsDefaults(t *testing.T) {
 // field for is an error naming it.
 func TestMigrateConfig(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := writer(t, dir)
 	migrate := func(t *testing.T, args ...string) (int, string, string) {
 		t.Helper()
 		var stdout, stderr strings.Builder

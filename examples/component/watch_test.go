@@ -35,23 +35,11 @@ func get(t *testing.T, url string) string {
 // "STATUS: BODY".
 func getAs(t *testing.T, url, accept string) (string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
+	code, ct, body := watchtest.Get(t, url, accept)
+	if code != http.StatusOK {
+		return ct, fmt.Sprintf("%d: %s", code, body)
 	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return resp.Header.Get("Content-Type"), fmt.Sprintf("%d: %s", resp.StatusCode, b)
-	}
-	return resp.Header.Get("Content-Type"), string(b)
+	return ct, body
 }
 
 // eventually polls cond until it holds or 10s pass.

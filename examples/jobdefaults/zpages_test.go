@@ -3,29 +3,18 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // zget gets a z-page of the manager with the Accept header accept.
 func zget(t *testing.T, cl *cluster, path, accept string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, cl.zpages+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	code, _, body := watchtest.Get(t, cl.zpages+path, accept)
+	return code, body
 }
 
 // TestZPages reads the manager's z-pages on its metrics server: a
