@@ -73,6 +73,7 @@ func TestDeclarativeValidation(t *testing.T) {
 		{[]string{"--config", write(t, dir, "port.yaml", beta+"port: 0\n")}, "port.yaml: port: Invalid value: 0: must be greater than or equal to 1"},
 		{[]string{"--config", write(t, dir, "ok.yaml", beta), "--hostname-override", "Not_A_Host"}, `flag --hostname-override: hostnameOverride: Invalid value: "Not_A_Host": a lowercase RFC 1123 subdomain`},
 		{[]string{"--config", write(t, dir, "driver.yaml", beta+"cgroupDriver: sometimes\n")}, `driver.yaml: cgroupDriver: Unsupported value: "sometimes": supported values: "cgroupfs", "systemd"`},
+		{[]string{"--config", write(t, dir, "burst.yaml", beta+"clientConnection:\n  burst: -1\n")}, "burst.yaml: clientConnection.burst: Invalid value: -1: must be greater than or equal to 0"},
 	} {
 		code, _, errOut := runComponent(t, tc.args...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {

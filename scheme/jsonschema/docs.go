@@ -209,6 +209,19 @@ func (d *Docs) apply(s *spec.Schema, fd fieldDoc) {
 	if f, ok := fd.tags["format"]; ok {
 		s.AddExtension("x-kubernetes-format", f)
 	}
+	// +k8s:subfield(NAME)=+k8s:TAG=VALUE bounds a member of a struct the
+	// field's type declares elsewhere.
+	for name, inner := range fd.tags {
+		sub, ok := strings.CutPrefix(name, "subfield(")
+		if !ok || !strings.HasSuffix(sub, ")") {
+			continue
+		}
+		sub = strings.TrimSuffix(sub, ")")
+		if p, ok := s.Properties[sub]; ok {
+			d.apply(&p, parseDoc(inner))
+			s.Properties[sub] = p
+		}
+	}
 }
 
 // packagesOf adds the packages that declare the named struct types t

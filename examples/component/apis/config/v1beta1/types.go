@@ -30,6 +30,7 @@ type ComponentConfiguration struct {
 	SyncFrequency metav1.Duration `json:"syncFrequency,omitempty" strata:"restart-only"`
 	// ClientConnection configures the client to the API server; its
 	// kubeconfig is a path. Defaults qps 50, burst 100.
+	// +k8s:subfield(burst)=+k8s:minimum=0
 	ClientConnection componentbaseconfigv1alpha1.ClientConnectionConfiguration `json:"clientConnection"`
 	// AllowedOrigins lists the CORS origins allowed. A later layer
 	// replaces the whole list; an empty list allows none.

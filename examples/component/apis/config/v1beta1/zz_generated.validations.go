@@ -31,6 +31,7 @@ import (
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	sets "k8s.io/apimachinery/pkg/util/sets"
 	field "k8s.io/apimachinery/pkg/util/validation/field"
+	v1alpha1 "k8s.io/component-base/config/v1alpha1"
 )
 
 func init() { localSchemeBuilder.Register(RegisterValidations) }
@@ -88,7 +89,25 @@ func Validate_ComponentConfiguration(ctx context.Context, op operation.Operation
 	// field ComponentConfiguration.FeatureGates has no validation
 	// field ComponentConfiguration.TLSCertFile has no validation
 	// field ComponentConfiguration.SyncFrequency has no validation
-	// field ComponentConfiguration.ClientConnection has no validation
+
+	// field ComponentConfiguration.ClientConnection
+	errs = append(errs,
+		func(fldPath *field.Path, obj, oldObj *v1alpha1.ClientConnectionConfiguration, oldValueCorrelated bool) (errs field.ErrorList) {
+			// don't revalidate unchanged data
+			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
+				return nil
+			}
+			// call field-attached validations
+			func() { // cohort burst
+				errs = append(errs, validate.Subfield(ctx, op, fldPath, obj, oldObj, "burst", func(o *v1alpha1.ClientConnectionConfiguration) *int32 { return &o.Burst }, validate.DirectEqualPtr, func(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *int32) field.ErrorList {
+					return validate.Minimum(ctx, op, fldPath, obj, oldObj, 0)
+				})...)
+			}()
+			return
+		}(fldPath.Child("clientConnection"), &obj.ClientConnection, safe.Field(oldObj, func(oldObj *ComponentConfiguration) *v1alpha1.ClientConnectionConfiguration {
+			return &oldObj.ClientConnection
+		}), oldObj != nil)...)
+
 	// field ComponentConfiguration.AllowedOrigins has no validation
 	// field ComponentConfiguration.Logging has no validation
 

@@ -40,8 +40,10 @@ func NewFeatureGate() featuregate.MutableFeatureGate {
 
 // Validate returns every problem with c at once that the tags of the
 // merge version (v1beta1) cannot say: validation-gen generates the port's
-// range, the host name's format and the enums of the OS fields, which the
-// kind runs on the merged configuration before this.
+// range, the host name's format, the enums of the OS fields and the
+// client's burst (a subfield of component-base's struct), which the kind
+// runs on the merged configuration before this. A float (qps) and a
+// duration have no tag for their bounds.
 func Validate(c *config.ComponentConfiguration) field.ErrorList {
 	var errs field.ErrorList
 	if c.SyncFrequency.Duration <= 0 {
@@ -50,9 +52,6 @@ func Validate(c *config.ComponentConfiguration) field.ErrorList {
 	cc := field.NewPath("clientConnection")
 	if c.ClientConnection.QPS < 0 {
 		errs = append(errs, field.Invalid(cc.Child("qps"), c.ClientConnection.QPS, "must not be negative"))
-	}
-	if c.ClientConnection.Burst < 0 {
-		errs = append(errs, field.Invalid(cc.Child("burst"), c.ClientConnection.Burst, "must not be negative"))
 	}
 	for i, o := range c.AllowedOrigins {
 		u, err := url.Parse(o)
