@@ -182,12 +182,7 @@ func (m *lazyMode[T]) changed(obj any) {
 	switch o := deletedObject(obj).(type) {
 	case *corev1.ConfigMap:
 		if m.c.isCluster(o) {
-			cms, err := m.inf.clusters(m.ctx)
-			if err != nil {
-				m.c.log.Error(err, "Reading the cluster ConfigMaps failed")
-				return
-			}
-			m.st.applyCluster(cms, o)
+			m.st.applyCluster(func() (map[string]*corev1.ConfigMap, error) { return m.inf.clusters(m.ctx) }, o)
 			return
 		}
 		cms, _ := m.inf.selectors(m.ctx)

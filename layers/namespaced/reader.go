@@ -230,12 +230,7 @@ func (m *readerMode[T]) invalidate(obj any) {
 	case *corev1.ConfigMap:
 		switch {
 		case c.isCluster(o):
-			cms, err := run.src.clusters(run.ctx)
-			if err != nil {
-				c.log.Error(err, "Reading the cluster ConfigMaps failed")
-				return
-			}
-			m.st.applyCluster(cms, o)
+			m.st.applyCluster(func() (map[string]*corev1.ConfigMap, error) { return run.src.clusters(run.ctx) }, o)
 			return
 		case o.Namespace == c.o.Namespace && c.selectorCMs != nil:
 			cms, err := run.src.selectors(run.ctx)

@@ -219,14 +219,23 @@ func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error
 	return nil
 }
 
-// applyCluster puts cms, the cluster ConfigMaps there are now, in effect,
-// unless they hold what is in effect already; changed is the one whose
-// change was seen (or its last state, deleted). An invalid set is refused,
-// reported on changed, and the last good configuration stays.
-func (s *state[T]) applyCluster(cms map[string]*corev1.ConfigMap, changed *corev1.ConfigMap) {
+// applyCluster puts the cluster ConfigMaps there are now, as read returns
+// them, in effect, unless they hold what is in effect already; changed is
+// the one whose change was seen (or its last state, deleted). An invalid
+// set is refused, reported on changed, and the last good configuration
+// stays. read runs under clusterMu: one change is often seen twice (by the
+// cluster ConfigMap's own informer and by the informer of every
+// ConfigMap), and a read made before the other's apply must not be
+// applied after it. read's error is logged, and nothing changes.
+func (s *state[T]) applyCluster(read func() (map[string]*corev1.ConfigMap, error), changed *corev1.ConfigMap) {
 	s.clusterMu.Lock()
 	defer s.clusterMu.Unlock()
 	c := s.c
+	cms, err := read()
+	if err != nil {
+		c.log.Error(err, "Reading the cluster ConfigMaps failed")
+		return
+	}
 	if sameCluster(s.cluster(), cms) {
 		return
 	}
