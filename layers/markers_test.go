@@ -2,9 +2,12 @@ package layers_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/zpages"
 )
 
 // agentConfig is a node agent's configuration, with a field that belongs
@@ -204,4 +209,40 @@ func writer(t *testing.T, dir string) func(name, body string) string {
 		}
 		return p
 	}
+}
+
+// TestZPagesConcurrently reads the z-pages of a loaded component from
+// several goroutines at once, as scrapers do; the race detector watches
+// the shared configuration.
+func TestZPagesConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	file := writer(t, dir)("agent.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\nport: 9000\n")
+	comp := agentComponent(t, "linux")
+	loaded, cl, err := comp.Load(context.Background(), []string{"--config", file, "--node-name", "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	zpages.Install(mux, comp.ZPages(cl, func() *layers.Loaded[*agentConfig] { return loaded }))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := []string{"/configz", "/flagz", "/statusz"}[i%3]
+			code, _, body := watchtest.Get(t, srv.URL+path, "text/plain")
+			if code != http.StatusOK {
+				t.Errorf("%s: %d %s", path, code, body)
+			}
+			if path == "/flagz" && !strings.Contains(body, "\nnode-name=n1 (command line, sets /nodeName)\n") {
+				t.Errorf("/flagz:\n%s", body)
+			}
+			if path == "/configz" && !strings.Contains(body, "\n/port=9000 (file "+file+")\n") {
+				t.Errorf("/configz:\n%s", body)
+			}
+		}()
+	}
+	wg.Wait()
 }

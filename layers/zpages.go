@@ -9,6 +9,19 @@ import (
 	"github.com/stratacfg/strata/zpages"
 )
 
+// ZPagesError is what /statusz may say of err, a reload's error: err
+// itself, or, when the kind has secret fields, whose values a message may
+// quote, that the reload was refused and where to read why.
+func (c *Component[T]) ZPagesError(err error) string {
+	if err == nil {
+		return ""
+	}
+	if len(c.Kind.MergeFields().Keys(validation.Secret)) > 0 {
+		return "the reload was refused; why is in the log (it may quote a secret value)"
+	}
+	return err.Error()
+}
+
 // ZPages returns the component's z-pages (zpages.Install): /configz shows
 // the configuration current returns, in the merge version, with the
 // source of every key; /flagz the command line cl, with the key each
@@ -20,15 +33,24 @@ import (
 func (c *Component[T]) ZPages(cl *CommandLine, current func() *Loaded[T]) zpages.Pages {
 	fields := c.Kind.MergeFields()
 	secret := func(key string) bool { return fields.Has(key, validation.Secret) }
+	// A flag bound to a key that holds a secret field shows CLASSIFIED.
+	holdsSecret := func(key string) bool {
+		_, under := fields.Under(key, validation.Secret)
+		return secret(key) || under
+	}
 	keys := map[string]string{}
 	for _, b := range cl.flags.bindings {
-		keys[b.name] = b.key
+		if f := cl.FlagSet.Lookup(b.name); f != nil {
+			keys[f.Name] = b.key // the name normalized, as /flagz reads it
+		}
 	}
 	return zpages.Pages{
 		Name: c.Name,
 		Configs: func(*http.Request) (map[string]zpages.Config, error) {
 			cfg := current()
-			obj, err := c.Kind.Encode(cfg.Object, c.Kind.MergeVersion(), scheme.JSON)
+			// Encoding sets the object's apiVersion and kind: a copy,
+			// since the object in effect is shared.
+			obj, err := c.Kind.Encode(cfg.Object.DeepCopyObject(), c.Kind.MergeVersion(), scheme.JSON)
 			if err != nil {
 				return nil, err
 			}
@@ -36,7 +58,7 @@ func (c *Component[T]) ZPages(cl *CommandLine, current func() *Loaded[T]) zpages
 		},
 		Flags:     cl.FlagSet,
 		FlagKeys:  keys,
-		SecretKey: secret,
+		SecretKey: holdsSecret,
 		Status: func() zpages.Status {
 			cfg := current()
 			s := zpages.Status{Loaded: cfg.At, Hash: cfg.Hash, RestartRequired: cfg.RestartRequired}

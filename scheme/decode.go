@@ -355,7 +355,7 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 			msgs[i] = e.Error()
 			if name, ok := strings.CutPrefix(msgs[i], "unknown field "); ok {
 				if name, err := strconv.Unquote(name); err == nil {
-					if f := k.Removed(gvk.GroupVersion(), "/"+strings.ReplaceAll(name, ".", "/")); f != nil {
+					if f := k.removedNamed(gvk.Version, name); f != nil {
 						msgs[i] = f.String()
 					}
 				}
@@ -622,4 +622,19 @@ func sets(j []byte, key string) bool {
 		}
 	}
 	return true
+}
+
+// removedNamed returns the removed field of version v that the decoder
+// names name ("clientConnection.insecure"), or nil.
+func (k *Kind) removedNamed(v, name string) *Field {
+	ver := k.versions[v]
+	if ver == nil {
+		return nil
+	}
+	for i, f := range ver.Fields {
+		if f.Lifecycle == Removed && dotted(f.Key) == name {
+			return &ver.Fields[i]
+		}
+	}
+	return nil
 }

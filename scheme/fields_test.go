@@ -18,6 +18,7 @@ func lifecycleKind(t *testing.T, edit func(cfg *scheme.Config)) (*scheme.Kind, e
 		{Key: "/profiling", Lifecycle: scheme.Removed, RenamedTo: "/enableProfiling", Release: "v0.3"},
 		{Key: "/insecurePort", Lifecycle: scheme.Removed, Release: "v0.3", Message: "serve TLS on port"},
 		{Key: "/clientConnection/insecure", Lifecycle: scheme.Removed},
+		{Key: "/metrics.port", Lifecycle: scheme.Removed, Message: "metrics are served on port"},
 	}
 	cfg.Versions[1].Fields = []scheme.Field{
 		{Key: "/profiling", Lifecycle: scheme.Deprecated, Release: "v0.3", Message: "v1beta1 calls it enableProfiling"},
@@ -43,6 +44,7 @@ func TestFieldLifecycle(t *testing.T) {
 		{"renamed", beta + "profiling: false\n", `c.yaml: field "profiling" was renamed to "enableProfiling" in v0.3`},
 		{"removed", beta + "insecurePort: 8080\n", `c.yaml: field "insecurePort" was removed in v0.3: serve TLS on port`},
 		{"removed, nested", beta + "clientConnection:\n  insecure: true\n", `c.yaml: field "clientConnection.insecure" was removed`},
+		{"removed, a name with a dot", beta + "metrics.port: 1\n", `c.yaml: field "metrics.port" was removed: metrics are served on port`},
 		{"unknown still", beta + "insecurePorts: 8080\n", `unknown field "insecurePorts"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -160,6 +160,7 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 			}
 		}
 	}
+	errs = append(errs, inLists(f.t.Root(), "", map[reflect.Type]bool{}, false)...)
 	for key := range f.oses {
 		for p := parent(key); p != ""; p = parent(p) {
 			if goos := f.oses[p]; goos != "" && goos != f.oses[key] {
@@ -181,6 +182,52 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 	return f, nil
 }
 
+// inLists returns an error for each field inside a list element of t
+// that is tagged secret or os=: markers are kept for keys of object
+// members and map values, and a list element's key is its index or its
+// list-map key, so such a tag would silently not apply.
+func inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool) []string {
+	t = deref(t)
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return inLists(t.Elem(), key+"/*", seen, true)
+	case reflect.Map:
+		return inLists(t.Elem(), key+"/*", seen, inList)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	var errs []string
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		fk := key
+		if !(sf.Anonymous && name == "" || strings.Contains(","+opts+",", ",inline,")) {
+			if name == "" {
+				name = sf.Name
+			}
+			fk = key + "/" + name
+		}
+		if inList {
+			for _, opt := range strings.Split(sf.Tag.Get(TagName), ",") {
+				if opt = strings.TrimSpace(opt); opt == "secret" || strings.HasPrefix(opt, osTag) {
+					errs = append(errs, fmt.Sprintf("field %s: %s applies to no field inside a list element", fk, opt))
+				}
+			}
+		}
+		errs = append(errs, inLists(sf.Type, fk, seen, inList)...)
+	}
+	return errs
+}
+
 func parseMarker(s string) (Marker, bool) {
 	for _, n := range markerNames {
 		if n.name == s {
@@ -200,6 +247,11 @@ func (f *Fields) OS(key string) (goos, field string, ok bool) {
 	}
 	for p := key; p != ""; p = parent(p) {
 		if goos, ok := f.oses[p]; ok {
+			return goos, p, true
+		}
+	}
+	for p, goos := range f.oses { // a field of a map's values
+		if strings.Contains(p, "*") && merge.Covers(p, key) {
 			return goos, p, true
 		}
 	}

@@ -115,3 +115,33 @@ func TestOSMarkers(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkersInLists: secret and os= are refused on a field inside a list
+// element, where they would not apply; os= on a field of a map's values
+// applies to every value.
+func TestMarkersInLists(t *testing.T) {
+	type user struct {
+		Name     string `json:"name" strata:"not-path"`
+		Password string `json:"password" strata:"secret"`
+	}
+	type doc struct {
+		Users []user `json:"users"`
+	}
+	_, err := FieldsFor(reflect.TypeFor[doc](), nil)
+	if err == nil || !strings.Contains(err.Error(), "field /users/*/password: secret applies to no field inside a list element") {
+		t.Errorf("got %v", err)
+	}
+	type pool struct {
+		Driver string `json:"driver" strata:"os=linux,not-path"`
+	}
+	type pools struct {
+		Pools map[string]pool `json:"pools"`
+	}
+	f, err := FieldsFor(reflect.TypeFor[pools](), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if goos, _, ok := f.OS("/pools/a/driver"); !ok || goos != "linux" {
+		t.Errorf("OS(/pools/a/driver) = %q, %t", goos, ok)
+	}
+}

@@ -69,6 +69,11 @@ const (
 // other error answers 503.
 var ErrBadRequest = errors.New("bad request")
 
+// ErrNotFound marks an error of Pages.Configs for a configuration there is
+// none of (a namespace a controller holds nothing for): the page answers
+// 404.
+var ErrNotFound = errors.New("not found")
+
 // GoFlags returns fs, a command line of the standard flag package, as a
 // pflag.FlagSet for Pages.Flags, each flag marked changed when fs's
 // command line set it. Call it after fs is parsed.
@@ -115,8 +120,8 @@ type Pages struct {
 	Flags *pflag.FlagSet
 	// FlagKeys maps a flag's name to the configuration key it sets.
 	FlagKeys map[string]string
-	// SecretKey reports the configuration keys whose values are secret;
-	// a flag bound to one is shown CLASSIFIED. Nil: none.
+	// SecretKey reports the configuration keys whose values are or hold
+	// a secret; a flag bound to one is shown CLASSIFIED. Nil: none.
 	SecretKey func(key string) bool
 	// Status returns what /statusz says of the configuration; nil says
 	// nothing of it.
@@ -172,6 +177,9 @@ func Install(mux Mux, p Pages) {
 		paths = append(paths, ConfigzPath)
 	}
 	if p.Flags != nil {
+		// pflag sorts its flags on the first visit: once here, not by
+		// two first requests at once.
+		p.Flags.VisitAll(func(*pflag.Flag) {})
 		mux.Handle(FlagzPath, page(p.flagz))
 		paths = append(paths, FlagzPath)
 	}
@@ -213,11 +221,15 @@ func page(build func(*http.Request) (*reply, error)) http.Handler {
 		case errors.Is(err, ErrBadRequest):
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
+		case errors.Is(err, ErrNotFound):
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Vary", "Accept")
 		media, obj, ok := negotiate(r.Header.Get("Accept"), rep)
 		if !ok {
 			notAcceptable(w, rep)
@@ -248,15 +260,17 @@ func page(build func(*http.Request) (*reply, error)) http.Handler {
 }
 
 // negotiate picks what to answer accept with: the media type to send and
-// the object (nil for text). An empty Accept, or */*, gets the default
-// object when there is one (configz's JSON), text otherwise.
+// the object (nil for text). The media ranges are tried by quality, then
+// the most specific first; a range with q=0 is refused, and so is what
+// only refused ranges match. An empty Accept gets the default object when
+// there is one (configz's JSON), text otherwise, as */* does.
 func negotiate(accept string, rep *reply) (string, any, bool) {
 	type choice struct {
 		media  string
 		params map[string]string
 		q      float64
 	}
-	var choices []choice
+	var choices, refused []choice
 	for _, part := range strings.Split(accept, ",") {
 		if strings.TrimSpace(part) == "" {
 			continue
@@ -267,31 +281,64 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 		}
 		q := 1.0
 		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil || q <= 0 {
+			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
 				continue
 			}
+			delete(params, "q")
 		}
-		choices = append(choices, choice{media, params, q})
+		c := choice{media, params, q}
+		if q == 0 {
+			refused = append(refused, c)
+		} else {
+			choices = append(choices, c)
+		}
 	}
-	if len(choices) == 0 {
-		choices = []choice{{media: "*/*"}}
+	if strings.TrimSpace(accept) == "" {
+		choices = []choice{{media: "*/*", q: 1}}
 	}
-	sort.SliceStable(choices, func(i, j int) bool { return choices[i].q > choices[j].q })
+	specificity := func(c choice) int {
+		switch {
+		case c.media == "*/*":
+			return 0
+		case strings.HasSuffix(c.media, "/*"):
+			return 1
+		case len(c.params) == 0:
+			return 2
+		}
+		return 3
+	}
+	sort.SliceStable(choices, func(i, j int) bool {
+		if choices[i].q != choices[j].q {
+			return choices[i].q > choices[j].q
+		}
+		return specificity(choices[i]) > specificity(choices[j])
+	})
+	excluded := func(media string) bool {
+		for _, r := range refused {
+			if r.media == media || r.media == "*/*" || strings.HasSuffix(r.media, "/*") && strings.HasPrefix(media, strings.TrimSuffix(r.media, "*")) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, c := range choices {
 		as, hasAs := c.params["as"]
+		matches := func(media string) bool {
+			return (c.media == media || c.media == "*/*" || c.media == strings.Split(media, "/")[0]+"/*") && !excluded(media)
+		}
 		switch {
-		case c.media == "*/*" && rep.def != nil:
-			return "application/json", rep.def, true
-		case c.media == "*/*" || c.media == "text/*" || c.media == "text/plain":
-			if !hasAs {
-				return "text/plain", nil, true
+		case hasAs:
+			for _, media := range []string{"application/json", "application/yaml"} {
+				if c.media == media && !excluded(media) {
+					if obj, ok := rep.objects[as+";"+c.params["v"]+";"+c.params["g"]]; ok {
+						return fmt.Sprintf("%s;g=%s;v=%s;as=%s", media, c.params["g"], c.params["v"], as), obj, true
+					}
+				}
 			}
-		case c.media == "application/json" && !hasAs && rep.def != nil:
+		case rep.def != nil && c.media != "text/plain" && c.media != "text/*" && matches("application/json"):
 			return "application/json", rep.def, true
-		case (c.media == "application/json" || c.media == "application/yaml") && hasAs:
-			if obj, ok := rep.objects[as+";"+c.params["v"]+";"+c.params["g"]]; ok {
-				return fmt.Sprintf("%s;g=%s;v=%s;as=%s", c.media, c.params["g"], c.params["v"], as), obj, true
-			}
+		case matches("text/plain"):
+			return "text/plain", nil, true
 		}
 	}
 	return "", nil, false
@@ -404,13 +451,13 @@ func (c Config) shown() (json.RawMessage, map[string]string, error) {
 	if err := json.Unmarshal(c.Object, &doc); err != nil {
 		return nil, nil, err
 	}
-	doc = classify(doc, "", c.Secret)
-	for k := range values {
-		if c.Secret(k) {
-			values[k] = strconv.Quote(Classified)
-		}
+	out, err := json.Marshal(classify(doc, "", c.Secret))
+	if err != nil {
+		return nil, nil, err
 	}
-	out, err := json.Marshal(doc)
+	// The text is written from the classified document: a leaf of the
+	// flattened keys may be a list that holds a secret.
+	values, err = merge.Flatten(out)
 	return out, values, err
 }
 

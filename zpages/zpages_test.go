@@ -30,12 +30,12 @@ func serve(t *testing.T) *httptest.Server {
 	if err := fs.Parse([]string{"--port", "2"}); err != nil {
 		t.Fatal(err)
 	}
-	secret := func(key string) bool { return key == "/token" }
+	secret := func(key string) bool { return key == "/token" || strings.HasPrefix(key, "/auth/users/") && strings.HasSuffix(key, "/password") }
 	mux := http.NewServeMux()
 	zpages.Install(mux, zpages.Pages{
 		Name: "comp",
 		Configs: func(*http.Request) (map[string]zpages.Config, error) {
-			return map[string]zpages.Config{"comp": {Object: json.RawMessage(`{"apiVersion":"x/v1","kind":"C","port":9443,"token":"s3cret"}`), Provenance: res, Secret: secret}}, nil
+			return map[string]zpages.Config{"comp": {Object: json.RawMessage(`{"apiVersion":"x/v1","kind":"C","port":9443,"token":"s3cret","auth":{"users":[{"name":"a","password":"s3cret"}]}}`), Provenance: res, Secret: secret}}, nil
 		},
 		Flags:     fs,
 		FlagKeys:  map[string]string{"token": "/token", "port": "/port"},
@@ -118,6 +118,12 @@ func TestNegotiation(t *testing.T) {
 		{"/flagz", "application/xml, application/json;as=Flagz;v=v1beta1;g=config.k8s.io", 200, "application/json;g=config.k8s.io;v=v1beta1;as=Flagz"},
 		{"/statusz", "application/json;as=Statusz;v=v1beta1;g=config.k8s.io", 200, "application/json;g=config.k8s.io;v=v1beta1;as=Statusz"},
 		{"/statusz", "application/json;as=Flagz;v=v1beta1;g=config.k8s.io", 406, "application/json"},
+		// q=0 refuses a type; the most specific range wins a tie.
+		{"/flagz", "text/plain;q=0", 406, "application/json"},
+		{"/configz", "application/json;q=0, text/plain;q=0.1", 200, "text/plain; charset=utf-8"},
+		{"/flagz", "*/*, application/json;as=Flagz;v=v1beta1;g=config.k8s.io", 200, "application/json;g=config.k8s.io;v=v1beta1;as=Flagz"},
+		{"/configz", "application/*", 200, "application/json"},
+		{"/flagz", "application/*", 406, "application/json"},
 	} {
 		code, ct, body := fetch(t, srv, http.MethodGet, tc.path, tc.accept)
 		if code != tc.code || ct != tc.contentType {
@@ -126,6 +132,14 @@ func TestNegotiation(t *testing.T) {
 		if code == 406 && !strings.Contains(body, `"reason":"NotAcceptable"`) {
 			t.Errorf("%s %q: 406 without a Status: %s", tc.path, tc.accept, body)
 		}
+	}
+	resp, err := srv.Client().Get(srv.URL + "/flagz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Vary") != "Accept" {
+		t.Errorf("Vary: %q", resp.Header.Get("Vary"))
 	}
 	if code, _, body := fetch(t, srv, http.MethodHead, "/statusz", ""); code != 200 || body != "" {
 		t.Errorf("HEAD: %d %q", code, body)

@@ -168,7 +168,7 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	pages.Status = func() zpages.Status {
 		s := status()
 		if err := lastError.Load(); err != nil {
-			s.LastError = (*err).Error()
+			s.LastError = comp.ZPagesError(*err)
 		}
 		return s
 	}

@@ -43,7 +43,16 @@ func TestZPages(t *testing.T) {
 		}
 		return c
 	}
+	// The pages show the namespaces the resolver holds, those admissions
+	// and reconciles read: a namespace that created no Job is not one.
+	if code, body := zget(t, cl, "/configz?namespace="+ns, ""); code != http.StatusNotFound {
+		t.Errorf("a namespace the resolver does not hold: %d %s", code, body)
+	}
+	cl.create(t, jobObject(ns, "z"))
 	eventually(t, "the namespace's override", func() string {
+		if code, body := zget(t, cl, "/configz?namespace="+ns, ""); code != 200 {
+			return fmt.Sprintf("%d %s", code, body)
+		}
 		c := read("?namespace=" + ns).Configurations[ns]
 		if c.Config["default-timeout-seconds"] != 240.0 {
 			return fmt.Sprintf("configuration %v", c.Config)

@@ -132,6 +132,19 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 	return r.src.miss(ctx, ns)
 }
 
+// Cached returns the snapshot the resolver holds for namespace ns, without
+// reading anything or changing what it holds: for a debugging page that a
+// caller must not use to make the resolver read namespaces or push others
+// out. A Direct resolver holds none.
+func (r *Resolver[T]) Cached(ns string) (*Snapshot[T], bool) {
+	if e := r.cache.get(ns); e != nil {
+		if s := e.snap.Load(); s != nil {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
 // Subscribe registers fn to be called with a cached namespace's previous
 // and new snapshot each time it changes: once for each cached namespace
 // a cluster or selector ConfigMap change affects, once for a change of a

@@ -109,11 +109,16 @@ func Write(k *scheme.Kind, dir string) ([]string, error) {
 }
 
 // Validate validates data, one YAML or JSON document, against s, and
-// returns every problem, each naming its field; nil when it is valid.
+// returns every problem, each naming its field; nil when it is valid. A
+// field set twice is a problem, as strict decoding has it.
 func Validate(s *spec.Schema, data []byte) []string {
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return []string{"not YAML with each field once: " + err.Error()}
+	}
 	var doc any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return []string{"not YAML: " + err.Error()}
+	if err := json.Unmarshal(j, &doc); err != nil {
+		return []string{"not JSON: " + err.Error()}
 	}
 	res := validate.NewSchemaValidator(s, nil, "", strfmt.Default).Validate(doc)
 	var out []string
