@@ -30,7 +30,9 @@ func serve(t *testing.T) *httptest.Server {
 	if err := fs.Parse([]string{"--port", "2"}); err != nil {
 		t.Fatal(err)
 	}
-	secret := func(key string) bool { return key == "/token" || strings.HasPrefix(key, "/auth/users/") && strings.HasSuffix(key, "/password") }
+	secret := func(key string) bool {
+		return key == "/token" || strings.HasPrefix(key, "/auth/users/") && strings.HasSuffix(key, "/password")
+	}
 	mux := http.NewServeMux()
 	zpages.Install(mux, zpages.Pages{
 		Name: "comp",
