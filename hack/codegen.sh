@@ -50,12 +50,17 @@ API=github.com/stratacfg/strata/examples/component/apis/config
 kind "$API" "$API/v1alpha1" "$API/v1beta1"
 validations "$API/v1alpha1" "$API/v1beta1"
 
+# The declarative validation of examples/controller's JobDefaults, whose
+# deep copy is written by hand.
+validations github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1
+
 # The library tests' kinds: the versioned one, and a one-version kind that
 # needs deep copies only.
 TEST=github.com/stratacfg/strata/internal/testkind
 kind "$TEST/component" "$TEST/component/v1alpha1" "$TEST/component/v1beta1"
 "$BIN/deepcopy-gen" --go-header-file "$HEADER" --output-file zz_generated.deepcopy.go "$TEST"
 
-# The JSON Schema of every version of the example's kind, from its Go
+# The JSON Schema of every version of the examples' kinds, from their Go
 # types, doc comments and +k8s: tags (scheme/jsonschema).
-go run ./examples/component/cmd/schemagen examples/component/schemas
+go run ./examples/component/cmd/schemagen component examples/component/schemas
+go run ./examples/component/cmd/schemagen jobdefaults examples/controller/schemas

@@ -16,6 +16,7 @@ import (
 // repository's root: this example's, and the library tests' kinds.
 var apiDirs = []string{"examples/component/apis/config", "examples/component/apis/config/v1alpha1", "examples/component/apis/config/v1beta1",
 	"examples/component/apis/config/scheme", "examples/component/apis/config/validation", "examples/component/cmd/schemagen",
+	"examples/controller/apis/defaults/v1alpha1",
 	"internal/testkind", "internal/testkind/component", "internal/testkind/component/v1alpha1", "internal/testkind/component/v1beta1"}
 
 // TestGeneratedCodeIsCurrent runs hack/codegen.sh, as `make generate`
@@ -70,8 +71,8 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			}
 		}
 	}
-	if len(generated) != 17 {
-		t.Fatalf("found %d generated files, want 17: %v", len(generated), generated)
+	if len(generated) != 18 {
+		t.Fatalf("found %d generated files, want 18: %v", len(generated), generated)
 	}
 	cmd := exec.Command("bash", "hack/codegen.sh")
 	cmd.Dir = tmp
@@ -80,21 +81,23 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 		t.Fatalf("hack/codegen.sh: %v\n%s", err, out)
 	}
 	// The schemas are written afresh: none was copied.
-	schemas := func(dir string) []string {
+	schemas := func(root, dir string) []string {
 		var out []string
-		_ = filepath.WalkDir(filepath.Join(dir, schemaDir), func(p string, d os.DirEntry, err error) error {
+		_ = filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
-				rel, _ := filepath.Rel(dir, p)
+				rel, _ := filepath.Rel(root, p)
 				out = append(out, rel)
 			}
 			return nil
 		})
 		return out
 	}
-	if got, want := schemas(root), schemas(tmp); !slices.Equal(got, want) || len(want) == 0 {
-		t.Errorf("committed schemas %v, generated %v: run make generate", got, want)
+	for _, dir := range schemaDirs {
+		if got, want := schemas(root, dir), schemas(tmp, dir); !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("committed schemas %v, generated %v: run make generate", got, want)
+		}
+		generated = append(generated, schemas(tmp, dir)...)
 	}
-	generated = append(generated, schemas(tmp)...)
 	for _, rel := range generated {
 		want := must(os.ReadFile(filepath.Join(tmp, rel)))
 		got := must(os.ReadFile(filepath.Join(root, rel)))
@@ -104,8 +107,8 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 	}
 }
 
-// schemaDir holds the example's JSON Schemas, from the repository's root.
-const schemaDir = "examples/component/schemas"
+// schemaDirs hold the examples' JSON Schemas, from the repository's root.
+var schemaDirs = []string{"examples/component/schemas", "examples/controller/schemas"}
 
 func must(b []byte, err error) []byte {
 	if err != nil {

@@ -344,7 +344,7 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 		}
 		for _, e := range events.Items {
 			if e.Type == corev1.EventTypeWarning && e.Reason == "InvalidConfiguration" && e.InvolvedObject.UID == cm.UID &&
-				strings.Contains(e.Message, "must not be negative") {
+				strings.Contains(e.Message, "must be greater than or equal to 0") {
 				return ""
 			}
 		}

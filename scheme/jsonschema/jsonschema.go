@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -270,4 +271,37 @@ func deref(t reflect.Type) reflect.Type {
 		t = t.Elem()
 	}
 	return t
+}
+
+// ValidateConfigMap validates data, the data of a ConfigMap whose keys are
+// the members of kind k (a cluster ConfigMap or a tenant's overrides, as a
+// namespaced resolver reads them), against s, k's schema in its merge
+// version: each value is read as its member's type reads it (a string as
+// it is, anything else as YAML), and keys that begin with "_" are
+// documentation. It returns every problem; nil when data is valid.
+func ValidateConfigMap(s *spec.Schema, k *scheme.Kind, data map[string]string) []string {
+	t := typed.For(k.MergeFields().Type())
+	doc := map[string]json.RawMessage{}
+	var out []string
+	for key, value := range data {
+		if strings.HasPrefix(key, "_") {
+			continue
+		}
+		ptr, j, err := t.ConvertMember(key, value)
+		if err != nil {
+			if _, known := t.At(ptr); known {
+				out = append(out, err.Error())
+				continue
+			}
+			j = strconv.Quote(value) // no such member: the schema says so
+		}
+		doc[key] = json.RawMessage(j)
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return append(out, err.Error())
+	}
+	out = append(out, Validate(s, raw)...)
+	slices.Sort(out)
+	return out
 }

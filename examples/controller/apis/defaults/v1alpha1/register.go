@@ -26,8 +26,16 @@ const (
 	DefaultCacheSize         = int32(1000)
 )
 
-// AddToScheme registers JobDefaults and its defaulting.
-func AddToScheme(s *runtime.Scheme) error {
+var (
+	// SchemeBuilder registers JobDefaults, its defaulting and its
+	// declarative validation (zz_generated.validations.go adds itself).
+	SchemeBuilder      = runtime.NewSchemeBuilder(addKnownTypes)
+	localSchemeBuilder = &SchemeBuilder
+	// AddToScheme registers the version in a scheme.
+	AddToScheme = localSchemeBuilder.AddToScheme
+)
+
+func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion, &JobDefaults{})
 	s.AddTypeDefaultingFunc(&JobDefaults{}, func(obj any) { SetDefaults(obj.(*JobDefaults)) })
 	return nil

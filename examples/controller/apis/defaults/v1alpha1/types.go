@@ -1,7 +1,3 @@
-// Package v1alpha1 is the configuration of the example controller: the
-// per-namespace defaults it gives batch/v1 Jobs, kept in flat ConfigMap keys
-// as Tekton's config-defaults keeps the defaults of TaskRuns. The version is
-// its own hub.
 package v1alpha1
 
 import (
@@ -19,17 +15,25 @@ type JobDefaults struct {
 
 	// DefaultTimeoutSeconds sets spec.activeDeadlineSeconds on a Job that
 	// has none.
+	// +k8s:optional
+	// +k8s:minimum=1
 	DefaultTimeoutSeconds *int64 `json:"default-timeout-seconds,omitempty" strata:"overridable"`
 	// DefaultTTLSecondsAfterFinished sets spec.ttlSecondsAfterFinished
 	// on a Job that has none. Unset: no default.
+	// +k8s:optional
+	// +k8s:minimum=0
 	DefaultTTLSecondsAfterFinished *int32 `json:"default-ttl-seconds-after-finished,omitempty" strata:"overridable"`
 	// DefaultServiceAccount sets the pod template's serviceAccountName
 	// when it is empty. Empty: no default.
+	// +k8s:optional
+	// +k8s:format=k8s-long-name
 	DefaultServiceAccount string `json:"default-service-account,omitempty" strata:"overridable,not-path"`
 	// DefaultLabels are added to a Job's labels when absent. In the
 	// ConfigMap, a YAML map inside the string.
 	DefaultLabels map[string]string `json:"default-labels,omitzero" strata:"overridable,not-path"`
 	// MaxTimeoutSeconds bounds every default timeout.
+	// +k8s:optional
+	// +k8s:minimum=1
 	MaxTimeoutSeconds *int64 `json:"max-timeout-seconds,omitempty" strata:"cluster-only"`
 	// EnforcedConfigLevel is "cluster" (namespaces may not override) or
 	// "namespace" (they may override the overridable keys).
@@ -39,6 +43,8 @@ type JobDefaults struct {
 	NonOverridableFields string `json:"non-overridable-fields,omitempty" strata:"not-path"`
 	// NamespaceConfigCacheSize is how many namespaces the controller
 	// keeps resolved; it takes effect at start.
+	// +k8s:optional
+	// +k8s:minimum=1
 	NamespaceConfigCacheSize *int32 `json:"namespace-config-cache-size,omitempty" strata:"cluster-only,restart-only"`
 }
 
