@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stratacfg/strata/internal/watchtest"
+	"github.com/stratacfg/strata/zpages"
 )
 
 func freePort(t *testing.T) int {
@@ -156,16 +157,7 @@ func TestWatchNeedsAFile(t *testing.T) {
 func checkZPages(t *testing.T, base, file string) {
 	t.Helper()
 	ct, body := getAs(t, base+"/configz", "application/json;as=Configz;v=v1alpha1;g=zpages.strata.dev")
-	var cz struct {
-		Kind           string `json:"kind"`
-		Configurations map[string]struct {
-			Config  map[string]any `json:"config"`
-			Sources map[string]struct {
-				Source   string   `json:"source"`
-				Shadowed []string `json:"shadowed"`
-			} `json:"sources"`
-		} `json:"configurations"`
-	}
+	var cz zpages.Configz
 	if err := json.Unmarshal([]byte(body), &cz); err != nil || ct != "application/json;g=zpages.strata.dev;v=v1alpha1;as=Configz" {
 		t.Fatalf("strata's Configz: %v, Content-Type %q\n%s", err, ct, body)
 	}

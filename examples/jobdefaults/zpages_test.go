@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stratacfg/strata/internal/watchtest"
+	"github.com/stratacfg/strata/zpages"
 )
 
 // zget gets a z-page of the manager with the Accept header accept.
@@ -25,23 +26,20 @@ func TestZPages(t *testing.T) {
 	ns := cl.namespace(t, "team-z")
 	cl.overrides(t, ns, map[string]string{"default-timeout-seconds": "240"})
 
-	type configz struct {
-		Configurations map[string]struct {
-			Config  map[string]any `json:"config"`
-			Sources map[string]struct {
-				Source   string   `json:"source"`
-				Shadowed []string `json:"shadowed"`
-			} `json:"sources"`
-		} `json:"configurations"`
-	}
-	read := func(query string) configz {
+	// read returns the configuration /configz shows for query's
+	// namespace, and its sources.
+	read := func(query, ns string) (map[string]any, map[string]zpages.KeySource) {
 		t.Helper()
 		code, body := zget(t, cl, "/configz"+query, "application/json;as=Configz;v=v1alpha1;g=zpages.strata.dev")
-		var c configz
+		var c zpages.Configz
 		if err := json.Unmarshal([]byte(body), &c); code != 200 || err != nil {
 			t.Fatalf("/configz%s: %d %v\n%s", query, code, err, body)
 		}
-		return c
+		var config map[string]any
+		if err := json.Unmarshal(c.Configurations[ns].Config, &config); err != nil {
+			t.Fatalf("/configz%s: %v\n%s", query, err, body)
+		}
+		return config, c.Configurations[ns].Sources
 	}
 	// The pages show the namespaces the resolver holds, those admissions
 	// and reconciles read: a namespace that created no Job is not one.
@@ -53,21 +51,21 @@ func TestZPages(t *testing.T) {
 		if code, body := zget(t, cl, "/configz?namespace="+ns, ""); code != 200 {
 			return fmt.Sprintf("%d %s", code, body)
 		}
-		c := read("?namespace=" + ns).Configurations[ns]
-		if c.Config["default-timeout-seconds"] != 240.0 {
-			return fmt.Sprintf("configuration %v", c.Config)
+		config, sources := read("?namespace="+ns, ns)
+		if config["default-timeout-seconds"] != 240.0 {
+			return fmt.Sprintf("configuration %v", config)
 		}
-		src := c.Sources["/default-timeout-seconds"]
+		src := sources["/default-timeout-seconds"]
 		if !strings.Contains(src.Source, ns+"/"+OverridesName) || len(src.Shadowed) != 1 || !strings.Contains(src.Shadowed[0], SystemNamespace+"/"+ClusterConfigMap) {
 			return fmt.Sprintf("source %+v", src)
 		}
-		if s := c.Sources["/default-service-account"].Source; !strings.Contains(s, SystemNamespace+"/"+ClusterConfigMap) {
+		if s := sources["/default-service-account"].Source; !strings.Contains(s, SystemNamespace+"/"+ClusterConfigMap) {
 			return "default-service-account from " + s
 		}
 		return ""
 	})
-	if c := read("").Configurations[SystemNamespace]; c.Config["default-timeout-seconds"] != 600.0 {
-		t.Errorf("the cluster's configuration: %v", c.Config)
+	if config, _ := read("", SystemNamespace); config["default-timeout-seconds"] != 600.0 {
+		t.Errorf("the cluster's configuration: %v", config)
 	}
 	if code, body := zget(t, cl, "/configz?namespace=Not_A_Namespace", ""); code != http.StatusBadRequest {
 		t.Errorf("a namespace that cannot be one: %d %s", code, body)
