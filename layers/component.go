@@ -400,19 +400,28 @@ func (c *Component[T]) goos() string {
 // field in a file every instance reads (--config and its drop-ins), or a
 // field of an operating system other than goos.
 func admit(l *merge.Layer, fields *validation.Fields, goos string) error {
-	shared := l.Source.Origin == KindFile || l.Source.Origin == KindDropIn
-	for _, key := range slices.Sorted(maps.Keys(l.Values)) {
+	shared := (l.Source.Origin == KindFile || l.Source.Origin == KindDropIn) && len(fields.Keys(validation.InstanceOnly)) > 0
+	// The first offending key in sorted order is named; a file of many
+	// keys is not sorted to find none.
+	var first, why string
+	for key := range l.Values {
+		if first != "" && key > first {
+			continue
+		}
+		var msg string
 		if shared && fields.Has(key, validation.InstanceOnly) {
-			return fmt.Errorf("%s: field %s is instance-only: set it in --instance-config or with a flag, not in a file every instance reads", l.Source, fieldName(key))
+			msg = fmt.Sprintf("field %s is instance-only: set it in --instance-config or with a flag, not in a file every instance reads", fieldName(key))
+		} else if p, ok := fields.Under(key, validation.InstanceOnly); shared && ok {
+			msg = fmt.Sprintf("field %s sets %s, which is instance-only: set that in --instance-config or with a flag", fieldName(key), fieldName(p))
+		} else if os := foreign(fields, key, goos); os != "" {
+			msg = fmt.Sprintf("field %s is for %s only, and this system is %s", fieldName(key), os, goos)
 		}
-		if shared {
-			if p, ok := fields.Under(key, validation.InstanceOnly); ok {
-				return fmt.Errorf("%s: field %s sets %s, which is instance-only: set that in --instance-config or with a flag", l.Source, fieldName(key), fieldName(p))
-			}
+		if msg != "" {
+			first, why = key, msg
 		}
-		if os := foreign(fields, key, goos); os != "" {
-			return fmt.Errorf("%s: field %s is for %s only, and this system is %s", l.Source, fieldName(key), os, goos)
-		}
+	}
+	if first != "" {
+		return fmt.Errorf("%s: %s", l.Source, why)
 	}
 	return nil
 }
