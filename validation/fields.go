@@ -203,19 +203,8 @@ func inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool
 	seen[t] = true
 	defer delete(seen, t)
 	var errs []string
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		fk := key
-		if !(sf.Anonymous && name == "" || strings.Contains(","+opts+",", ",inline,")) {
-			if name == "" {
-				name = sf.Name
-			}
-			fk = key + "/" + name
-		}
+	typed.Members(t, func(name string, _ reflect.Type, sf reflect.StructField) {
+		fk := key + "/" + name
 		if inList {
 			for _, opt := range strings.Split(sf.Tag.Get(TagName), ",") {
 				if opt = strings.TrimSpace(opt); opt == "secret" || strings.HasPrefix(opt, osTag) {
@@ -224,7 +213,7 @@ func inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool
 			}
 		}
 		errs = append(errs, inLists(sf.Type, fk, seen, inList)...)
-	}
+	})
 	return errs
 }
 

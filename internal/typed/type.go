@@ -482,6 +482,26 @@ func collectFields(t reflect.Type, m map[string]reflect.StructField) {
 	})
 }
 
+// Members calls fn for every JSON member of struct type t, by the rules
+// Walk, Set and Flatten follow (encoding/json's, and Kubernetes'
+// ",inline"), in the order of t's fields: the member's name, the struct
+// type that declares its field (t, or a struct t embeds), and the field.
+func Members(t reflect.Type, fn func(name string, owner reflect.Type, f reflect.StructField)) {
+	t = deref(t)
+	seen := map[string]bool{}
+	eachMember(t, nil, false, func(name string, index []int, f reflect.StructField, _ bool) {
+		if seen[name] {
+			return // a shallower field of that name wins, as in fieldsOf
+		}
+		seen[name] = true
+		owner := t
+		for _, i := range index[:len(index)-1] {
+			owner = deref(owner.Field(i).Type)
+		}
+		fn(name, owner, f)
+	})
+}
+
 // eachMember calls fn for every JSON member of struct type t, following
 // encoding/json's rules for tags and embedded structs and the ",inline"
 // tag of Kubernetes types: the member's name, the index path of its field

@@ -158,32 +158,13 @@ func (b *builder) object(t reflect.Type, key string) *spec.Schema {
 	return s
 }
 
-// members adds the fields of struct type t, inline ones included, to s.
+// members adds the JSON members of struct type t, those of the structs it
+// embeds or inlines included, to s.
 func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
-			b.members(deref(f.Type), key, s)
-			continue
-		}
-		if strings.Contains(","+opts+",", ",inline,") {
-			b.members(deref(f.Type), key, s)
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
+	typed.Members(t, func(name string, owner reflect.Type, f reflect.StructField) {
 		fk := key + "/" + name
 		fs := b.value(f.Type, fk)
-		doc := b.docs.field(t, f.Name)
-		b.docs.apply(fs, doc)
+		b.docs.apply(fs, b.docs.field(owner, f.Name))
 		if m := b.fields.Markers(fk) &^ validation.NotPath; m != 0 {
 			fs.AddExtension("x-strata-markers", strings.Split(m.String(), ","))
 		}
@@ -191,7 +172,7 @@ func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
 			fs.AddExtension("x-strata-os", goos)
 		}
 		s.Properties[name] = *fs
-	}
+	})
 }
 
 // value is the schema of a value of type t at key.
