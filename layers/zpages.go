@@ -34,10 +34,7 @@ func (c *Component[T]) ZPages(cl *CommandLine, current func() *Loaded[T]) zpages
 	fields := c.Kind.MergeFields()
 	secret := func(key string) bool { return fields.Has(key, validation.Secret) }
 	// A flag bound to a key that holds a secret field shows CLASSIFIED.
-	holdsSecret := func(key string) bool {
-		_, under := fields.Under(key, validation.Secret)
-		return secret(key) || under
-	}
+	holdsSecret := func(key string) bool { return fields.Holds(key, validation.Secret) }
 	keys := map[string]string{}
 	for _, b := range cl.flags.bindings {
 		if f := cl.FlagSet.Lookup(b.name); f != nil {

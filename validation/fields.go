@@ -299,6 +299,16 @@ func (f *Fields) Under(key string, m Marker) (pattern string, ok bool) {
 	return "", false
 }
 
+// Holds reports whether key carries marker m or holds a field that does:
+// setting key as a whole (a flag bound to an object) sets that field too.
+func (f *Fields) Holds(key string, m Marker) bool {
+	if f.Has(key, m) {
+		return true
+	}
+	_, under := f.Under(key, m)
+	return under
+}
+
 // Keys returns the patterns that carry marker m, sorted.
 func (f *Fields) Keys(m Marker) []string {
 	var out []string

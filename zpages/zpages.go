@@ -440,12 +440,9 @@ func (p *Pages) configz(r *http.Request) (*reply, error) {
 // shown returns the configuration with its secret values classified, and
 // its keys flattened.
 func (c Config) shown() (json.RawMessage, map[string]string, error) {
-	values, err := merge.Flatten(c.Object)
-	if err != nil {
-		return nil, nil, err
-	}
 	if c.Secret == nil {
-		return c.Object, values, nil
+		values, err := merge.Flatten(c.Object)
+		return c.Object, values, err
 	}
 	var doc any
 	if err := json.Unmarshal(c.Object, &doc); err != nil {
@@ -457,7 +454,7 @@ func (c Config) shown() (json.RawMessage, map[string]string, error) {
 	}
 	// The text is written from the classified document: a leaf of the
 	// flattened keys may be a list that holds a secret.
-	values, err = merge.Flatten(out)
+	values, err := merge.Flatten(out)
 	return out, values, err
 }
 

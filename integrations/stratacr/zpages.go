@@ -47,10 +47,7 @@ func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pag
 	if r.kind != nil {
 		fields := r.kind.MergeFields()
 		secret = func(key string) bool { return fields.Has(key, strataval.Secret) }
-		holdsSecret = func(key string) bool {
-			_, under := fields.Under(key, strataval.Secret)
-			return secret(key) || under
-		}
+		holdsSecret = func(key string) bool { return fields.Holds(key, strataval.Secret) }
 	}
 	hasSecrets := r.kind != nil && len(r.kind.MergeFields().Keys(strataval.Secret)) > 0
 	return zpages.Pages{
