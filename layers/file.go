@@ -268,6 +268,12 @@ type DropInPolicy struct {
 	RequireTypeMeta bool
 	// Mode, when set, decodes drop-ins whatever --decode-mode says.
 	Mode *scheme.Mode
+	// LinksOut follows a symbolic link in the directory to a file
+	// outside it. By default such a link is refused by name: a link is
+	// followed only when it leads to a file inside the directory (the
+	// generation behind a mount's ..data), so that whoever may write the
+	// directory cannot make the component read any other file it can.
+	LinksOut bool
 }
 
 func (p DropInPolicy) extensions() []string {
@@ -298,6 +304,7 @@ func (p DropInPolicy) Why(name string) string {
 func (p DropInPolicy) read(o watch.ReadOptions) watch.ReadOptions {
 	o.Select = func(rel string) string { return p.Why(path.Base(rel)) }
 	o.Tree = p.Recursive
+	o.LinksOut = p.LinksOut
 	o.SelectDir = func(rel string) string {
 		if !p.Hidden && strings.HasPrefix(path.Base(rel), ".") {
 			return "hidden"

@@ -286,6 +286,37 @@ func TestHostileDropInDirectory(t *testing.T) {
 	}
 }
 
+// TestDropInLinksOut refuses a drop-in that is a link to a file outside
+// the directory, naming it, unless DropInPolicy.LinksOut; a link to a
+// drop-in inside is read.
+func TestDropInLinksOut(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config.d")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(conf, 0o755))
+	must(os.WriteFile(filepath.Join(conf, "10-port.yaml"), []byte("port: 9001\n"), 0o644))
+	must(os.Symlink("10-port.yaml", filepath.Join(conf, "15-same.yaml")))
+	c := component(t)
+	if loaded, _, err := c.Load(context.Background(), []string{"--config-dir", conf}); err != nil || loaded.Object.Port != 9001 {
+		t.Fatalf("a link inside: %v", err)
+	}
+	must(os.WriteFile(filepath.Join(dir, "shared.yaml"), []byte("port: 9002\n"), 0o644))
+	must(os.Symlink("../shared.yaml", filepath.Join(conf, "20-shared.yaml")))
+	_, _, err := c.Load(context.Background(), []string{"--config-dir", conf})
+	if want := filepath.Join(conf, "20-shared.yaml") + " is a symbolic link that leads outside its source (it points to ../shared.yaml)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a link out: %v, want an error containing %q", err, want)
+	}
+	c.DropIns.LinksOut = true
+	if loaded, _, err := c.Load(context.Background(), []string{"--config-dir", conf}); err != nil || loaded.Object.Port != 9002 {
+		t.Errorf("a link out with LinksOut: %v, want port 9002", err)
+	}
+}
+
 // TestProvenancesShowShadowedValues lists what each shadowed layer set,
 // the nearest first, and never the value of a reference.
 func TestProvenancesShowShadowedValues(t *testing.T) {

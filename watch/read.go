@@ -28,14 +28,17 @@ const DataLink = "..data"
 
 // Limits of one read, where ReadOptions leave them at zero. They bound
 // what a hostile or careless writer of a mount can make a reader hold.
+// Every limit but DefaultMaxTotalBytes applies to each target on its
+// own.
 const (
 	// DefaultMaxBytes bounds one file, once decompressed: the limit
 	// scheme.DefaultMaxBytes is too.
 	DefaultMaxBytes = files.DefaultMaxBytes
 	// DefaultMaxFiles bounds the files one target holds.
 	DefaultMaxFiles = 20_000
-	// DefaultMaxTotalBytes bounds the bytes of one target's files, once
-	// decompressed.
+	// DefaultMaxTotalBytes bounds the bytes of one snapshot, every file
+	// of every target once decompressed: what a small pod can hold
+	// twice (the snapshot in effect and the one being loaded).
 	DefaultMaxTotalBytes = 256 << 20
 	// DefaultMaxDepth bounds how deep a tree is read: a file directly in
 	// the target is at depth 1.
@@ -116,8 +119,8 @@ type Skip struct {
 	Link   bool
 }
 
-// ReadOptions tune Read and ReadContents. Every limit applies to each
-// target on its own, after decompression.
+// ReadOptions tune Read and ReadContents. Every limit counts bytes once
+// decompressed.
 type ReadOptions struct {
 	// Attempts bounds how many times a read starts over; zero means
 	// DefaultReadAttempts.
@@ -127,8 +130,11 @@ type ReadOptions struct {
 	// MaxFiles bounds the files of a directory target; zero means
 	// DefaultMaxFiles.
 	MaxFiles int
-	// MaxTotalBytes bounds the bytes of a directory target's files;
-	// zero means DefaultMaxTotalBytes.
+	// MaxTotalBytes bounds the bytes of the snapshot, every file of
+	// every target once decompressed; zero means DefaultMaxTotalBytes.
+	// It is checked before each file is decompressed, which may then
+	// produce at most what is left: shards that each stay under
+	// MaxBytes cannot add up to more.
 	MaxTotalBytes int64
 	// AllowMissing makes a target that does not exist read as an empty
 	// snapshot instead of an error.
@@ -157,6 +163,14 @@ type ReadOptions struct {
 	// MaxDepth bounds how deep a tree is read: a file directly in the
 	// target is at depth 1. Zero means DefaultMaxDepth.
 	MaxDepth int
+	// LinksOut lets a symbolic link inside a directory target lead
+	// outside it. By default a link is followed only when its target,
+	// every link on the way resolved, lies inside what the target was
+	// pinned to (a volume's generation, a checkout behind its root link,
+	// the directory itself), and any other is refused by name: whoever
+	// can commit to a synced repository or write a mounted directory
+	// cannot make a reader load, or serve, a file outside it.
+	LinksOut bool
 	// KeepGzip leaves gzip'd files as they are. By default a file that
 	// starts with gzip's magic bytes (1F 8B) is decompressed, as prow
 	// and ci-tools read the ConfigMaps prow's updateconfig compresses.
@@ -266,8 +280,9 @@ func (o ReadOptions) readSet(paths []string) ([]*Generation, error) {
 	}
 	// (2)
 	gens := make([]*Generation, len(paths))
+	b := &budget{left: o.MaxTotalBytes, limit: o.MaxTotalBytes}
 	for i, p := range paths {
-		g, err := o.read(p, pins[i])
+		g, err := o.read(p, pins[i], b)
 		if err != nil {
 			return nil, err
 		}
@@ -317,15 +332,22 @@ func pinTarget(path string) (pin, error) {
 	return p, nil
 }
 
-// read reads one pinned target.
-func (o ReadOptions) read(path string, p pin) (*Generation, error) {
+// budget is what is left of MaxTotalBytes for the rest of a snapshot.
+type budget struct{ left, limit int64 }
+
+// read reads one pinned target, taking its bytes from b.
+func (o ReadOptions) read(path string, p pin, b *budget) (*Generation, error) {
 	if p.missing {
 		return &Generation{Path: path, Hash: hashFiles(nil)}, nil
 	}
 	g := &Generation{Path: path, Dir: p.dir, Resolved: p.resolved}
 	h := newContentHash()
 	if !p.dir {
-		data, compressed, raw, err := o.readFile(p.resolved, path)
+		raw, err := files.Read(p.resolved, o.MaxBytes)
+		if err != nil {
+			return nil, files.Rename(err, p.resolved, path)
+		}
+		data, compressed, err := o.decode(raw, path, path, b)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +357,12 @@ func (o ReadOptions) read(path string, p pin) (*Generation, error) {
 		g.Hash = h.sum()
 		return g, nil
 	}
-	t := &tree{o: o, root: p.resolved, display: path, g: g, h: h}
+	d, err := files.OpenDir(p.resolved, o.LinksOut)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	t := &tree{o: o, d: d, root: p.resolved, display: path, g: g, h: h, b: b}
 	if err := t.dir("", 0); err != nil {
 		return nil, err
 	}
@@ -343,37 +370,46 @@ func (o ReadOptions) read(path string, p pin) (*Generation, error) {
 	return g, nil
 }
 
-// readFile reads the file at resolved, naming it display in errors, and
-// returns its content decompressed, whether it was compressed, and its
-// bytes as stored.
-func (o ReadOptions) readFile(resolved, display string) (data []byte, compressed bool, raw []byte, err error) {
-	raw, err = files.Read(resolved, o.MaxBytes)
-	if err != nil {
-		return nil, false, nil, files.Rename(err, resolved, display)
-	}
+// decode returns raw, the bytes of the file display as stored,
+// decompressed unless KeepGzip, and whether it was compressed, taking
+// what it holds from b: decompression produces at most what is left,
+// and a file that would pass it is refused, naming target.
+func (o ReadOptions) decode(raw []byte, display, target string, b *budget) (data []byte, compressed bool, err error) {
 	data = raw
+	limit := int64(o.MaxBytes)
+	if b.left < limit {
+		limit = b.left
+	}
 	if !o.KeepGzip {
-		data, compressed, err = files.Gunzip(display, raw, o.MaxBytes)
+		data, compressed, err = files.Gunzip(display, raw, int(limit))
 	}
 	if o.pause != nil {
 		o.pause()
 	}
-	return data, compressed, raw, err
+	over := int64(len(data)) > b.left || errors.Is(err, ErrTooLarge) && limit < int64(o.MaxBytes)
+	if over {
+		return nil, compressed, &files.Error{Path: target, Problem: fmt.Sprintf("puts the snapshot over the limit of %d bytes in all, once decompressed (reached at %s)", b.limit, display), Err: ErrTooLarge}
+	}
+	if err != nil {
+		return nil, compressed, err
+	}
+	b.left -= int64(len(data))
+	return data, compressed, nil
 }
 
 // tree reads a directory target.
 type tree struct {
 	o             ReadOptions
+	d             *files.Dir
 	root, display string
 	g             *Generation
 	h             contentHash
-	total         int64
+	b             *budget
 }
 
 // dir reads the directory rel ("" for the target) at depth, its files at
 // depth+1.
 func (t *tree) dir(rel string, depth int) error {
-	abs := filepath.Join(t.root, filepath.FromSlash(rel))
 	join := func(name string) string {
 		if rel == "" {
 			return name
@@ -384,7 +420,7 @@ func (t *tree) dir(rel string, depth int) error {
 	if t.o.Tree {
 		takeDir = func(name string) string { return t.o.SelectDir(join(name)) }
 	}
-	list, skipped, err := files.List(abs, func(name string) string { return t.o.Select(join(name)) }, takeDir)
+	list, skipped, err := t.d.List(rel, func(name string) string { return t.o.Select(join(name)) }, takeDir)
 	if err != nil {
 		return files.Rename(err, t.root, t.display)
 	}
@@ -406,12 +442,13 @@ func (t *tree) dir(rel string, depth int) error {
 		if len(t.g.Files) == t.o.MaxFiles {
 			return &files.Error{Path: t.display, Problem: fmt.Sprintf("holds more than the limit of %d files (%s is one more)", t.o.MaxFiles, name), Err: ErrTooLarge}
 		}
-		data, compressed, raw, err := t.o.readFile(filepath.Join(t.root, filepath.FromSlash(name)), display)
+		raw, err := t.d.Read(name, t.o.MaxBytes)
+		if err != nil {
+			return files.Rename(err, t.root, t.display)
+		}
+		data, compressed, err := t.o.decode(raw, display, t.display, t.b)
 		if err != nil {
 			return err
-		}
-		if t.total += int64(len(data)); t.total > t.o.MaxTotalBytes {
-			return &files.Error{Path: t.display, Problem: fmt.Sprintf("holds more than the limit of %d bytes in all (reached at %s)", t.o.MaxTotalBytes, name), Err: ErrTooLarge}
 		}
 		t.h.add(name, raw)
 		t.g.Files = append(t.g.Files, Entry{Name: name, Data: data, Compressed: compressed})

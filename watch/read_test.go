@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/watchtest"
 )
 
@@ -36,12 +37,10 @@ func TestReadPlain(t *testing.T) {
 		".hidden.yaml": "hidden",
 		"sub/c.yaml":   "nested",
 	})
-	outside := filepath.Join(t.TempDir(), "linked.yaml")
-	watchtest.WriteFiles(t, filepath.Dir(outside), map[string]string{"linked.yaml": "linked"})
-	if err := os.Symlink(outside, filepath.Join(dir, "l.yaml")); err != nil {
+	if err := os.Symlink("sub/c.yaml", filepath.Join(dir, "l.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "dirlink")); err != nil {
+	if err := os.Symlink("sub", filepath.Join(dir, "dirlink")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -49,7 +48,7 @@ func TestReadPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(s), "a.yaml=a,b.yaml=b,l.yaml=linked"; got != want || !s.Dir || s.Resolved != dir {
+	if got, want := names(s), "a.yaml=a,b.yaml=b,l.yaml=nested"; got != want || !s.Dir || s.Resolved != dir {
 		t.Fatalf("Read(dir) = %q (dir %t, resolved %s), want %q", got, s.Dir, s.Resolved, want)
 	}
 	if !strings.HasPrefix(s.Hash, "sha256:") || len(s.Hash) != len("sha256:")+64 {
@@ -531,8 +530,7 @@ func TestReadTree(t *testing.T) {
 	if err := g.Write(tree); err != nil {
 		t.Fatal(err)
 	}
-	outside := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(g.Path(), "ci-operator", "elsewhere")); err != nil {
+	if err := os.Symlink("config/org", filepath.Join(g.Path(), "ci-operator", "elsewhere")); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Read(g.Path(), ReadOptions{Tree: true})
@@ -579,7 +577,7 @@ func TestReadTree(t *testing.T) {
 	}{
 		{"depth", ReadOptions{Tree: true, MaxDepth: 4}, filepath.Join(g.Path(), "ci-operator/config/org/repo") + " is deeper than the limit of 4 levels"},
 		{"files", ReadOptions{Tree: true, MaxFiles: 3}, g.Path() + " holds more than the limit of 3 files (ci-operator/config/org/repo/sub/x.yaml is one more)"},
-		{"bytes", ReadOptions{Tree: true, MaxTotalBytes: 10}, g.Path() + " holds more than the limit of 10 bytes in all (reached at ci-operator/config/org/repo/org-repo-release-1.yaml)"},
+		{"bytes", ReadOptions{Tree: true, MaxTotalBytes: 10}, g.Path() + " puts the snapshot over the limit of 10 bytes in all, once decompressed (reached at " + filepath.Join(g.Path(), "ci-operator/config/org/repo/org-repo-release-1.yaml") + ")"},
 	} {
 		if _, err := Read(g.Path(), tc.opts); !errors.Is(err, ErrTooLarge) || err.Error() != tc.want {
 			t.Errorf("%s: %v\nwant %s", tc.name, err, tc.want)
@@ -639,5 +637,99 @@ func TestReadGzip(t *testing.T) {
 	}
 	if _, err := Read(dir, ReadOptions{}); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "cut.yaml")+" is gzip-compressed but does not decompress") {
 		t.Errorf("a truncated stream: %v", err)
+	}
+}
+
+// TestReadLinksStayInside reads a git-sync checkout whose committer left
+// links: one to a file elsewhere in the tree is read, one that leads out
+// of the checkout (relative, absolute, through a chain, to a file or a
+// directory, into another revision) fails the read naming it, and nothing
+// outside is ever returned; LinksOut lets them lead out.
+func TestReadLinksStayInside(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	watchtest.WriteFiles(t, top, map[string]string{"outside.yaml": "secret: outside"})
+	g := watchtest.NewGitSync(filepath.Join(top, "g"), "link")
+	if err := g.Write(map[string]string{"o/a.yaml": "a", "shared/s.yaml": "shared"}); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := filepath.EvalSymlinks(g.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../shared/s.yaml", filepath.Join(rev, "o", "in.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(g.Path(), ReadOptions{Tree: true})
+	if err != nil || names(s) != "o/a.yaml=a,o/in.yaml=shared,shared/s.yaml=shared" {
+		t.Fatalf("a link inside the checkout: %v, %v", s, err)
+	}
+	for name, target := range map[string]string{
+		"rel.yaml":   "../../../../outside.yaml",
+		"abs.yaml":   filepath.Join(top, "outside.yaml"),
+		"etc.yaml":   "/etc/hostname",
+		"chain.yaml": "z.yaml", // z.yaml leads out
+		"dir.yaml":   top,
+		"rev.yaml":   "../../",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := watchtest.NewGitSync(t.TempDir(), "link")
+			if err := h.Write(map[string]string{"o/a.yaml": "a"}); err != nil {
+				t.Fatal(err)
+			}
+			rev, err := filepath.EvalSymlinks(h.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			watchtest.WriteFiles(t, filepath.Dir(h.Root), map[string]string{"outside.yaml": "secret: outside"})
+			if err := os.Symlink("../../../../outside.yaml", filepath.Join(rev, "o", "z.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(rev, "o", name)); err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range []string{h.Path(), filepath.Join(h.Path(), "o")} {
+				s, err := Read(path, ReadOptions{Tree: true})
+				want := filepath.Join(h.Path(), "o", name) + " is a symbolic link that leads outside its source (it points to " + target + ")"
+				if !errors.Is(err, files.ErrOutside) || err.Error() != want {
+					t.Errorf("%s: %v, %v\nwant %s", path, s, err, want)
+				}
+			}
+		})
+	}
+	if err := os.Symlink("../../../../outside.yaml", filepath.Join(rev, "o", "x.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Read(g.Path(), ReadOptions{Tree: true, LinksOut: true}); err != nil || !strings.Contains(names(s), "o/x.yaml=secret: outside") {
+		t.Errorf("with LinksOut: %v, %v", s, err)
+	}
+}
+
+// TestReadBudgetAcrossTargets bounds a snapshot of several sources: gzip'd
+// shards that each stay under MaxBytes once decompressed are refused once
+// together they pass MaxTotalBytes, and a shard is never decompressed
+// past what is left.
+func TestReadBudgetAcrossTargets(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var paths []string
+	for i := range 4 {
+		p := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "config.yaml"), gzipped(t, strings.Repeat("x", 1000)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if _, err := ReadContents(paths, ReadOptions{MaxBytes: 1000, MaxTotalBytes: 4000}); err != nil {
+		t.Fatalf("four shards of 1000 bytes within 4000: %v", err)
+	}
+	_, err := ReadContents(paths, ReadOptions{MaxBytes: 1000, MaxTotalBytes: 3500})
+	want := paths[3] + " puts the snapshot over the limit of 3500 bytes in all, once decompressed (reached at " + filepath.Join(paths[3], "config.yaml") + ")"
+	if !errors.Is(err, ErrTooLarge) || err.Error() != want {
+		t.Errorf("four shards of 1000 bytes over 3500: %v\nwant %s", err, want)
 	}
 }

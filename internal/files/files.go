@@ -11,7 +11,9 @@
 //     huge file costs at most that limit;
 //   - a directory is listed by name first: an entry whose name the caller
 //     ignores is never examined, so that a dangling link or an unreadable
-//     README beside the configuration never fails a load.
+//     README beside the configuration never fails a load;
+//   - a directory that roots a source (Dir) is never left: a symbolic link
+//     inside it is followed only while it leads to a file inside it.
 package files
 
 import (
@@ -20,7 +22,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -54,12 +58,23 @@ func Read(path string, limit int) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := os.OpenFile(path, readFlags, 0)
 	if err != nil {
 		return nil, err
 	}
+	return readOpen(f, path, limit)
+}
+
+// readFlags open a file without blocking on a FIFO put in its place and
+// without taking a terminal as the controlling one.
+const readFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// readOpen reads f, opened as path, at most limit bytes, checking on the
+// open descriptor that it is a regular file, since it may have been
+// replaced since it was looked at. It closes f.
+func readOpen(f *os.File, path string, limit int) ([]byte, error) {
 	defer f.Close()
-	st, err = f.Stat() // it may have been replaced since it was looked at
+	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +89,157 @@ func Read(path string, limit int) ([]byte, error) {
 		return nil, &Error{Path: path, Problem: fmt.Sprintf("is over the limit of %d bytes", limit), Err: ErrTooLarge}
 	}
 	return data, nil
+}
+
+// ErrOutside is wrapped by the error for a symbolic link, met inside a
+// directory that roots a source, that leads outside it.
+var ErrOutside = errors.New("a symbolic link that leads outside its source")
+
+// Dir is a directory read as the root of a source: a ConfigMap volume's
+// timestamped generation, a git-sync checkout, a drop-in or manifest
+// directory. What it lists and reads stays inside it: a symbolic link met
+// inside is followed only when its target, every link on the way
+// resolved, lies inside the directory; one that leads out, relative or
+// absolute, directly or through a chain of links, is refused by name
+// (ErrOutside), as a loop of links is. Every open resolves inside the
+// directory (os.Root), so a link swapped to lead out while the directory
+// is read is refused too, never followed. A Dir is safe for concurrent
+// use.
+type Dir struct {
+	path string
+	root *os.Root // nil when links may lead out (OpenDir's linksOut)
+}
+
+// OpenDir opens path, a directory named with no symbolic link in it (as
+// filepath.EvalSymlinks returns it), as the root of a source. With
+// linksOut, links inside may lead anywhere, as they do for os.Open. The
+// error wraps fs.ErrNotExist when path has gone.
+func OpenDir(path string, linksOut bool) (*Dir, error) {
+	d := &Dir{path: path}
+	if linksOut {
+		return d, nil
+	}
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	d.root = root
+	return d, nil
+}
+
+// Close releases the directory.
+func (d *Dir) Close() error {
+	if d.root == nil {
+		return nil
+	}
+	return d.root.Close()
+}
+
+// join is the path of rel, slash-separated inside d, as errors name it.
+func (d *Dir) join(rel string) string { return filepath.Join(d.path, filepath.FromSlash(rel)) }
+
+// Read reads rel, a regular file inside d or a link to one, at most limit
+// bytes, as the package's Read does; a link that leads outside d is
+// refused.
+func (d *Dir) Read(rel string, limit int) ([]byte, error) {
+	if d.root == nil {
+		return Read(d.join(rel), limit)
+	}
+	inner, err := d.inside(rel)
+	if err != nil {
+		return nil, err
+	}
+	p := d.join(rel)
+	st, err := d.root.Stat(inner)
+	if err != nil {
+		return nil, d.openError(rel, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(p, st.Mode())
+	}
+	f, err := d.root.OpenFile(inner, readFlags, 0)
+	if err != nil {
+		return nil, d.openError(rel, err)
+	}
+	return readOpen(f, p, limit)
+}
+
+// stat returns what rel inside d is, following a link that stays inside.
+func (d *Dir) stat(rel string) (fs.FileInfo, error) {
+	if d.root == nil {
+		st, err := os.Stat(d.join(rel))
+		if err != nil {
+			return nil, statError(d.join(rel), err)
+		}
+		return st, nil
+	}
+	inner, err := d.inside(rel)
+	if err != nil {
+		return nil, err
+	}
+	st, err := d.root.Stat(inner)
+	if err != nil {
+		return nil, d.openError(rel, err)
+	}
+	return st, nil
+}
+
+// inside returns the path inside d that rel names, its links resolved:
+// rel itself when it is no link. A link that leads outside d, to nothing
+// or into a loop is an error naming rel.
+func (d *Dir) inside(rel string) (string, error) {
+	name := filepath.FromSlash(rel)
+	if lst, err := d.root.Lstat(name); err != nil || lst.Mode()&fs.ModeSymlink == 0 {
+		return name, nil // what the open meets says what is wrong
+	}
+	p := d.join(rel)
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if _, serr := os.Stat(p); serr != nil {
+			err = serr
+		}
+		return "", statError(p, err)
+	}
+	inner, err := filepath.Rel(d.path, target)
+	if err != nil || inner == ".." || strings.HasPrefix(inner, ".."+string(filepath.Separator)) {
+		to, _ := os.Readlink(p)
+		return "", &Error{Path: p, Problem: "is " + ErrOutside.Error() + " (it points to " + to + ")", Err: ErrOutside}
+	}
+	return inner, nil
+}
+
+// openError says what is wrong with rel from the error of an open or stat
+// inside d. os.Root refuses a name that would leave d (a link swapped
+// after inside resolved it): that is ErrOutside.
+func (d *Dir) openError(rel string, err error) error {
+	p := d.join(rel)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err.Error() == errEscapes {
+		return &Error{Path: p, Problem: "is reached through " + ErrOutside.Error() + " (it changed while it was read)", Err: ErrOutside}
+	}
+	return statError(p, err)
+}
+
+// errEscapes is what os.Root says of a name that would leave the root.
+const errEscapes = "path escapes from parent"
+
+// readDir lists the directory rel inside d, sorted by name.
+func (d *Dir) readDir(rel string) ([]fs.DirEntry, error) {
+	if d.root == nil {
+		return os.ReadDir(d.join(rel))
+	}
+	name := "."
+	if rel != "" {
+		name = filepath.FromSlash(rel)
+	}
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return des, err
 }
 
 // Error is a problem with one file, naming it. Path is what was opened;
@@ -119,20 +285,21 @@ type Listed struct {
 	Dir  bool
 }
 
-// List lists dir, in byte order of names, returning what it took and what
+// List lists the directory rel inside d ("" for d), in byte order of names, returning what it took and what
 // it left out. take says why a name that is not a directory is left out,
 // or "" to take it; an entry it leaves out is never looked at, so a
 // dangling link, a FIFO or an unreadable README beside the configuration
 // fails nothing. A taken entry must be a regular file or a link to one: a
 // link to a directory is skipped (links are never followed as
-// directories), and a FIFO, a device, a socket or a link to nothing is an
-// error naming it, since its name says it is configuration. A real
+// directories), and a FIFO, a device, a socket, a link to nothing or a
+// link that leads outside d is an error naming it, since its name says it
+// is configuration. A real
 // directory goes to takeDir, or with takeDir nil is skipped ("a
 // directory", or take's reason when take leaves its name out). When dir
 // itself has gone (a mount's generation removed while it was listed), the
 // error wraps fs.ErrNotExist.
-func List(dir string, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
-	des, err := os.ReadDir(dir)
+func (d *Dir) List(rel string, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
+	des, err := d.readDir(rel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,16 +329,15 @@ func List(dir string, take, takeDir func(name string) string) ([]Listed, []Skipp
 			skip(name, why, false)
 			continue
 		}
-		p := filepath.Join(dir, name)
+		entry := path.Join(rel, name)
 		mode := de.Type()
-		link := mode&fs.ModeSymlink != 0
-		if link {
-			st, err := os.Stat(p)
+		if mode&fs.ModeSymlink != 0 {
+			st, err := d.stat(entry)
 			if err != nil {
-				if _, derr := os.Lstat(dir); derr != nil {
+				if _, derr := os.Lstat(d.join(rel)); derr != nil {
 					return nil, nil, derr // the directory has gone
 				}
-				return nil, nil, statError(p, err)
+				return nil, nil, err
 			}
 			mode = st.Mode()
 		}
@@ -179,7 +345,7 @@ func List(dir string, take, takeDir func(name string) string) ([]Listed, []Skipp
 		case mode.IsDir():
 			skip(name, "a symbolic link to a directory", true)
 		case !mode.IsRegular():
-			return nil, nil, notRegular(p, mode)
+			return nil, nil, notRegular(d.join(entry), mode)
 		default:
 			out = append(out, Listed{Name: name})
 		}

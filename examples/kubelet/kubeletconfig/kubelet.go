@@ -42,8 +42,9 @@ type Result struct {
 
 // KubeletDropIns is kubelet's drop-in policy: every file whose name ends
 // in ".conf", in every subdirectory, dot-files included, in the order
-// filepath.WalkDir walks them.
-var KubeletDropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true, Hidden: true, RequireTypeMeta: true}
+// filepath.WalkDir walks them, a link to a file followed wherever it
+// leads (kubelet reads each with os.ReadFile).
+var KubeletDropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true, Hidden: true, RequireTypeMeta: true, LinksOut: true}
 
 // loadKubelet loads as kubelet v1.36.3's command does before it runs
 // (cmd/kubelet/app.NewKubeletCommand):
