@@ -33,6 +33,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
+	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/watch"
 	"github.com/stratacfg/strata/zpages"
@@ -157,10 +158,6 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 		return fmt.Errorf("refusing to start: %w", err)
 	}
 	addr := net.JoinHostPort(rf.bindAddress, strconv.Itoa(int(w.Current().Object.Port)))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
 	pages := comp.ZPages(cl, w.Current)
@@ -173,7 +170,10 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 		return s
 	}
 	zpages.Install(mux, pages)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv, ln, err := httpserve.Listen(addr, mux)
+	if err != nil {
+		return err
+	}
 	go srv.Serve(ln)
 	fmt.Fprintf(stderr, "component: serving /configz, /flagz, /statusz and /metrics on %s\n", ln.Addr())
 	<-ctx.Done()

@@ -5,10 +5,12 @@
 // checkouts holding ORG/REPO/ORG-REPO-BRANCH.yaml at any depth.
 //
 //	configagent --source DIR [--source DIR ...] --listen ADDR [--poll-interval D]
-//	            [--settle D] [--version-key KEY] [--pending-timeout D]
+//	            [--settle D] [--version-key KEY] [--pending-timeout D] [--max-bytes N]
 //
 // Every source is read as one snapshot: never a mix of two updates of one
-// volume or checkout, and, with --version-key, never sources whose KEY
+// volume or checkout, never a file outside the sources (a link that leads
+// out of a checkout fails the snapshot, naming it), never more than
+// --max-bytes once decompressed, and, with --version-key, never sources whose KEY
 // files disagree (the snapshot is pending until they do). A configuration
 // is identified by its zz_generated_metadata (org, repo, branch, and
 // variant when it has one), never by its file name; two files of one
@@ -36,7 +38,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -51,6 +52,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -60,12 +62,9 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Limits of a snapshot: a checkout of openshift/release holds some twenty
-// thousand configurations.
-const (
-	maxFiles      = 100_000
-	maxTotalBytes = 1 << 30
-)
+// maxFiles bounds the files of a snapshot: a checkout of
+// openshift/release holds some twenty thousand configurations.
+const maxFiles = 100_000
 
 // flags are the command line.
 type flags struct {
@@ -75,6 +74,7 @@ type flags struct {
 	settle         time.Duration
 	versionKey     string
 	pendingTimeout time.Duration
+	maxBytes       int64
 }
 
 func parse(args []string, stderr io.Writer) (*flags, error) {
@@ -93,6 +93,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.settle, "settle", time.Second, "how long a burst of updates across the sources must be quiet before they are read (0: read a swapped mount at once)")
 	fs.StringVar(&f.versionKey, "version-key", "", "a file every source holds; a snapshot whose sources disagree on it is pending, never served")
 	fs.DurationVar(&f.pendingTimeout, "pending-timeout", watch.DefaultPendingTimeout, "how long a snapshot may stay pending before it is a failure")
+	fs.Int64Var(&f.maxBytes, "max-bytes", watch.DefaultMaxTotalBytes, "the bytes a snapshot of every source may hold once decompressed; one that holds more is refused, and so is a file over 4 MiB")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -107,6 +108,8 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--settle %s: negative", f.settle)
 	case f.pendingTimeout <= 0:
 		return nil, fmt.Errorf("--pending-timeout %s: must be positive", f.pendingTimeout)
+	case f.maxBytes <= 0:
+		return nil, fmt.Errorf("--max-bytes %d: must be positive", f.maxBytes)
 	case strings.Contains(f.versionKey, "/"):
 		return nil, fmt.Errorf("--version-key %q: a file name, not a path", f.versionKey)
 	}
@@ -131,12 +134,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "configagent:", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", f.listen)
+	srv, ln, err := httpserve.Listen(f.listen, a.handler())
 	if err != nil {
 		fmt.Fprintln(stderr, "configagent:", err)
 		return 1
 	}
-	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	defer srv.Close()
@@ -205,7 +207,7 @@ func newAgent(f *flags, stdout io.Writer) (*agent, error) {
 	a := &agent{out: stdout, m: watch.NewMetrics("configagent", nil), reg: metrics.NewKubeRegistry()}
 	a.m.MustRegister(a.reg)
 	read := watch.ReadOptions{
-		Tree: true, MaxFiles: maxFiles, MaxTotalBytes: maxTotalBytes,
+		Tree: true, MaxFiles: maxFiles, MaxTotalBytes: f.maxBytes,
 		Select: func(rel string) string {
 			name := path.Base(rel)
 			switch {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 )
 
@@ -466,6 +467,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--listen", freeAddr(t)}, 2, "--source is required"},
 		{[]string{"--source", dir}, 2, "--listen is required"},
 		{[]string{"--source", dir, "--listen", freeAddr(t), "--poll-interval", "1ns"}, 2, "--poll-interval 1ns: must be at least"},
+		{[]string{"--source", dir, "--listen", freeAddr(t), "--max-bytes", "0"}, 2, "--max-bytes 0: must be positive"},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		var stdout, stderr bytes.Buffer
@@ -483,4 +485,54 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 	_ = os.Remove(bin)
+}
+
+// TestHostileSources serves a checkout whose committers are hostile: a
+// revision that links a configuration to a file outside the checkout is
+// refused naming the link, and what it points to is never served; gzip'd
+// shards that together pass --max-bytes are refused, however small each
+// is on disk; and a client holding idle and half-sent connections keeps
+// neither the sources nor /healthz from anyone.
+func TestHostileSources(t *testing.T) {
+	top := t.TempDir()
+	watchtest.WriteFiles(t, top, map[string]string{"outside.yaml": ciConfig("evil", "outside", "main", "", 9)})
+	g := watchtest.NewGitSync(filepath.Join(top, "g"), "link")
+	good := map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 1)}
+	if err := g.Write(good); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, "--source", g.Path(), "--poll-interval", "50ms", "--settle", "0")
+	a.waitFor(t, "/readyz", http.StatusOK)
+	httpservetest.Siege(t, strings.TrimPrefix(a.base, "http://"), nil, "/healthz", http.StatusOK)
+
+	if err := g.WriteLinks(map[string]string{"o/r/o-r-main.yaml": ciConfig("o", "r", "main", "", 2)}, map[string]string{"o/r/x.yaml": "../../../../../outside.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	ls := a.linesWhen(t, func(ls []line) bool { return len(ls) >= 2 })
+	if ls[1].Status != "failure" || !strings.Contains(ls[1].Error, filepath.Join(g.Path(), "o", "r", "x.yaml")+" is a symbolic link that leads outside its source") {
+		t.Errorf("a revision with a link out: %+v", ls[1])
+	}
+	if code, _, body := a.get(t, "/config?org=evil&repo=outside&branch=main"); code != http.StatusNotFound {
+		t.Errorf("the file outside was served: %d %s", code, body)
+	}
+	if code, _, body := a.get(t, "/config?org=o&repo=r&branch=main"); code != http.StatusOK || generationOf(body) != 1 {
+		t.Errorf("the last good snapshot: %d %s", code, body)
+	}
+
+	// Shards of 3 MiB each once decompressed, a few KiB on disk.
+	dir := t.TempDir()
+	var args []string
+	for i := range 4 {
+		shard := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
+		body := ciConfig("o", fmt.Sprintf("r%d", i), "main", "", 1) + "# " + strings.Repeat("x", 3<<20) + "\n"
+		watchtest.WriteFiles(t, shard, map[string]string{fmt.Sprintf("o-r%d-main.yaml", i): string(compressed(t, body))})
+		args = append(args, "--source", shard)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stderr watchtest.Buffer
+	code := run(ctx, append(args, "--listen", freeAddr(t), "--max-bytes", strconv.Itoa(10<<20)), io.Discard, &stderr)
+	if want := "puts the snapshot over the limit of 10485760 bytes in all, once decompressed"; code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("four shards of 3 MiB within --max-bytes 10 MiB: exit %d, stderr %s; want 1 and %q", code, stderr.String(), want)
+	}
 }

@@ -21,13 +21,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
+	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/internal/kubeobjects"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -316,13 +315,12 @@ func runController(ctx context.Context, client kubernetes.Interface, mode string
 	}
 	defer r.Stop()
 	if metricsAddr != "" {
-		l, err := net.Listen("tcp", metricsAddr)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+		srv, l, err := httpserve.Listen(metricsAddr, mux)
 		if err != nil {
 			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(l) }()
 		defer srv.Close()
 		fmt.Fprintf(stderr, "serving /metrics on %s\n", l.Addr())

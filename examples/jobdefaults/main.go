@@ -55,7 +55,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/integrations/stratacr"
@@ -200,22 +199,20 @@ func start(ctx context.Context, f *flags) error {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	// The z-pages are served beside /metrics; they are installed once the
-	// resolver exists, before the manager starts its metrics server.
-	zpageHandlers := zpages.Handlers{}
+	webhooks := newWebhookServer(f.host, f.port, f.certDir)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr, ExtraHandlers: zpageHandlers},
-		HealthProbeBindAddress:        f.probeAddr,
+		Scheme: scheme,
+		// The manager's own metrics and health-probe servers are off:
+		// addServer serves their paths under httpserve's limits.
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              LeaseName,
 		LeaderElectionNamespace:       SystemNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		// Only the ConfigMaps the resolver reads are cached.
-		Cache: cache.Options{ByObject: stratacr.CacheByObject(o)},
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: f.host, Port: f.port, CertDir: f.certDir, CertName: servingcert.CertFile, KeyName: servingcert.KeyFile,
-		}),
+		Cache:         cache.Options{ByObject: stratacr.CacheByObject(o)},
+		WebhookServer: webhooks,
 	})
 	if err != nil {
 		return err
@@ -224,12 +221,19 @@ func start(ctx context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-	zpages.Install(zpageHandlers, stratacr.ZPages(r, "jobdefaults", zpages.GoFlags(f.set)))
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
+	if f.metricsAddr != "0" {
+		// The z-pages are served beside /metrics.
+		pages := zpages.Handlers{}
+		zpages.Install(pages, stratacr.ZPages(r, "jobdefaults", zpages.GoFlags(f.set)))
+		if err := addServer(mgr, "metrics", f.metricsAddr, metricsHandler(pages)); err != nil {
+			return err
+		}
 	}
-	if err := mgr.AddReadyzCheck("configuration", r.ReadyCheck); err != nil {
-		return err
+	if f.probeAddr != "0" {
+		probes := probeHandler(map[string]healthz.Checker{"ping": healthz.Ping}, map[string]healthz.Checker{"configuration": r.ReadyCheck})
+		if err := addServer(mgr, "health probe", f.probeAddr, probes); err != nil {
+			return err
+		}
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).
 		WithDefaulter(stratacr.Defaulter(r, applyDefaults)).

@@ -25,7 +25,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -33,11 +32,11 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"k8s.io/component-base/metrics"
 
 	"github.com/stratacfg/strata/examples/manifests/admission"
+	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -138,14 +137,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *metricsAddr != "" {
-		ln, err := net.Listen("tcp", *metricsAddr)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+		srv, ln, err := httpserve.Listen(*metricsAddr, mux)
 		if err != nil {
 			fmt.Fprintln(stderr, "manifests: --metrics-addr:", err)
 			return 1
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
 		fmt.Fprintf(stderr, "manifests: serving /metrics on %s\n", ln.Addr())

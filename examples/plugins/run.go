@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/internal/servingcert"
 )
 
@@ -88,13 +88,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer c.stop()
 	if f.metricsAddr != "0" && f.metricsAddr != "" {
-		ln, err := net.Listen("tcp", f.metricsAddr)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.HandlerFor(c.reg, metrics.HandlerOpts{}))
+		srv, ln, err := httpserve.Listen(f.metricsAddr, mux)
 		if err != nil {
 			return fmt.Errorf("--metrics-bind-address: %w", err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", metrics.HandlerFor(c.reg, metrics.HandlerOpts{}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln) //nolint:errcheck // ends with Close
 		defer srv.Close()
 	}
@@ -443,13 +442,13 @@ func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), erro
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)))
+	mux := http.NewServeMux()
+	mux.Handle(webhookPath, &validator{objs: greenhouse.Store{Ctx: ctx, R: c.listers}, log: c.log})
+	srv, ln, err := httpserve.Listen(net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)), mux)
 	if err != nil {
 		return nil, fmt.Errorf("the webhook's listener: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle(webhookPath, &validator{objs: greenhouse.Store{Ctx: ctx, R: c.listers}, log: c.log})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	go srv.ServeTLS(ln, "", "") //nolint:errcheck // ends with Close
 	port := ln.Addr().(*net.TCPAddr).Port
 	if err := registerWebhook(ctx, c.kube, f.webhookHost, port, caBundle); err != nil {

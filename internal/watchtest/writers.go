@@ -160,12 +160,25 @@ func NewGitSync(root, link string) *GitSync { return &GitSync{Root: root, Link: 
 func (g *GitSync) Path() string { return filepath.Join(g.Root, g.Link) }
 
 // Write publishes a revision holding files; a name may contain slashes.
-func (g *GitSync) Write(files map[string]string) error {
+func (g *GitSync) Write(files map[string]string) error { return g.WriteLinks(files, nil) }
+
+// WriteLinks publishes a revision holding files and symbolic links, name
+// → target, as a committer may have left them.
+func (g *GitSync) WriteLinks(files, links map[string]string) error {
 	g.rev++
 	rel := filepath.Join(".worktrees", fmt.Sprintf("%040x", g.rev))
 	wt := filepath.Join(g.Root, rel)
 	if err := WriteTree(wt, files); err != nil {
 		return err
+	}
+	for name, target := range links {
+		p := filepath.Join(wt, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(target, p); err != nil {
+			return err
+		}
 	}
 	tmp := filepath.Join(g.Root, "tmp-link")
 	os.Remove(tmp)
