@@ -150,3 +150,17 @@ func TestNegotiation(t *testing.T) {
 		t.Errorf("PUT: %d", code)
 	}
 }
+
+// TestHugeAcceptRefused answers a 720 KB Accept header of 80,002 ranges
+// with 406, saying how many ranges are read, instead of spending seconds
+// comparing them.
+func TestHugeAcceptRefused(t *testing.T) {
+	srv := serve(t)
+	accept := strings.Repeat("text/html;q=0.5,", 40_000) + strings.Repeat("x/y;q=0,", 40_000) + "text/plain,*/*;q=0"
+	for _, path := range []string{"/configz", "/flagz", "/statusz"} {
+		code, _, body := fetch(t, srv, http.MethodGet, path, accept)
+		if code != http.StatusNotAcceptable || !strings.Contains(body, "in at most 32 ranges") {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
+	}
+}

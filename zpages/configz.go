@@ -1,0 +1,144 @@
+package zpages
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// KeySource is where one configuration key's value came from.
+type KeySource struct {
+	// Source is the layer that set the value in effect.
+	Source string `json:"source"`
+	// Shadowed lists the lower layers that set it too, the nearest
+	// first; their values are not shown.
+	Shadowed []string `json:"shadowed,omitempty"`
+}
+
+// Configz is strata's /configz object: each configuration with the source
+// of every key.
+type Configz struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Configurations    map[string]ConfigzEntry `json:"configurations"`
+}
+
+// ConfigzEntry is one configuration and its sources.
+type ConfigzEntry struct {
+	Config  json.RawMessage      `json:"config"`
+	Sources map[string]KeySource `json:"sources"`
+}
+
+func (p *Pages) configz(r *http.Request) (*reply, error) {
+	configs, err := p.Configs(r)
+	if err != nil {
+		return nil, err
+	}
+	plain := map[string]json.RawMessage{}
+	obj := &Configz{TypeMeta: metav1.TypeMeta{Kind: "Configz", APIVersion: Group + "/" + Version}, ObjectMeta: p.objectMeta(), Configurations: map[string]ConfigzEntry{}}
+	var b strings.Builder
+	b.WriteString(p.header("configz"))
+	names := make([]string, 0, len(configs))
+	for name := range configs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c := configs[name]
+		shown, values, err := c.shown()
+		if err != nil {
+			return nil, fmt.Errorf("configuration %s: %w", name, err)
+		}
+		plain[name] = shown
+		entry := ConfigzEntry{Config: shown, Sources: map[string]KeySource{}}
+		fmt.Fprintf(&b, "[%s]\n", name)
+		for _, key := range slices.Sorted(maps.Keys(values)) {
+			if key == "/apiVersion" || key == "/kind" {
+				continue
+			}
+			src := c.sourceOf(key)
+			entry.Sources[key] = src
+			fmt.Fprintf(&b, "%s=%s (%s)\n", key, values[key], src.line())
+		}
+		obj.Configurations[name] = entry
+	}
+	return &reply{text: b.String(), objects: map[object]any{{"Configz", Version, Group}: obj}, def: plain}, nil
+}
+
+// shown returns the configuration with its secret values classified, and
+// its keys flattened.
+func (c Config) shown() (json.RawMessage, map[string]string, error) {
+	if c.Secret == nil {
+		values, err := merge.Flatten(c.Object)
+		return c.Object, values, err
+	}
+	var doc any
+	if err := json.Unmarshal(c.Object, &doc); err != nil {
+		return nil, nil, err
+	}
+	out, err := json.Marshal(classify(doc, "", c.Secret))
+	if err != nil {
+		return nil, nil, err
+	}
+	// The text is written from the classified document: a leaf of the
+	// flattened keys may be a list that holds a secret.
+	values, err := merge.Flatten(out)
+	return out, values, err
+}
+
+// classify replaces what secret reports under key in v.
+func classify(v any, key string, secret func(string) bool) any {
+	if key != "" && secret(key) {
+		return Classified
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = classify(e, key+"/"+merge.Pointer(k)[1:], secret)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = classify(e, key+"/"+strconv.Itoa(i), secret)
+		}
+	}
+	return v
+}
+
+// sourceOf is the source of key, or of the nearest ancestor a layer set.
+func (c Config) sourceOf(key string) KeySource {
+	if c.Provenance == nil {
+		return KeySource{Source: "unknown"}
+	}
+	for k := key; k != ""; k = parent(k) {
+		if p, ok := c.Provenance.Explain(k); ok {
+			out := KeySource{Source: p.Source.String()}
+			for _, s := range p.Shadowed {
+				out.Shadowed = append(out.Shadowed, s.Source.String())
+			}
+			return out
+		}
+	}
+	return KeySource{Source: "default"}
+}
+
+func (s KeySource) line() string {
+	if len(s.Shadowed) == 0 {
+		return s.Source
+	}
+	return s.Source + "; shadows " + strings.Join(s.Shadowed, ", ")
+}
+
+func parent(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i > 0 {
+		return key[:i]
+	}
+	return ""
+}
