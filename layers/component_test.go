@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -242,9 +243,68 @@ func TestExecute(t *testing.T) {
 		if again == nil || again.Port != 9000 || again.EnableProfiling {
 			t.Errorf("the written configuration loads as %+v", again)
 		}
+		if st, err := os.Stat(to); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("an existing 0600 output: %v, %v", st.Mode(), err)
+		}
 		code, _, stderr, _ := execute(t, "--config", cfg, "--write-config-to", filepath.Join(dir, "missing", "x.yaml"))
 		if code != 1 || !strings.Contains(stderr, "--write-config-to") {
 			t.Errorf("unwritable: code %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("write-config-to keeps what it writes to", func(t *testing.T) {
+		// A new file is private unless --write-config-mode says
+		// otherwise; a link is written through and stays; a FIFO's
+		// reader gets the configuration.
+		fresh := filepath.Join(dir, "fresh.yaml")
+		if code, _, stderr, _ := execute(t, "--config", cfg, "--write-config-to", fresh); code != 0 {
+			t.Fatalf("code %d, stderr %s", code, stderr)
+		}
+		if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("a new output: %v, %v, want 0600", st.Mode(), err)
+		}
+		shared := filepath.Join(dir, "shared.yaml")
+		if code, _, stderr, _ := execute(t, "--config", cfg, "--write-config-to", shared, "--write-config-mode", "0644"); code != 0 {
+			t.Fatalf("code %d, stderr %s", code, stderr)
+		}
+		if st, err := os.Stat(shared); err != nil || st.Mode().Perm()&^0o644 != 0 || st.Mode().Perm()&0o600 != 0o600 {
+			t.Errorf("a new output with --write-config-mode 0644: %v, %v", st.Mode(), err)
+		}
+		link := filepath.Join(dir, "current.yaml")
+		if err := os.Symlink("fresh.yaml", link); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr, _ := execute(t, "--config", cfg, "--write-config-to", link, "--output-version", "v1alpha1"); code != 0 {
+			t.Fatalf("code %d, stderr %s", code, stderr)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link was replaced: %v, %v", st.Mode(), err)
+		}
+		if got, _ := os.ReadFile(fresh); !strings.Contains(string(got), "v1alpha1") {
+			t.Errorf("the link's target holds %s", got)
+		}
+		fifo := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan []byte, 1)
+		go func() {
+			b, _ := os.ReadFile(fifo)
+			got <- b
+		}()
+		if code, _, stderr, _ := execute(t, "--config", cfg, "--write-config-to", fifo); code != 0 {
+			t.Fatalf("code %d, stderr %s", code, stderr)
+		}
+		if b := <-got; !strings.Contains(string(b), "port: 9000") {
+			t.Errorf("the FIFO's reader got %q", b)
+		}
+		for _, args := range [][]string{
+			{"--explain", "--write-config-to", fresh},
+			{"--explain", "--migrate-config"},
+			{"--write-config-to", fresh, "--write-config-mode", "0999"},
+		} {
+			if code, _, stderr, _ := execute(t, append([]string{"--config", cfg}, args...)...); code != 2 || !strings.Contains(stderr, "Usage:") {
+				t.Errorf("%v: code %d, stderr %s; want a usage error", args, code, stderr)
+			}
 		}
 	})
 	t.Run("output version as group/version", func(t *testing.T) {

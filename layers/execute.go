@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -23,14 +24,30 @@ type outputFlags struct {
 	migrate bool
 	version string
 	writeTo string
+	mode    fileMode
+}
+
+// fileMode is a file's permissions as a flag, in octal.
+type fileMode fs.FileMode
+
+func (m *fileMode) String() string { return fmt.Sprintf("%04o", uint32(*m)) }
+func (m *fileMode) Type() string   { return "mode" }
+func (m *fileMode) Set(s string) error {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || v > 0o777 {
+		return fmt.Errorf("%q is not a file mode: give permissions in octal, as 0640", s)
+	}
+	*m = fileMode(v)
+	return nil
 }
 
 func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
-	o := &outputFlags{}
+	o := &outputFlags{mode: 0o600}
 	fs.BoolVar(&o.explain, "explain", false, "Print the effective configuration in --output-version and where every value came from, as JSON, and exit.")
 	fs.BoolVar(&o.print, "print-config", false, "Print the effective configuration in --output-version as YAML, and exit.")
 	fs.StringVar(&o.version, "output-version", version, "The version --explain, --print-config and --write-config-to use.")
-	fs.StringVar(&o.writeTo, "write-config-to", "", "Write the effective configuration in --output-version as YAML to this file, and exit.")
+	fs.StringVar(&o.writeTo, "write-config-to", "", "Write the effective configuration in --output-version as YAML to this file, and exit. An existing file is replaced atomically and keeps its mode; a symbolic link is written through; a FIFO or a device (/dev/stdout) is written to.")
+	fs.Var(&o.mode, "write-config-mode", "The mode --write-config-to creates a new file with, less the umask; an existing file keeps its own.")
 	fs.BoolVar(&o.migrate, "migrate-config", false, "Print what the --config file itself sets, and nothing else (no defaults, flags or other files; relative paths kept relative), in --output-version as YAML, and exit; with --write-config-to, write it there instead.")
 	return o
 }
@@ -49,8 +66,12 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 //     1; decoding warnings are printed on stderr.
 //  4. --explain prints the configuration and its provenance as JSON,
 //     --print-config the configuration as YAML, --write-config-to writes
-//     that YAML to a file (replacing it whole, never half written); each
-//     returns 0 without running.
+//     that YAML to a file (replacing a regular file whole, never half
+//     written, keeping its mode; writing through a link, into a FIFO or
+//     a device; a new file private unless --write-config-mode says
+//     otherwise); each returns 0 without running. --explain writes
+//     nothing, so with --write-config-to or --migrate-config it is a
+//     usage error.
 //  5. Otherwise call run; an error it returns is printed on stderr and
 //     returns 1, or 2 with the usage when it is a *UsageError (a flag
 //     combination the component refuses).
@@ -75,7 +96,7 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 	// print is set.
 	emit := func(b []byte, print bool) int {
 		if out.writeTo != "" {
-			if err := writeFile(out.writeTo, b); err != nil {
+			if err := files.Write(out.writeTo, b, fs.FileMode(out.mode)); err != nil {
 				return fail(fmt.Errorf("--write-config-to: %w", err))
 			}
 		}
@@ -92,8 +113,14 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		return usage(err)
 	}
 	gv, err := c.outputVersion(out.version)
-	if err == nil && out.migrate && cl.Config.ConfigFile == "" {
+	switch {
+	case err != nil:
+	case out.migrate && cl.Config.ConfigFile == "":
 		err = errors.New("--migrate-config rewrites the --config file: give one")
+	case out.explain && out.writeTo != "":
+		err = errors.New("--explain prints and writes nothing: give --write-config-to without it")
+	case out.explain && out.migrate:
+		err = errors.New("--explain explains the effective configuration, --migrate-config rewrites the file: give one")
 	}
 	if err != nil {
 		return usage(err)
@@ -171,31 +198,4 @@ func (c *Component[T]) outputVersion(s string) (schema.GroupVersion, error) {
 	}
 	return schema.GroupVersion{}, fmt.Errorf("--output-version %q: not a version of %s; give one of %s, alone or as %s/VERSION",
 		s, c.Kind.GroupKind().Kind, strings.Join(known, ", "), group)
-}
-
-// writeFile replaces path with data: written to a temporary file beside
-// it, synced, then renamed over it, so that a reader sees the old content
-// or the new, never a part.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
