@@ -93,7 +93,7 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 // shownValue is a shadowed value as --explain shows it: null in place of
 // one that is or holds a reference.
 func shownValue(v string) json.RawMessage {
-	if _, ok := merge.RefOf(v); ok || strings.Contains(v, `"$ref"`) {
+	if strings.Contains(v, `"$ref"`) {
 		return json.RawMessage("null")
 	}
 	return json.RawMessage(v)

@@ -65,19 +65,21 @@ func ExampleLists() {
 	// token from PluginOverride org/prod, shadowing PluginPreset org/monitoring
 }
 
-func ExampleResolveRefs() {
+func ExampleResult_ResolveRefs() {
 	ref := merge.Ref{Kind: "secret", Namespace: "team-a", Name: "db", Key: "password"}
 	r := merge.Merge(
 		&merge.Layer{Source: merge.Source{Origin: "file"}, Values: map[string]string{"/db/password": `"changeme"`}},
-		&merge.Layer{Source: merge.Source{Origin: "namespace", Name: "team-a/overrides"}, Values: map[string]string{"/db/password": ref.JSON()}},
+		// The producer of this layer (a typed valueFrom) wrote a reference.
+		&merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: "team-a/db"}, Values: map[string]string{"/db/password": ref.JSON()}, Refs: map[string]bool{"/db/password": true}},
 	)
 	v, _ := r.Lookup("/db/password")
-	got, _ := merge.RefOf(v)
+	got, _ := r.RefOf("/db/password", v)
 	fmt.Println("effective:", got) // shown by name, never by content
 
-	// Only when asked, through the caller's reader.
+	// Only when asked, through the caller's reader, in the namespaces it
+	// may read.
 	read := func(_ context.Context, r merge.Ref) ([]byte, error) { return []byte("s3cret"), nil }
-	resolved, _ := merge.ResolveRefs(context.Background(), r.Values(), read)
+	resolved, _ := r.ResolveRefs(context.Background(), []string{"team-a"}, read)
 	fmt.Println("resolved:", resolved["/db/password"])
 	// Output:
 	// effective: secret team-a/db#password

@@ -57,6 +57,13 @@ type Layer struct {
 	// Values maps JSON pointers to compact JSON text. The value "null"
 	// (Tombstone) removes the key and everything under it.
 	Values map[string]string
+	// Refs names the keys of Values whose value is, or holds, a
+	// reference the layer's producer wrote (Ref.JSON): a typed valueFrom
+	// of an object the operator controls, a field declared to hold
+	// references. Only there is a reference one; the same text in any
+	// other value is a literal (Result.RefOf). A layer built from what a
+	// tenant writes names none.
+	Refs map[string]bool
 	// Policy, when set, decides which of Values this layer may set.
 	Policy Policy
 }

@@ -3,7 +3,6 @@ package merge
 import (
 	"context"
 	"errors"
-	"maps"
 	"strings"
 	"testing"
 )
@@ -88,25 +87,15 @@ func TestKeyedListErrors(t *testing.T) {
 	}
 }
 
-// TestRefs holds references as leaves, shows them by name, and resolves
-// them only through the caller's reader, naming the reference on error.
+// TestRefs holds references where their layer's producer wrote them,
+// shows them by name, and resolves them only through the caller's reader,
+// only in the namespaces it names, naming the reference on error; the
+// same text from any other layer is a literal.
 func TestRefs(t *testing.T) {
 	t.Parallel()
 	ref := Ref{Kind: "secret", Namespace: "team-a", Name: "db", Key: "password"}
 	if ref.String() != "secret team-a/db#password" {
 		t.Errorf("String: %s", ref)
-	}
-	v, err := Flatten([]byte(`{"db":{"password":` + ref.JSON() + `,"user":"app"}}`))
-	if err != nil || v["/db/password"] != ref.JSON() || v["/db/user"] != `"app"` {
-		t.Fatalf("a reference is a leaf: %v, %v", v, err)
-	}
-	if got, ok := RefOf(v["/db/password"]); !ok || got != ref {
-		t.Errorf("RefOf: %v, %t", got, ok)
-	}
-	for _, notRef := range []string{`{"$ref":1}`, `{"$ref":"secret a/b#c","x":1}`, `"secret a/b#c"`} {
-		if _, ok := RefOf(notRef); ok {
-			t.Errorf("%s read as a reference", notRef)
-		}
 	}
 	for _, bad := range []string{"secret a/b", "secret /b#c", "a/b#c"} {
 		if _, ok := ParseRef(bad); ok {
@@ -115,32 +104,71 @@ func TestRefs(t *testing.T) {
 	}
 	// A literal above a reference wins, and the other way round.
 	lo := &Layer{Source: Source{Origin: "lo"}, Values: map[string]string{"/db/password": `"plain"`}}
-	hi := &Layer{Source: Source{Origin: "hi"}, Values: map[string]string{"/db/password": ref.JSON()}}
-	if got, _ := Merge(lo, hi).Lookup("/db/password"); got != ref.JSON() {
-		t.Errorf("reference above: %s", got)
+	hi := &Layer{Source: Source{Origin: "hi"}, Values: map[string]string{"/db/password": ref.JSON()}, Refs: map[string]bool{"/db/password": true}}
+	if r := Merge(lo, hi); !refIs(r, "/db/password", ref) {
+		t.Errorf("reference above: %v", r.Values())
 	}
-	if got, _ := Merge(hi, lo).Lookup("/db/password"); got != `"plain"` {
-		t.Errorf("literal above: %s", got)
+	if r := Merge(hi, lo); refIs(r, "/db/password", ref) || r.Values()["/db/password"] != `"plain"` {
+		t.Errorf("literal above: %v", r.Values())
+	}
+	for _, notRef := range []string{`{"$ref":1}`, `{"$ref":"secret a/b#c","x":1}`, `"secret a/b#c"`} {
+		l := &Layer{Values: map[string]string{"/x": notRef}, Refs: map[string]bool{"/x": true}}
+		if got, ok := Merge(l).RefOf("/x", notRef); ok {
+			t.Errorf("%s read as a reference: %v", notRef, got)
+		}
 	}
 
+	// A tenant's literal of a reference's shape is a literal: RefOf
+	// says so, and ResolveRefs reads nothing for it.
+	forged := Ref{Kind: "secret", Namespace: "kube-system", Name: "admin-token", Key: "token"}
+	tenant := &Layer{Source: Source{Origin: "namespace", Name: "team-a/overrides"}, Values: map[string]string{"/db/password": forged.JSON()}}
+	if LooksLikeRef(`{"a":[{"b":`+forged.JSON()+`}]}`) != true || LooksLikeRef(`{"$ref":1}`) || LooksLikeRef(`"$ref"`) {
+		t.Error("LooksLikeRef")
+	}
+	r := Merge(lo, tenant)
+	if _, ok := r.RefOf("/db/password", forged.JSON()); ok {
+		t.Error("a tenant's literal read as a reference")
+	}
+	reads := 0
 	read := func(_ context.Context, r Ref) ([]byte, error) {
+		reads++
 		if r == ref {
 			return []byte("s3cret"), nil
 		}
 		return nil, errors.New("not found")
 	}
-	values := map[string]string{"/db/password": ref.JSON(), "/list/x": `{"name":"x","value":` + ref.JSON() + `}`, "/plain": `1`}
-	got, err := ResolveRefs(context.Background(), values, read)
+	got, err := r.ResolveRefs(context.Background(), []string{"team-a", "kube-system"}, read)
+	if err != nil || reads != 0 || got["/db/password"] != forged.JSON() {
+		t.Errorf("ResolveRefs of a tenant's literal: %v, %v, %d reads", got, err, reads)
+	}
+
+	producer := &Layer{Source: Source{Origin: "PluginOverride"}, Values: map[string]string{
+		"/db/password": ref.JSON(), "/list/x": `{"name":"x","value":` + ref.JSON() + `}`, "/plain": `1`,
+	}, Refs: map[string]bool{"/db/password": true, "/list/x": true}}
+	got, err = Merge(producer).ResolveRefs(context.Background(), []string{"team-a"}, read)
 	if err != nil || got["/db/password"] != `"s3cret"` || got["/list/x"] != `{"name":"x","value":"s3cret"}` || got["/plain"] != "1" {
 		t.Errorf("ResolveRefs: %v, %v", got, err)
 	}
-	if !maps.Equal(values, map[string]string{"/db/password": ref.JSON(), "/list/x": `{"name":"x","value":` + ref.JSON() + `}`, "/plain": `1`}) {
+	if v := producer.Values["/list/x"]; v != `{"name":"x","value":`+ref.JSON()+`}` {
 		t.Error("ResolveRefs changed its input")
 	}
+	reads = 0
+	if _, err := Merge(producer).ResolveRefs(context.Background(), []string{"team-b"}, read); !errors.Is(err, ErrRefNamespace) || reads != 0 ||
+		!strings.Contains(err.Error(), "secret team-a/db#password") || !strings.Contains(err.Error(), "only team-b may be read here") {
+		t.Errorf("a reference to a namespace not given: %v, %d reads", err, reads)
+	}
 	missing := Ref{Kind: "secret", Namespace: "team-a", Name: "gone", Key: "k"}
-	if _, err := ResolveRefs(context.Background(), map[string]string{"/x": missing.JSON()}, read); err == nil || err.Error() != "/x: reading secret team-a/gone#k: not found" {
+	l := &Layer{Values: map[string]string{"/x": missing.JSON()}, Refs: map[string]bool{"/x": true}}
+	if _, err := Merge(l).ResolveRefs(context.Background(), []string{"team-a"}, read); err == nil || err.Error() != "/x: reading secret team-a/gone#k: not found" {
 		t.Errorf("a reference that cannot be read: %v", err)
 	}
+}
+
+// refIs reports whether key's effective value in r is the reference ref.
+func refIs(r *Result, key string, ref Ref) bool {
+	v, _ := r.Lookup(key)
+	got, ok := r.RefOf(key, v)
+	return ok && got == ref
 }
 
 // FuzzKeyedLists checks that flattening with keyed lists and back keeps

@@ -4,17 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // Ref is a value named instead of given: the key of a Secret, whose
-// content strata never reads unless asked. A layer holds it as the leaf
-// {"$ref":"secret NAMESPACE/NAME#KEY"} (RefOf), which merges like any
-// other leaf: a reference in a higher layer beats a literal below, a
-// literal beats a reference below, and the result keeps exactly one of
-// the two. Wherever strata shows it (provenance, --explain, an error) it
-// is that text, never the content.
+// content strata never reads unless asked. A layer holds it as the value
+// {"$ref":"secret NAMESPACE/NAME#KEY"} (Ref.JSON), a leaf or inside one (an
+// element of a keyed list), which merges like any other value: a
+// reference in a higher layer beats a literal below, a literal beats a
+// reference below, and the result keeps exactly one of the two. Wherever
+// strata shows it (provenance, --explain, an error) it is that text, never
+// the content.
+//
+// Only the layer's producer makes a reference, by naming the key in
+// Layer.Refs: a typed valueFrom of an object the operator controls. The
+// same text in any other value is a literal, whoever wrote it: a tenant
+// who writes {"$ref":"secret kube-system/admin-token#token"} into a value
+// gets that object, never the Secret (Result.RefOf, Result.ResolveRefs).
 type Ref struct {
 	// Kind is what holds the value: "secret".
 	Kind      string
@@ -35,8 +44,9 @@ func (r Ref) JSON() string {
 // refMember is the one member of a reference's object.
 const refMember = "$ref"
 
-// RefOf returns the reference value holds, if value (JSON text) is one.
-func RefOf(value string) (Ref, bool) {
+// refOf returns the reference value holds, if value (JSON text) has the
+// shape of one.
+func refOf(value string) (Ref, bool) {
 	v := []byte(strings.TrimSpace(value))
 	if !isRef(v) {
 		return Ref{}, false
@@ -46,6 +56,41 @@ func RefOf(value string) (Ref, bool) {
 		return Ref{}, false
 	}
 	return ParseRef(obj[refMember])
+}
+
+// LooksLikeRef reports whether value, JSON text, holds anything with the
+// shape of a reference, at any depth: a policy that refuses such literals
+// outright (namespaced.Tenancy.RefuseRefLiterals) asks it.
+func LooksLikeRef(value string) bool {
+	if !strings.Contains(value, `"`+refMember+`"`) {
+		return false
+	}
+	var node any
+	if json.Unmarshal([]byte(value), &node) != nil {
+		return false
+	}
+	return holdsRef(node)
+}
+
+func holdsRef(node any) bool {
+	switch n := node.(type) {
+	case map[string]any:
+		if _, ok := n[refMember].(string); ok && len(n) == 1 {
+			return true
+		}
+		for _, v := range n {
+			if holdsRef(v) {
+				return true
+			}
+		}
+	case []any:
+		for _, v := range n {
+			if holdsRef(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ParseRef parses "KIND NAMESPACE/NAME#KEY".
@@ -66,8 +111,7 @@ func ParseRef(s string) (Ref, bool) {
 }
 
 // isRef reports whether v, JSON text, is an object whose one member is
-// "$ref" holding a string: a reference, a leaf that Flatten does not
-// descend into.
+// "$ref" holding a string.
 func isRef(v []byte) bool {
 	if len(v) == 0 || v[0] != '{' || !bytes.Contains(v, []byte(`"$ref"`)) {
 		return false
@@ -80,19 +124,46 @@ func isRef(v []byte) bool {
 	return ok && len(raw) > 0 && raw[0] == '"'
 }
 
+// holdsRefs reports whether the effective value of key was set by a
+// layer that wrote references there.
+func (r *Result) holdsRefs(key string) bool {
+	r.settle()
+	e, ok := r.get(key)
+	if !ok {
+		return false
+	}
+	return r.layers[r.winner(key, e)].Refs[key]
+}
+
+// RefOf returns the reference v is, where v is key's effective value or a
+// value inside it (an element's member), when the layer whose value of
+// key is effective wrote references there (Layer.Refs). Anywhere else the
+// same text is a literal: RefOf reports false.
+func (r *Result) RefOf(key, v string) (Ref, bool) {
+	if !r.holdsRefs(key) {
+		return Ref{}, false
+	}
+	return refOf(v)
+}
+
 // RefReader reads what a reference names; the caller's, so that strata
 // reads no Secret on its own.
 type RefReader func(ctx context.Context, r Ref) ([]byte, error)
 
-// ResolveRefs returns values with every reference in them, a leaf or
-// nested in a leaf (an element of a keyed list), replaced by what read
-// gives for it, as a JSON string. It is the one step that reads
-// referenced content, and it happens only when the caller asks; an error
-// names the reference and the key, never content.
-func ResolveRefs(ctx context.Context, values map[string]string, read RefReader) (map[string]string, error) {
+// ResolveRefs returns r's effective values with every reference in them,
+// a value or inside one, replaced by what read gives for it, as a JSON
+// string. It is the one step that reads referenced content, and it
+// happens only when the caller asks. Only references a layer's producer
+// wrote (Layer.Refs) are read: a literal with a reference's shape stays
+// what it is. A reference to a namespace not in namespaces, those the
+// caller may read for whoever wrote the layers (a Plugin's own), is an
+// error and nothing is read; so is one read fails. An error names the
+// key and the reference, never content.
+func (r *Result) ResolveRefs(ctx context.Context, namespaces []string, read RefReader) (map[string]string, error) {
+	values := r.Values()
 	out := make(map[string]string, len(values))
 	for k, v := range values {
-		if !strings.Contains(v, refMember) {
+		if !r.holdsRefs(k) || !strings.Contains(v, refMember) {
 			out[k] = v
 			continue
 		}
@@ -102,7 +173,7 @@ func ResolveRefs(ctx context.Context, values map[string]string, read RefReader) 
 		if err := dec.Decode(&node); err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
-		resolved, err := resolveNode(ctx, k, node, read)
+		resolved, err := resolveNode(ctx, k, node, namespaces, read)
 		if err != nil {
 			return nil, err
 		}
@@ -115,13 +186,20 @@ func ResolveRefs(ctx context.Context, values map[string]string, read RefReader) 
 	return out, nil
 }
 
-func resolveNode(ctx context.Context, key string, node any, read RefReader) (any, error) {
+// ErrRefNamespace is wrapped by the error for a reference to a namespace
+// its reader may not read.
+var ErrRefNamespace = errors.New("a reference to a namespace that may not be read")
+
+func resolveNode(ctx context.Context, key string, node any, namespaces []string, read RefReader) (any, error) {
 	switch n := node.(type) {
 	case map[string]any:
 		if s, ok := n[refMember].(string); ok && len(n) == 1 {
 			r, ok := ParseRef(s)
 			if !ok {
 				return nil, fmt.Errorf("%s: %q is not a reference (KIND NAMESPACE/NAME#KEY)", key, s)
+			}
+			if !slices.Contains(namespaces, r.Namespace) {
+				return nil, fmt.Errorf("%s: %s: %w: only %s may be read here", key, r, ErrRefNamespace, strings.Join(namespaces, ", "))
 			}
 			data, err := read(ctx, r)
 			if err != nil {
@@ -130,7 +208,7 @@ func resolveNode(ctx context.Context, key string, node any, read RefReader) (any
 			return string(data), nil
 		}
 		for m, v := range n {
-			r, err := resolveNode(ctx, key, v, read)
+			r, err := resolveNode(ctx, key, v, namespaces, read)
 			if err != nil {
 				return nil, err
 			}
@@ -138,7 +216,7 @@ func resolveNode(ctx context.Context, key string, node any, read RefReader) (any
 		}
 	case []any:
 		for i, v := range n {
-			r, err := resolveNode(ctx, key, v, read)
+			r, err := resolveNode(ctx, key, v, namespaces, read)
 			if err != nil {
 				return nil, err
 			}

@@ -200,7 +200,7 @@ func TestWhereGreenhouseLosesAValue(t *testing.T) {
     - {name: must, value: x}
     - {name: size, value: "2"}
 `,
-			err: `option "size" from PluginPreset org/p: "2" is not of type int`,
+			err: `PluginPreset org/p: spec.plugin.optionValues[1] (size): value "2" is not of type int`,
 		},
 		{
 			name: "a secret given as a literal",
@@ -208,7 +208,7 @@ func TestWhereGreenhouseLosesAValue(t *testing.T) {
     - {name: must, value: x}
     - {name: password, value: hunter2}
 `,
-			err: `option "password" from PluginPreset org/p: is of type secret: give it by valueFrom.secret`,
+			err: `PluginPreset org/p: spec.plugin.optionValues[1] (password): value is of type secret: give it by valueFrom.secret`,
 		},
 		{
 			name: "both value and valueFrom",

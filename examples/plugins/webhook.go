@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/merge"
 )
 
 // The validating webhook.
@@ -100,7 +101,7 @@ func (v *validator) preset(p *greenhouse.PluginPreset) error {
 		}
 		seen[o.ClusterName] = i
 		if def != nil {
-			_, err := greenhouse.Layer(o.Overrides, def, field+".overrides", p.Namespace)
+			_, err := greenhouse.Layer(merge.Source{}, o.Overrides, def, field+".overrides", p.Namespace)
 			errs = append(errs, err)
 		} else {
 			errs = append(errs, greenhouse.Duplicates(o.Overrides, field+".overrides"))
@@ -122,7 +123,7 @@ func (v *validator) override(namespace string, o *greenhouse.PluginOverride) err
 		if def == nil {
 			continue // not there yet: its options are checked when it is used
 		}
-		if _, err := greenhouse.Layer(o.Spec.Overrides, def, "spec.overrides", namespace); err != nil {
+		if _, err := greenhouse.Layer(merge.Source{}, o.Spec.Overrides, def, "spec.overrides", namespace); err != nil {
 			errs = append(errs, err)
 		}
 	}

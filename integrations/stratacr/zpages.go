@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stratacfg/strata/layers/namespaced"
-	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	strataval "github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/zpages"
@@ -80,7 +79,7 @@ func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pag
 					return true
 				}
 				v, ok := prov.Lookup(key)
-				_, ref := merge.RefOf(v)
+				_, ref := prov.RefOf(key, v)
 				return ok && ref
 			}}}, nil
 		},

@@ -32,7 +32,7 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	c := r.c
 	switch {
 	case c.isCluster(cm):
-		cl, err := r.src.cluster(ctx)
+		cl, invalid, err := r.src.cluster(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -41,8 +41,10 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 			next = map[string]*corev1.ConfigMap{}
 		}
 		next[cm.Name] = cm
-		_, err = c.parseCluster(next)
-		return nil, err
+		if _, err := c.parseCluster(next); err != nil {
+			return nil, err
+		}
+		return storedInvalid(invalid), nil
 	case c.isSelector(cm):
 		if sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]; sl.err != nil {
 			return nil, sl.err
@@ -53,10 +55,11 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
 		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, KindNamespace), c.nsLabels)}, nil
 	}
-	cl, err := r.src.cluster(ctx)
+	cl, invalid, err := r.src.cluster(ctx)
 	if err != nil {
 		return nil, err
 	}
+	warnings = storedInvalid(invalid)
 	src := ConfigMapSource(cm, KindNamespace)
 	if !cl.policy.open {
 		warnings = append(warnings, fmt.Sprintf("%s: namespace overrides are closed by the operator: it is not applied until they open", src))
@@ -176,4 +179,15 @@ func (r *Resolver[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{nameLabel: c.o.Namespace}},
 	}
 	return tenant, cluster
+}
+
+// storedInvalid is the warning of a ConfigMap judged against the last
+// valid cluster configuration, or the defaults, because the cluster
+// ConfigMaps as stored are invalid: never a denial, so that no stored
+// mistake refuses every write, its fix included.
+func storedInvalid(invalid error) []string {
+	if invalid == nil {
+		return nil
+	}
+	return []string{"judged against the last valid cluster configuration (or the defaults): the cluster ConfigMaps as stored are refused: " + text.Cut(invalid.Error(), text.MaxMessage)}
 }

@@ -118,10 +118,11 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 }
 
 // cluster reads the cluster ConfigMaps and returns their state, parsed
-// unless they are the ones parsed last.
-func (d *directMode[T]) cluster(ctx context.Context) (*clusterState[T], error) {
+// unless they are the ones parsed last. When they are invalid it returns
+// the last valid state this resolver parsed, or the defaults, and why.
+func (d *directMode[T]) cluster(ctx context.Context) (*clusterState[T], error, error) {
 	if d.client == nil {
-		return nil, errNotStarted
+		return nil, nil, errNotStarted
 	}
 	cms := map[string]*corev1.ConfigMap{}
 	for _, name := range d.c.clusterCMs {
@@ -130,11 +131,19 @@ func (d *directMode[T]) cluster(ctx context.Context) (*clusterState[T], error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", d.c.o.Namespace, name, err)
+			return nil, nil, fmt.Errorf("reading ConfigMap %s/%s: %w", d.c.o.Namespace, name, err)
 		}
 		cms[name] = cm
 	}
-	return d.parse.parse(d.c, cms)
+	cl, invalid := d.parse.parse(d.c, cms)
+	if invalid == nil {
+		return cl, nil, nil
+	}
+	if last := d.parse.last.Load(); last != nil {
+		return last, invalid, nil
+	}
+	cl, err := d.c.parseCluster(nil)
+	return cl, invalid, err
 }
 
 // ownOf returns the ConfigMaps of namespace ns among objs.

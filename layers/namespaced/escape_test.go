@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -35,6 +36,8 @@ type nestedConfig struct {
 	Tuning *nestedTuning `json:"tuning,omitempty" strata:"overridable"`
 	// Deep holds a path two levels down.
 	Deep *nestedDeep `json:"deep,omitempty" strata:"overridable"`
+	// Annotations maps names to strings that are no paths.
+	Annotations map[string]string `json:"annotations,omitempty" strata:"overridable"`
 }
 
 type nestedServer struct {
@@ -85,22 +88,26 @@ func (in *nestedConfig) DeepCopyObject() runtime.Object {
 
 var nestedGV = schema.GroupVersion{Group: "nested.test.strata.dev", Version: "v1"}
 
-func newNestedResolver(t testing.TB) *DryRun[*nestedConfig] {
+func newNestedResolver(t testing.TB, mutate ...func(*Tenancy)) *DryRun[*nestedConfig] {
 	t.Helper()
 	kind, err := scheme.New(scheme.Config{
 		Group: nestedGV.Group, Kind: "nestedConfig", Hub: "v1",
 		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
 			s.AddKnownTypes(nestedGV, &nestedConfig{})
 			return nil
-		}, Markers: map[string]validation.Marker{"/volumes/*": validation.Path}}},
+		}, Markers: map[string]validation.Marker{"/volumes/*": validation.Path, "/annotations/*": validation.NotPath}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tenancy := Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"}
+	for _, m := range mutate {
+		m(&tenancy)
+	}
 	return newDryRun(t, Options[*nestedConfig]{
 		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  map[string]string{"config": "tenant"},
-		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
+		Tenancy: tenancy,
 		Kind:    kind,
 	})
 }
@@ -187,6 +194,41 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 			t.Errorf("rejected %+v", s.Rejected())
 		}
 	})
+}
+
+// TestTenantCannotForgeARef sets an overridable map to an object of a
+// reference's shape: it is a literal, the map's one member, never a
+// reference, and nothing reads the Secret it names, whatever namespaces
+// the reader may read; with RefuseRefLiterals it is refused outright.
+func TestTenantCannotForgeARef(t *testing.T) {
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+	forged := `{"$ref": "secret kube-system/admin-token#token"}`
+	s, err := newNestedResolver(t).Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"annotations": forged})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Rejected()) != 0 || s.Object.Annotations["$ref"] != "secret kube-system/admin-token#token" {
+		t.Errorf("rejected %v, annotations %v: want the literal", s.Rejected(), s.Object.Annotations)
+	}
+	v, _ := s.Provenance().Lookup("/annotations")
+	if ref, ok := s.Provenance().RefOf("/annotations", v); ok {
+		t.Errorf("a tenant's literal is the reference %s", ref)
+	}
+	read := func(context.Context, merge.Ref) ([]byte, error) {
+		t.Error("a tenant's literal was read as a reference")
+		return nil, nil
+	}
+	if _, err := s.Provenance().ResolveRefs(context.Background(), []string{"team", "kube-system"}, read); err != nil {
+		t.Error(err)
+	}
+
+	s, err = newNestedResolver(t, func(t *Tenancy) { t.RefuseRefLiterals = true }).Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"annotations": forged, "tuning": "{workers: 2}"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Rejected(); len(r) != 1 || r[0].Key != "annotations" || r[0].Reason != ReasonRefLiteral || s.Object.Annotations != nil || s.Object.Tuning.Workers != 2 {
+		t.Errorf("with RefuseRefLiterals: rejected %+v, annotations %v", r, s.Object.Annotations)
+	}
 }
 
 // FuzzTenantNestedValues feeds arbitrary tenant ConfigMap data, nested

@@ -171,7 +171,9 @@ func (m *lazyMode[T]) stop() {
 	m.f.end() // (8)
 }
 
-func (m *lazyMode[T]) cluster(context.Context) (*clusterState[T], error) { return m.st.current() }
+func (m *lazyMode[T]) cluster(context.Context) (*clusterState[T], error, error) {
+	return m.st.current()
+}
 
 // invalidate does nothing: Lazy mode watches for itself.
 func (m *lazyMode[T]) invalidate(any) {}

@@ -179,7 +179,9 @@ func (m *readerMode[T]) start(ctx context.Context) error {
 
 func (m *readerMode[T]) follower() follower[T] { return current[T]{} }
 
-func (m *readerMode[T]) cluster(context.Context) (*clusterState[T], error) { return m.st.current() }
+func (m *readerMode[T]) cluster(context.Context) (*clusterState[T], error, error) {
+	return m.st.current()
+}
 
 func (m *readerMode[T]) stop() {
 	m.running.Store(nil)

@@ -194,13 +194,13 @@ func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error
 	if err != nil {
 		return fmt.Errorf("namespaced: reading the cluster ConfigMaps: %w", err)
 	}
-	cl, err := c.parseCluster(cms)
-	if err != nil {
+	cl, invalid := c.parseCluster(cms)
+	if invalid != nil {
 		if !c.o.StartOnDefaults {
-			return err
+			return invalid
 		}
 		for _, cm := range cms {
-			c.refused(events, cm, err)
+			c.refused(events, cm, invalid)
 		}
 		if cl, err = c.parseCluster(nil); err != nil {
 			return err
@@ -214,6 +214,7 @@ func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error
 		g.events = events
 		g.selectors = c.readSelectors(sels)
 		g.setCluster(cl)
+		g.invalid = invalid
 	})
 	s.rebuildStale() // a resolver started again
 	return nil
@@ -241,10 +242,16 @@ func (s *state[T]) applyCluster(read func() (map[string]*corev1.ConfigMap, error
 	}
 	cl, err := c.parseCluster(cms)
 	if err != nil {
-		s.do(func(g *guarded[T]) { c.refused(g.events, cms[changed.Name], err) })
+		s.do(func(g *guarded[T]) {
+			c.refused(g.events, cms[changed.Name], err)
+			g.invalid = err
+		})
 		return
 	}
-	s.do(func(g *guarded[T]) { g.setCluster(cl) })
+	s.do(func(g *guarded[T]) {
+		g.setCluster(cl)
+		g.invalid = nil
+	})
 	s.rebuildStale()
 	if cm := cms[changed.Name]; cm == nil {
 		c.log.Info("Cluster ConfigMap deleted", "configMap", changed.Namespace+"/"+changed.Name)
@@ -298,12 +305,14 @@ func (s *state[T]) cluster() *clusterState[T] {
 	return cl
 }
 
-// current is cluster, with an error before Start.
-func (s *state[T]) current() (*clusterState[T], error) {
-	if cl := s.cluster(); cl != nil {
-		return cl, nil
+// current is cluster, with why the cluster ConfigMaps as stored were
+// refused, and an error before Start.
+func (s *state[T]) current() (cl *clusterState[T], invalid, err error) {
+	s.do(func(g *guarded[T]) { cl, invalid = g.cluster, g.invalid })
+	if cl == nil {
+		return nil, nil, errNotStarted
 	}
-	return nil, errNotStarted
+	return cl, invalid, nil
 }
 
 // nsInput is what a namespace's snapshot is built from besides the
@@ -415,7 +424,10 @@ type guarded[T any] struct {
 	st        *state[T]
 	events    eventSink
 	cluster   *clusterState[T]
-	gen       uint64 // advanced by each cluster state put in effect
+	// invalid is why the cluster ConfigMaps as stored were refused, nil
+	// once a valid set is put in effect.
+	invalid error
+	gen     uint64 // advanced by each cluster state put in effect
 	selectors []*selectorLayer
 	// reported holds, by namespace, the version of each ignored
 	// ConfigMap ("kind/name") already reported; pruned with the

@@ -47,6 +47,11 @@ type Tenancy struct {
 	// kube-system, kube-public and kube-node-lease; the component's own
 	// namespace is always excluded too.
 	SystemNamespaces []string
+	// RefuseRefLiterals refuses a tenant's value that holds anything of
+	// a reference's shape ({"$ref": "secret NS/NAME#KEY"}, merge.Ref).
+	// Without it such a value is a literal, never a reference (a tenant's
+	// layer writes none), and is decoded as what it is.
+	RefuseRefLiterals bool
 }
 
 // Bound limits what a tenant may set a key to: at most or at least the
@@ -89,6 +94,7 @@ const (
 	ReasonBeta           = "beta key: the cluster does not allow beta keys for namespaces"
 	ReasonAboveBound     = "above the operator's bound"
 	ReasonBelowBound     = "below the operator's bound"
+	ReasonRefLiteral     = "a literal of a reference's shape: tenants may not write references"
 )
 
 // Stability levels of StabilityKey.
@@ -115,6 +121,7 @@ type tenantPolicy struct {
 	allow       []string
 	clusterOnly []string
 	bounds      map[string][]bound       // by key, tenants only
+	refLiterals bool                     // refuse values of a reference's shape, tenants only
 	stability   validation.Marker        // the markers tenants may set: 0, Beta, or Alpha|Beta
 	members     map[string]merge.Refusal // the refusal of each top-level member, worked out once
 }
@@ -142,7 +149,13 @@ func (p *tenantPolicy) Admit(l *merge.Layer, key string) merge.Refusal {
 	if !ok {
 		ref = p.admit(key)
 	}
-	if ref.Refused() || len(p.bounds[key]) == 0 {
+	if ref.Refused() {
+		return ref
+	}
+	if p.refLiterals && merge.LooksLikeRef(l.Values[key]) {
+		return merge.Refusal{Reason: ReasonRefLiteral}
+	}
+	if len(p.bounds[key]) == 0 {
 		return ref
 	}
 	return checkBounds(p.bounds[key], l.Values[key])
@@ -397,6 +410,7 @@ func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolic
 	}
 	tenant := base
 	tenant.tenant = true
+	tenant.refLiterals = t.RefuseRefLiterals
 	bounds, err := t.boundsFrom(data, ptr)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/watch"
@@ -113,15 +114,61 @@ func (s *Set) add(raw []byte) (string, error) {
 	return s.Add(meta.Kind, j)
 }
 
-// Add decodes an object of kind from its JSON into s and returns its
-// identity, "Kind namespace/name".
-func (s *Set) Add(kind string, j []byte) (string, error) {
-	decode := func(into any) error {
-		if err := json.Unmarshal(j, into); err != nil {
-			return fmt.Errorf("%s: %w", kind, err)
-		}
-		return nil
+// modeled are, by kind, the fields whose every member this package's
+// types hold: a field there that they do not know is a misspelling (a
+// PluginOverride's clusterSelektor, which would select every cluster) or
+// something that would be silently dropped (a valueFrom.secret.namespace,
+// which would re-target the reference), and is refused. Fields of
+// Greenhouse's kinds that the computation does not read (a definition's
+// helmChart) are outside them and left alone.
+var modeled = map[string][]string{
+	KindPluginDefinition:        {"metadata"},
+	KindClusterPluginDefinition: {"metadata"},
+	KindPluginPreset:            {"metadata", "spec.plugin.optionValues", "spec.plugin.pluginDefinitionRef", "spec.clusterSelector", "spec.clusterOptionOverrides"},
+	KindPlugin:                  {"metadata", "spec.optionValues", "spec.pluginDefinitionRef", "status.appliedOverrides", "status.optionValueSources"},
+	KindCluster:                 {"metadata"},
+	KindPluginOverride:          {""},
+}
+
+// decode decodes j, an object of kind, into into: a field given twice is
+// an error, and so is one unknown in the fields modeled holds, each
+// named by its path.
+func decode(kind string, j []byte, into any) error {
+	strict, err := kjson.UnmarshalStrict(j, into)
+	if err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
 	}
+	var errs []error
+	for _, e := range strict {
+		var fe kjson.FieldError
+		if errors.As(e, &fe) && strings.HasPrefix(e.Error(), "unknown field") && !under(fe.FieldPath(), modeled[kind]) {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", kind, errors.Join(errs...))
+	}
+	return nil
+}
+
+// under reports whether the field path lies in one of fields ("" for
+// every field).
+func under(path string, fields []string) bool {
+	for _, f := range fields {
+		if f == "" || path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// Add decodes an object of kind from its JSON into s and returns its
+// identity, "Kind namespace/name". A field given twice, and an unknown
+// field where this package's types hold every field, is an error naming
+// it.
+func (s *Set) Add(kind string, j []byte) (string, error) {
+	decode := func(into any) error { return decode(kind, j, into) }
 	var id string
 	switch kind {
 	case KindPluginDefinition, KindClusterPluginDefinition:

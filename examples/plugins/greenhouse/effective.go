@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/target"
@@ -153,14 +154,12 @@ type builder struct {
 }
 
 func (b *builder) add(source merge.Source, class, name string, sel target.Selector, created metav1.Time, field string, values []OptionValue) {
-	vals, err := Layer(values, b.def, field, b.namespace)
+	l, err := Layer(source, values, b.def, field, b.namespace)
 	if err != nil {
 		b.errs = append(b.errs, Prefix(source.String(), err))
 		return
 	}
-	b.layers = append(b.layers, &target.Layer{
-		Layer: &merge.Layer{Source: source, Values: vals}, Selector: sel, Class: class, Name: name, Created: created.Time,
-	})
+	b.layers = append(b.layers, &target.Layer{Layer: l, Selector: sel, Class: class, Name: name, Created: created.Time})
 }
 
 // defaults is the definition's defaults, a layer of its own.
@@ -272,59 +271,85 @@ func overrideClass(byCluster, byDefinition bool) string {
 	return "override"
 }
 
-// Layer returns values as the raw keys of one layer: an element per
-// option under optionValues, a value from a Secret held as a reference.
-// An option given twice, one the definition does not have, or one with
-// both or neither of value and valueFrom is an error naming field and
-// positions. def nil checks no names. A reference is to a Secret of
-// namespace.
-func Layer(values []OptionValue, def *PluginDefinition, field, namespace string) (map[string]string, error) {
+// Layer returns values as the layer of source: an element per option
+// under optionValues, a value from a Secret held as a reference, which
+// only these elements may hold (merge.Layer.Refs): a literal value of a
+// reference's shape stays a literal. An option given twice, one the
+// definition does not have, one with both or neither of value and
+// valueFrom, a literal not of its option's type, or a secret option
+// given as a literal is an error naming field and positions. def nil
+// checks no names and no types. A reference is to a Secret of namespace.
+func Layer(source merge.Source, values []OptionValue, def *PluginDefinition, field, namespace string) (*merge.Layer, error) {
 	if err := Duplicates(values, field); err != nil {
 		return nil, err
 	}
 	var errs []error
 	elems := make([]json.RawMessage, 0, len(values))
+	var refs map[string]bool
 	for i, v := range values {
 		at := fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)
-		if def != nil && option(def, v.Name) == nil {
-			errs = append(errs, fmt.Errorf("%s: %s has no option %q", at, objectName(def.ObjectMeta), v.Name))
-			continue
+		var o *PluginOption
+		if def != nil {
+			if o = option(def, v.Name); o == nil {
+				errs = append(errs, fmt.Errorf("%s: %s has no option %q", at, objectName(def.ObjectMeta), v.Name))
+				continue
+			}
 		}
-		e, err := element(v, at, namespace)
+		e, ref, err := element(v, o, at, namespace)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		elems = append(elems, e)
+		if ref {
+			if refs == nil {
+				refs = map[string]bool{}
+			}
+			refs[merge.Child(optionValues, v.Name)] = true
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	doc, _ := json.Marshal(map[string]any{"optionValues": elems})
-	return lists.Flatten(doc)
+	vals, err := lists.Flatten(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &merge.Layer{Source: source, Values: vals, Refs: refs}, nil
 }
 
 // element is an option value as the merge holds it: {"name", "value"},
-// the value a literal or a merge.Ref.
-func element(v OptionValue, at, namespace string) (json.RawMessage, error) {
+// the value a literal of o's type (any, with o nil) or a merge.Ref, and
+// whether it is the reference.
+func element(v OptionValue, o *PluginOption, at, namespace string) (json.RawMessage, bool, error) {
 	hasValue := v.Value != nil && string(*v.Value) != "null"
 	hasRef := v.ValueFrom != nil && v.ValueFrom.Secret != nil
 	var value json.RawMessage
 	switch {
 	case hasValue && hasRef:
-		return nil, fmt.Errorf("%s: both value and valueFrom: give one", at)
+		return nil, false, fmt.Errorf("%s: both value and valueFrom: give one", at)
 	case hasRef:
 		s := v.ValueFrom.Secret
 		if s.Name == "" || s.Key == "" {
-			return nil, fmt.Errorf("%s: valueFrom.secret needs name and key", at)
+			return nil, false, fmt.Errorf("%s: valueFrom.secret needs name and key", at)
+		}
+		if errs := validation.IsDNS1123Subdomain(s.Name); len(errs) > 0 {
+			return nil, false, fmt.Errorf("%s: valueFrom.secret.name %q is not the name of a Secret of the Plugin's namespace: %s", at, s.Name, strings.Join(errs, "; "))
 		}
 		value = json.RawMessage(merge.Ref{Kind: "secret", Namespace: namespace, Name: s.Name, Key: s.Key}.JSON())
 	case hasValue:
+		if o != nil {
+			if err := checkType(o, *v.Value); err != nil {
+				return nil, false, fmt.Errorf("%s: value %w", at, err)
+			}
+		}
 		value = *v.Value
 	default:
-		return nil, fmt.Errorf("%s: neither value nor valueFrom: give one", at)
+		return nil, false, fmt.Errorf("%s: neither value nor valueFrom: give one", at)
 	}
-	return json.Marshal(map[string]any{"name": v.Name, "value": value})
+	e, err := json.Marshal(map[string]any{"name": v.Name, "value": value})
+	return e, hasRef, err
 }
 
 // Duplicates returns an error naming the positions of an option given
@@ -373,7 +398,7 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition) error {
 		set[e.Name] = true
 		o := option(def, e.Name)
 		ov := OptionValue{Name: e.Name}
-		if ref, ok := merge.RefOf(string(e.Value)); ok {
+		if ref, ok := merged.RefOf(key, string(e.Value)); ok {
 			ov.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
 		} else {
 			if err := checkType(o, e.Value); err != nil {

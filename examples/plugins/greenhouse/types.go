@@ -154,6 +154,7 @@ type Cluster struct {
 // PluginOverride is the ADR's override scoped by cluster and plugin
 // definition.
 type PluginOverride struct {
+	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
 		PluginDefinitionNames []string        `json:"pluginDefinitionNames,omitempty"`

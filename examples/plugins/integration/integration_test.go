@@ -418,7 +418,7 @@ func TestRun(t *testing.T) {
 			return false
 		}
 		return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool {
-			return e.Reason == "InvalidOptionValues" && strings.Contains(e.Message, `option "replicas" from Plugin org/cert-manager-us: "two" is not of type int`)
+			return e.Reason == "InvalidOptionValues" && strings.Contains(e.Message, `Plugin org/cert-manager-us: spec.optionValues[0] (replicas): value "two" is not of type int`)
 		})
 	})
 	if got, _, _ := pluginState(t, c, ns, "cert-manager-us"); !maps.Equal(got, map[string]string{"replicas": `"two"`}) {

@@ -403,3 +403,70 @@ func TestTenantSeesWhyKeysWereRefused(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestNoLockout stores an invalid cluster ConfigMap behind the webhook's
+// back (written while a fail-open webhook was down) and checks, in every
+// mode, that the ConfigMap check still judges each write on its own
+// merits: the fix and a valid tenant layer are admitted with a warning
+// saying what is stored, an invalid cluster ConfigMap and an invalid
+// tenant layer are denied for their own faults. A Direct resolver that
+// never saw a valid cluster ConfigMap judges against the defaults.
+func TestNoLockout(t *testing.T) {
+	for _, mode := range []string{"lazy", "informer", "reader", "direct", "direct, started on the invalid one"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := newWorld(t)
+			a := w.tenant("a")
+			var r *namespaced.Resolver[*jobDefaults]
+			if mode != "direct, started on the invalid one" {
+				r = w.start(ctx, mode)
+				if got := timeoutOf(t, r, a); got != 100 {
+					t.Fatalf("timeout %d, want the cluster's 100", got)
+				}
+			}
+			w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "ten"})
+			if r == nil {
+				r = w.start(ctx, "direct")
+			}
+			const stored = "judged against the last valid cluster configuration (or the defaults): the cluster ConfigMaps as stored are refused"
+			check := func(cm *corev1.ConfigMap) ([]string, error) {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					warnings, err := r.CheckConfigMap(ctx, cm)
+					if err != nil || slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, stored) }) || time.Now().After(deadline) {
+						return warnings, err
+					}
+					time.Sleep(10 * time.Millisecond) // until the resolver has seen the invalid one
+				}
+			}
+			cluster := func(data map[string]string) *corev1.ConfigMap {
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.system, Name: "defaults"}, Data: data}
+			}
+			tenant := func(data map[string]string) *corev1.ConfigMap {
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: a, Name: "overrides", Labels: tenantLabels}, Data: data}
+			}
+			for _, tc := range []struct {
+				name string
+				cm   *corev1.ConfigMap
+				err  string
+			}{
+				{"the fix", cluster(map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "60"}), ""},
+				{"a valid tenant layer", tenant(map[string]string{"default-timeout-seconds": "5"}), ""},
+				{"an invalid cluster ConfigMap", cluster(map[string]string{"default-timeout-seconds": "eleven"}), `"eleven"`},
+				{"an invalid tenant layer", tenant(map[string]string{"default-timeout-seconds": "five"}), `"five"`},
+			} {
+				warnings, err := check(tc.cm)
+				switch {
+				case tc.err == "" && err != nil:
+					t.Errorf("%s: denied: %v", tc.name, err)
+				case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), `"ten"`)):
+					t.Errorf("%s: %v, want a denial for its own %s only", tc.name, err, tc.err)
+				case tc.err == "" && (len(warnings) == 0 || !strings.HasPrefix(warnings[0], stored) || !strings.Contains(warnings[0], `"ten"`)):
+					t.Errorf("%s: warnings %q, want one saying what is stored", tc.name, warnings)
+				}
+			}
+		})
+	}
+}
