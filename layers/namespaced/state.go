@@ -420,14 +420,14 @@ func (s *state[T]) cachedOrTouch(ns string) *entry[T] {
 
 // guarded is the part of a state its lock guards.
 type guarded[T any] struct {
-	c         *core[T]
-	st        *state[T]
-	events    eventSink
-	cluster   *clusterState[T]
+	c       *core[T]
+	st      *state[T]
+	events  eventSink
+	cluster *clusterState[T]
 	// invalid is why the cluster ConfigMaps as stored were refused, nil
 	// once a valid set is put in effect.
-	invalid error
-	gen     uint64 // advanced by each cluster state put in effect
+	invalid   error
+	gen       uint64 // advanced by each cluster state put in effect
 	selectors []*selectorLayer
 	// reported holds, by namespace, the version of each ignored
 	// ConfigMap ("kind/name") already reported; pruned with the
