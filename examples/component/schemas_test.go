@@ -80,6 +80,7 @@ func TestTestdataMatchesSchemas(t *testing.T) {
 		{beta + "clientConnection:\n  qsp: 5\n", "qsp"},
 		{beta + "cgroupDriver: sometimes\n", "cgroupDriver"},
 		{beta + "clientConnection:\n  burst: -1\n", "burst"},
+		{beta + "clientConnection:\n  burst: 3000000000\n", "burst"}, // over int32, which the decoder refuses
 		{beta + "profiling: false\n", "profiling"},
 		{beta + "featureGates:\n  AlphaThing: maybe\n", "AlphaThing"},
 		{"apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\n", "apiVersion"},

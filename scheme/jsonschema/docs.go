@@ -188,10 +188,11 @@ func (d *Docs) apply(s *spec.Schema, fd fieldDoc) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		return &n, err == nil
 	}
-	if v, ok := num("minimum"); ok {
+	// A tag bounds the field within what its type holds.
+	if v, ok := num("minimum"); ok && (s.Minimum == nil || *v > *s.Minimum) {
 		s.Minimum = v
 	}
-	if v, ok := num("maximum"); ok {
+	if v, ok := num("maximum"); ok && (s.Maximum == nil || *v < *s.Maximum) {
 		s.Maximum = v
 	}
 	if v, ok := count("maxItems"); ok {

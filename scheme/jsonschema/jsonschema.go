@@ -17,6 +17,7 @@ package jsonschema
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -213,6 +214,10 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		if t.Kind() == reflect.Int32 || t.Kind() == reflect.Int64 {
 			s.Format = t.Kind().String()
 		}
+		// The decoder refuses what the Go type cannot hold: so does the
+		// schema, whatever an editor or a validator makes of the format.
+		lo, hi := intBounds(t)
+		s.Minimum, s.Maximum = &lo, &hi
 	case reflect.Float32, reflect.Float64:
 		s.Type = spec.StringOrArray{"number", "null"}
 	default:
@@ -285,4 +290,14 @@ func ValidateConfigMap(s *spec.Schema, k *scheme.Kind, data map[string]string) [
 	out = append(out, Validate(s, raw)...)
 	slices.Sort(out)
 	return out
+}
+
+// intBounds are the least and the greatest value of t, an integer type.
+func intBounds(t reflect.Type) (float64, float64) {
+	bits := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		return 0, math.Ldexp(1, bits) - 1
+	}
+	return -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1) - 1
 }
