@@ -433,7 +433,12 @@ type sectionError[T any] struct {
 	err     error
 }
 
-func (e *sectionError[T]) Error() string { return e.section.Name + ": " + e.err.Error() }
+// Error quotes the parser's error cut to text.MaxMessage: a constructor
+// may quote the whole value it refused (Tekton's quotes a
+// default-pod-template), and a tenant's value is up to a megabyte.
+func (e *sectionError[T]) Error() string {
+	return e.section.Name + ": " + text.Cut(e.err.Error(), text.MaxMessage)
+}
 func (e *sectionError[T]) Unwrap() error { return e.err }
 
 // clusterConfigMap is the cluster ConfigMap of the section whose parser
@@ -444,7 +449,7 @@ func (e *sectionError[T]) clusterConfigMap() string { return e.section.ClusterCo
 func parseSafely[T any](s *Section[T], data map[string]string, cfg T) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the parser panicked: %v", r)
+			err = fmt.Errorf("the parser panicked: %s", text.Cut(fmt.Sprint(r), text.MaxMessage))
 		}
 	}()
 	return s.Parse(data, cfg)
