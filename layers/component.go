@@ -377,10 +377,11 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		pipeline.Engine.Fill(out.Provenance, merge.Source{Origin: KindRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
-	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance, pipeline.Hooks{
-		Default: c.Default,
-		Skip:    func(key string) bool { return foreign(fields, key, goos) != "" },
-	})
+	hooks := pipeline.Hooks{Default: c.Default}
+	if len(fields.OSFields()) > 0 {
+		hooks.Skip = func(key string) bool { return foreign(fields, key, goos) != "" }
+	}
+	versioned, obj, err := pipeline.Decode[T](c.Kind, values, out.Provenance, hooks)
 	if err != nil {
 		return nil, err
 	}

@@ -46,12 +46,16 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 // the whole document map to; a leaf that maps to none is an error naming
 // it, the first in key order.
 func joinKeys(each map[string]map[string]string, whole map[string]string, into schema.GroupVersion) (map[string]string, error) {
-	out := map[string]string{}
-	for _, key := range slices.Sorted(maps.Keys(each)) {
-		if len(each[key]) == 0 {
-			return nil, fmt.Errorf("key %q has no counterpart in %s", key, into)
+	out := make(map[string]string, len(whole))
+	var lost []string
+	for key, to := range each {
+		if len(to) == 0 {
+			lost = append(lost, key)
 		}
-		maps.Copy(out, each[key])
+		maps.Copy(out, to)
+	}
+	if len(lost) > 0 {
+		return nil, fmt.Errorf("key %q has no counterpart in %s", slices.Min(lost), into)
 	}
 	maps.Copy(out, whole) // keys that leaves feed together
 	return out, nil

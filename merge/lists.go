@@ -51,6 +51,11 @@ func segmentsOf(p string) []string {
 // per element. Two elements with one key in the document are an error
 // naming both positions.
 func (l Lists) Flatten(doc []byte) (map[string]string, error) {
+	if out, err := l.flattenScan(doc); err == nil {
+		return out, nil
+	}
+	// What the scan does not read, read the slow way, which says what is
+	// wrong.
 	if err := checkKeys(doc); err != nil {
 		return nil, err
 	}
@@ -178,7 +183,7 @@ func elementKey(e json.RawMessage, member string) (string, error) {
 // key member disagrees with its pointer is an error.
 func (l Lists) Unflatten(values map[string]string) ([]byte, error) {
 	doc, err := Unflatten(values)
-	if err != nil || len(l) == 0 {
+	if err != nil || !l.holdsElements(values) {
 		return doc, err
 	}
 	var root map[string]any
@@ -192,6 +197,19 @@ func (l Lists) Unflatten(values map[string]string) ([]byte, error) {
 	}
 	out, err := marshal(root)
 	return []byte(out), err
+}
+
+// holdsElements reports whether a key of values lies under a keyed list:
+// only then has Unflatten's document an object to turn into an array.
+func (l Lists) holdsElements(values map[string]string) bool {
+	for p := range l {
+		for k := range values {
+			if Covers(p, k) && !matches(p, k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rebuild turns, under node at key, every object a keyed list pattern

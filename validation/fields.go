@@ -90,6 +90,7 @@ type Fields struct {
 	wild    []patternMarker   // the patterns with a "*" segment
 	sorted  []patternMarker   // every pattern, sorted
 	oses    map[string]string // key → the operating system it belongs to
+	osWild  []string          // the keys of oses with a "*" segment, sorted
 }
 
 type patternMarker struct {
@@ -179,6 +180,12 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 			f.wild = append(f.wild, pm)
 		}
 	}
+	for key := range f.oses {
+		if strings.Contains(key, "*") {
+			f.osWild = append(f.osWild, key)
+		}
+	}
+	sort.Strings(f.osWild)
 	return f, nil
 }
 
@@ -239,9 +246,9 @@ func (f *Fields) OS(key string) (goos, field string, ok bool) {
 			return goos, p, true
 		}
 	}
-	for p, goos := range f.oses { // a field of a map's values
-		if strings.Contains(p, "*") && merge.Covers(p, key) {
-			return goos, p, true
+	for _, p := range f.osWild { // a field of a map's values
+		if merge.Covers(p, key) {
+			return f.oses[p], p, true
 		}
 	}
 	return "", "", false

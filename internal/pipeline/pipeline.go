@@ -7,11 +7,14 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"fmt"
 	"reflect"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -77,18 +80,24 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 }
 
 // drop takes the keys skip reports out of obj, whose flattened keys flat
-// holds (and loses them too).
+// holds (and loses them too): field by field where it can, by decoding
+// what is left otherwise.
 func drop(obj runtime.Object, flat map[string]string, skip func(string) bool) error {
-	n := len(flat)
+	var dropped []string
 	for key := range flat {
 		if skip(key) {
 			delete(flat, key)
+			dropped = append(dropped, key)
 		}
 	}
-	if len(flat) == n {
+	if len(dropped) == 0 {
 		return nil
 	}
-	doc, err := typed.For(reflect.TypeOf(obj)).Unflatten(flat)
+	t := typed.For(reflect.TypeOf(obj))
+	if !slices.ContainsFunc(dropped, func(key string) bool { return t.Set(obj, key, merge.Tombstone) != nil }) {
+		return nil
+	}
+	doc, err := t.Unflatten(flat)
 	if err != nil {
 		return err
 	}
@@ -145,17 +154,24 @@ func typeOf(k *scheme.Kind) *typed.Type { return typed.For(k.MergeFields().Type(
 // version, defaulted. Every key was type-checked in its own layer, so an
 // error here is a conflict between layers.
 func decodeMerged(k *scheme.Kind, values map[string]string) (runtime.Object, error) {
+	_, v := values["/apiVersion"]
+	_, kd := values["/kind"]
+	if v || kd {
+		values = maps.Clone(values)
+		delete(values, "/apiVersion")
+		delete(values, "/kind")
+	}
 	doc, err := typeOf(k).Unflatten(values)
 	if err != nil {
 		return nil, fmt.Errorf("merging configuration: %w", err)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &m); err != nil {
-		return nil, err
+	// The document's type, written first into the object Unflatten made.
+	meta, _ := json.Marshal(metav1.TypeMeta{APIVersion: k.MergeVersion().String(), Kind: k.GroupKind().Kind})
+	if rest := bytes.TrimPrefix(doc, []byte("{")); len(rest) > 1 {
+		doc = slices.Concat(meta[:len(meta)-1], []byte(","), rest)
+	} else {
+		doc = meta
 	}
-	m["apiVersion"], _ = json.Marshal(k.MergeVersion().String())
-	m["kind"], _ = json.Marshal(k.GroupKind().Kind)
-	doc, _ = json.Marshal(m)
 	d, err := k.Decode(doc, scheme.DecodeOptions{Source: "merged configuration", Into: k.MergeVersion(), AllowExperimental: true})
 	if err != nil {
 		return nil, err
