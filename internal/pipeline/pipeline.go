@@ -9,8 +9,8 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
