@@ -29,7 +29,7 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 	}
 	delete(leaves, "/apiVersion")
 	delete(leaves, "/kind")
-	each, whole, base, err := convertEach(c, from, into, leaves, dst)
+	each, whole, base, err := convertEach(c, from, into, doc.JSON, leaves, dst)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,9 +44,10 @@ func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersio
 
 // joinKeys returns the keys of version into that the leaves of each and
 // the whole document map to; a leaf that maps to none is an error naming
-// it, the first in key order.
+// it, the first in key order. A leaf each does not hold maps to the key
+// of its name, which whole holds.
 func joinKeys(each map[string]map[string]string, whole map[string]string, into schema.GroupVersion) (map[string]string, error) {
-	out := make(map[string]string, len(whole))
+	out := make(map[string]string, len(whole)+len(each))
 	var lost []string
 	for key, to := range each {
 		if len(to) == 0 {
@@ -61,9 +62,10 @@ func joinKeys(each map[string]map[string]string, whole map[string]string, into s
 	return out, nil
 }
 
-// convertEach converts the leaves of version from into keys of version
-// into, and returns, for each leaf key, the keys it maps to with their
-// values, every key the whole document maps to, and the conversion of an
+// convertEach converts the leaves of version from, of the document doc
+// (nil: the leaves are the document), into keys of version into, and returns, for each leaf that does not map
+// to the key of its own name, the keys it maps to with their values,
+// every key the whole document maps to, and the conversion of an
 // empty document (the baseline, which the caller may keep). Converting the whole partial document through the hub and
 // keeping every key would lie: a field the document leaves unset (a nil
 // *bool) can come back as an explicit false when the hub type has no
@@ -91,22 +93,25 @@ func joinKeys(each map[string]map[string]string, whole map[string]string, into s
 //
 // A document of many leaves that keep their names (a map of 250,000
 // feature gates) is so converted twice, not once per leaf.
-func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[string]string, dst *typed.Type) (each map[string]map[string]string, whole, base map[string]string, err error) {
+func convertEach(c *scheme.Kind, from, into schema.GroupVersion, doc []byte, leaves map[string]string, dst *typed.Type) (each map[string]map[string]string, whole, base map[string]string, err error) {
 	srcObj, err := c.New(from)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	src := typed.For(reflect.TypeOf(srcObj))
+	convertDoc := func(d []byte) (map[string]string, error) {
+		out, err := c.ConvertDocument(d, from, into)
+		if err != nil {
+			return nil, err
+		}
+		return dst.FlattenObject(out)
+	}
 	convert := func(vals map[string]string) (map[string]string, error) {
 		d, err := src.Unflatten(vals)
 		if err != nil {
 			return nil, err
 		}
-		out, err := c.ConvertJSON(d, from, into)
-		if err != nil {
-			return nil, err
-		}
-		return dst.Flatten(out)
+		return convertDoc(d)
 	}
 	base, err = convert(map[string]string{}) // (1)
 	if err != nil {
@@ -116,7 +121,11 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 		bv, ok := base[k]
 		return (!ok || bv != v) && k != "/apiVersion" && k != "/kind"
 	}
-	whole, err = convert(leaves) // (2)
+	if doc == nil {
+		whole, err = convert(leaves) // (2)
+	} else {
+		whole, err = convertDoc(doc) // (2): the document the leaves are of
+	}
 	if err != nil {
 		// Name the leaf at fault, when one alone fails.
 		for _, key := range slices.Sorted(maps.Keys(leaves)) {
@@ -131,11 +140,10 @@ func convertEach(c *scheme.Kind, from, into schema.GroupVersion, leaves map[stri
 			delete(whole, k)
 		}
 	}
-	out := make(map[string]map[string]string, len(leaves))
+	out := map[string]map[string]string{}
 	for key, v := range leaves {
-		if wv, ok := whole[key]; ok {
-			out[key] = map[string]string{key: wv}
-			continue
+		if _, ok := whole[key]; ok {
+			continue // it maps to its own key, which whole holds
 		}
 		keys := map[string]string{}
 		out[key] = keys

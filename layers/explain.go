@@ -3,6 +3,7 @@ package layers
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -68,19 +69,23 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 	if err != nil {
 		return nil, err
 	}
-	each, _, _, err := convertEach(c.Kind, c.Kind.MergeVersion(), gv, r.Values(), typed.For(reflect.TypeOf(obj)))
+	values := r.Values()
+	each, whole, _, err := convertEach(c.Kind, c.Kind.MergeVersion(), gv, nil, values, typed.For(reflect.TypeOf(obj)))
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(each))
-	for k := range each {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(values))
 	out := make(map[string]KeyProvenance, len(keys))
 	for _, from := range keys {
 		p := prov[from]
-		for to := range each[from] {
+		to, ok := each[from]
+		if !ok {
+			if _, ok := whole[from]; !ok {
+				continue
+			}
+			to = map[string]string{from: ""} // its own key
+		}
+		for to := range to {
 			if cur, ok := out[to]; ok && cur.Source != KindDefault {
 				continue
 			}

@@ -118,10 +118,12 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 	}
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
-	for k := range values {
-		if _, ok := t.At(k); !ok {
-			// Strict mode failed on it already; warn mode warned.
-			delete(values, k)
+	if f.Mode != scheme.Strict || len(doc.Warnings) > 0 {
+		for k := range values {
+			if _, ok := t.At(k); !ok {
+				// Warn mode warned of it; ignore mode says nothing.
+				delete(values, k)
+			}
 		}
 	}
 	for _, k := range removed {
@@ -139,11 +141,7 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 // where doc's object, defaulted in its version and converted to the merge
 // version, differs from the same document converted undefaulted.
 func addedByDefaults(doc *scheme.Document, t *typed.Type, own, undefaulted map[string]string) (map[string]string, error) {
-	raw, err := json.Marshal(doc.Object)
-	if err != nil {
-		return nil, err
-	}
-	defaulted, err := t.Flatten(raw)
+	defaulted, err := t.FlattenObject(doc.Object)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (c *Component[T]) Migrate(cl *CommandLine, gv schema.GroupVersion) ([]byte,
 	}
 	dst := typed.For(reflect.TypeOf(obj))
 	if gv != from {
-		each, whole, _, err := convertEach(c.Kind, from, gv, values, dst)
+		each, whole, _, err := convertEach(c.Kind, from, gv, nil, values, dst)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -44,12 +44,12 @@ func (k *Kind) Encode(obj runtime.Object, gv schema.GroupVersion, format Format)
 	return buf.Bytes(), nil
 }
 
-// ConvertJSON converts a document written in version from to version to,
-// through the hub, without defaulting. Fields the document does not set
-// stay unset wherever the types can say so; see layers for how partial
-// documents are converted key by key. The result is JSON with apiVersion
-// and kind of the target.
-func (k *Kind) ConvertJSON(doc []byte, from, to schema.GroupVersion) ([]byte, error) {
+// ConvertDocument converts a document, JSON written in version from, to
+// version to, through the hub, without defaulting. Fields the document
+// does not set stay unset wherever the types can say so; see layers for
+// how partial documents are converted key by key. The result is a value
+// of version to's type with its apiVersion and kind set.
+func (k *Kind) ConvertDocument(doc []byte, from, to schema.GroupVersion) (runtime.Object, error) {
 	src, err := k.New(from)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (k *Kind) ConvertJSON(doc []byte, from, to schema.GroupVersion) ([]byte, er
 		return nil, fmt.Errorf("converting %s: %w", k.cfg.Kind, err)
 	}
 	out.GetObjectKind().SetGroupVersionKind(to.WithKind(k.cfg.Kind))
-	return json.Marshal(out)
+	return out, nil
 }
 
 // Default applies the scheme's defaulting functions to obj in place.

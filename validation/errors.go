@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -107,7 +108,9 @@ func KeyOf(path string) string {
 
 // FeatureGates validates a map of feature gates against gate: an unknown
 // gate, and a locked gate set away from its locked value, are errors, one per
-// gate, at fldPath.Key(name). gate is not modified.
+// gate, at fldPath.Key(name), but for unknown gates past the first
+// text.MaxListed-1, which are counted in one error at fldPath. gate is not
+// modified.
 func FeatureGates(gate featuregate.MutableFeatureGate, gates map[string]bool, fldPath *field.Path) field.ErrorList {
 	names := make([]string, 0, len(gates))
 	for n := range gates {
@@ -128,16 +131,23 @@ func FeatureGates(gate featuregate.MutableFeatureGate, gates map[string]bool, fl
 		}
 	}
 	var errs field.ErrorList
+	unknown := 0
 	for _, n := range names {
 		if _, ok := known[featuregate.Feature(n)]; !ok {
 			// As SetFromMap says it, without a copy of the gate for each
-			// of a hostile file's thousands of names.
-			errs = append(errs, field.Invalid(fldPath.Key(n), gates[n], "unrecognized feature gate: "+n))
+			// of a hostile file's thousands of names, and named no more
+			// often than a message lists problems.
+			if unknown++; unknown < text.MaxListed {
+				errs = append(errs, field.Invalid(fldPath.Key(n), gates[n], "unrecognized feature gate: "+n))
+			}
 			continue
 		}
 		if err := gate.DeepCopy().SetFromMap(map[string]bool{n: gates[n]}); err != nil {
 			errs = append(errs, field.Invalid(fldPath.Key(n), gates[n], err.Error()))
 		}
+	}
+	if more := unknown - (text.MaxListed - 1); more > 0 {
+		errs = append(errs, field.Invalid(fldPath, fmt.Sprintf("%d more gates", more), fmt.Sprintf("%d more unrecognized feature gates", more)))
 	}
 	return errs
 }

@@ -474,6 +474,12 @@ func resolve(path string) (string, bool, error) {
 		}
 	}
 	r, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() {
+		// A link the kernel resolves to an open file (/dev/stdin,
+		// /dev/fd/3 of a shell's <(…)) names no path: read through it,
+		// and the read says what it is.
+		return path, false, nil
+	}
 	return r, st.IsDir(), err
 }
 

@@ -181,11 +181,7 @@ func decodeMerged(k *scheme.Kind, values map[string]string) (runtime.Object, err
 
 // flatten flattens obj, its keyed lists per element.
 func flatten(obj runtime.Object) (map[string]string, error) {
-	effective, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	return typed.For(reflect.TypeOf(obj)).Flatten(effective)
+	return typed.For(reflect.TypeOf(obj)).FlattenObject(obj)
 }
 
 // Defaulted returns the keys of the effective document that no layer set
