@@ -14,12 +14,12 @@ type embeddedMaps struct {
 
 type objectWithMaps struct {
 	embeddedMaps
-	Kind     string           `json:"kind,omitempty"`
-	Gates    map[string]bool  `json:"featureGates,omitempty"`
-	Limits   map[string]int32 `json:"limits"`
-	Counts   map[string]uint8 `json:"counts,omitempty"`
-	Named    *struct{ X int } `json:"named,omitempty"`
-	Nested   struct {
+	Kind   string           `json:"kind,omitempty"`
+	Gates  map[string]bool  `json:"featureGates,omitempty"`
+	Limits map[string]int32 `json:"limits"`
+	Counts map[string]uint8 `json:"counts,omitempty"`
+	Named  *struct{ X int } `json:"named,omitempty"`
+	Nested struct {
 		Inner map[string]bool `json:"inner,omitempty"`
 	} `json:"nested"`
 	Quoted map[string]int `json:"quoted,string,omitempty"`
