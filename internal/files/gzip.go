@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -33,10 +34,18 @@ func Gunzip(name string, data []byte, limit int) ([]byte, bool, error) {
 	if err != nil {
 		return nil, true, corrupt(err)
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, int64(limit)+1))
-	if err != nil {
+	// The stream's last member ends with its size (mod 2^32): a hint
+	// for the buffer, within the limit, so that a large file is not
+	// read into buffers of doubling size.
+	var buf bytes.Buffer
+	if n := len(data); n >= 4 {
+		hint := int(binary.LittleEndian.Uint32(data[n-4:]))
+		buf.Grow(min(hint, limit) + bytes.MinRead + 1) // ReadFrom wants MinRead free to read on
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(zr, int64(limit)+1)); err != nil {
 		return nil, true, corrupt(err)
 	}
+	out := buf.Bytes()
 	if len(out) > limit {
 		return nil, true, &Error{Path: name, Problem: fmt.Sprintf("is gzip-compressed and over the limit of %d bytes once decompressed", limit), Err: ErrTooLarge}
 	}
