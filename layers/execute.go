@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -48,7 +50,7 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 	fs.StringVar(&o.version, "output-version", version, "The version --explain, --print-config and --write-config-to use.")
 	fs.StringVar(&o.writeTo, "write-config-to", "", "Write the effective configuration in --output-version as YAML to this file, and exit. An existing file is replaced atomically and keeps its mode; a symbolic link is written through; a FIFO or a device (/dev/stdout) is written to.")
 	fs.Var(&o.mode, "write-config-mode", "The mode --write-config-to creates a new file with, less the umask; an existing file keeps its own.")
-	fs.BoolVar(&o.migrate, "migrate-config", false, "Print what the --config file itself sets, and nothing else (no defaults, flags or other files; relative paths kept relative), in --output-version as YAML, and exit; with --write-config-to, write it there instead.")
+	fs.BoolVar(&o.migrate, "migrate-config", false, "Print what the --config file itself sets (relative paths kept relative, no flags or other files), and the defaults of its version that --output-version would give another value, in --output-version as YAML, and exit; with --config-dir, each drop-in too, after a comment naming it; with --write-config-to, write it there instead (a directory, with --config-dir).")
 	return o
 }
 
@@ -115,8 +117,8 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 	gv, err := c.outputVersion(out.version)
 	switch {
 	case err != nil:
-	case out.migrate && cl.Config.ConfigFile == "":
-		err = errors.New("--migrate-config rewrites the --config file: give one")
+	case out.migrate && cl.Config.ConfigFile == "" && cl.Config.ConfigDir == "":
+		err = errors.New("--migrate-config rewrites the --config file and the drop-ins of --config-dir: give one")
 	case out.explain && out.writeTo != "":
 		err = errors.New("--explain prints and writes nothing: give --write-config-to without it")
 	case out.explain && out.migrate:
@@ -126,11 +128,31 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 		return usage(err)
 	}
 	if out.migrate {
-		b, err := c.Migrate(cl, gv)
+		migrated, err := c.Migrate(ctx, cl, gv)
 		if err != nil {
 			return fail(err)
 		}
-		return emit(b, out.writeTo == "")
+		for _, m := range migrated {
+			for _, k := range m.Kept {
+				fmt.Fprintf(stderr, "%s: --migrate-config: %s keeps %s\n", c.Name, m.Path, k)
+			}
+		}
+		if len(migrated) == 1 && cl.Config.ConfigDir == "" {
+			return emit(migrated[0].Document, out.writeTo == "")
+		}
+		if out.writeTo != "" {
+			if err := writeMigrations(out.writeTo, cl, migrated, fs.FileMode(out.mode)); err != nil {
+				return fail(fmt.Errorf("--write-config-to: %w", err))
+			}
+			return 0
+		}
+		for i, m := range migrated {
+			if i > 0 {
+				fmt.Fprintln(stdout, "---")
+			}
+			fmt.Fprintf(stdout, "# %s\n%s", m.Path, m.Document)
+		}
+		return 0
 	}
 	cfg, err := c.LoadFrom(ctx, cl) // (3)
 	if err != nil {
@@ -198,4 +220,28 @@ func (c *Component[T]) outputVersion(s string) (schema.GroupVersion, error) {
 	}
 	return schema.GroupVersion{}, fmt.Errorf("--output-version %q: not a version of %s; give one of %s, alone or as %s/VERSION",
 		s, c.Kind.GroupKind().Kind, strings.Join(known, ", "), group)
+}
+
+// writeMigrations writes each migration into dir, a directory, under the
+// name of what it migrates: the --config file by its base name, a drop-in
+// under the base name of --config-dir, at its place in it.
+func writeMigrations(dir string, cl *CommandLine, migrated []Migration, mode fs.FileMode) error {
+	for _, m := range migrated {
+		name := filepath.Base(m.Path)
+		if d := cl.Config.ConfigDir; d != "" && m.Path != cl.Config.ConfigFile {
+			rel, err := filepath.Rel(d, m.Path)
+			if err != nil {
+				return err
+			}
+			name = filepath.Join(filepath.Base(d), rel)
+		}
+		to := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := files.Write(to, m.Document, mode); err != nil {
+			return err
+		}
+	}
+	return nil
 }

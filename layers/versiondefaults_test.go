@@ -155,9 +155,11 @@ func TestFileKeepsItsVersionsDefaults(t *testing.T) {
 	}
 }
 
-// TestMigrateConfig rewrites files into the other version: only what the
-// file sets, no defaults and no flags; a key the other version has no
-// field for is an error naming it.
+// TestMigrateConfig rewrites files into the other version: what the file
+// sets, no flags, and the defaults of its version that the other version
+// would give another value, each named on stderr; a key the other version
+// has no field for is an error naming it; with --config-dir, the drop-ins
+// too.
 func TestMigrateConfig(t *testing.T) {
 	dir := t.TempDir()
 	write := writer(t, dir)
@@ -173,27 +175,54 @@ func TestMigrateConfig(t *testing.T) {
 	}
 	old := write("old.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 2\n")
 	code, out, errOut := migrate(t, "--config", old, "--port", "9000")
-	if want := "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n"; code != 0 || out != want {
-		t.Errorf("v1alpha1 to v1: exit %d, %q (%s); want %q", code, out, errOut, want)
+	if want := "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 8080\nworkers: 2\n"; code != 0 || out != want ||
+		errOut != "proxy: --migrate-config: "+old+" keeps port: 8080 (the target version would default it to 8443)\n" {
+		t.Errorf("v1alpha1 to v1: exit %d, %q (%s); want %q and the port kept", code, out, errOut, want)
 	}
 	cur := write("new.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 7000\n")
 	code, out, errOut = migrate(t, "--config", cur, "--output-version", "v1alpha1")
-	if want := "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nport: 7000\n"; code != 0 || out != want {
+	if want := "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nport: 7000\n"; code != 0 || out != want || errOut != "" {
 		t.Errorf("v1 to v1alpha1: exit %d, %q (%s); want %q", code, out, errOut, want)
+	}
+	bare := write("bare.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 3\n")
+	code, out, errOut = migrate(t, "--config", bare, "--output-version", "v1alpha1")
+	if want := "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nport: 8443\nworkers: 3\n"; code != 0 || out != want || !strings.Contains(errOut, "keeps port: 8443 (the target version would default it to 8080)") {
+		t.Errorf("a v1 file leaving the port to defaulting, to v1alpha1: exit %d, %q (%s); want %q", code, out, errOut, want)
+	}
+	// Drop-ins bring only what they set: they are converted, and keep
+	// nothing; each output after a comment naming its file.
+	dropIns := filepath.Dir(write("conf.d/10-workers.conf", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 5\n"))
+	code, out, errOut = migrate(t, "--config", old, "--config-dir", dropIns)
+	want := "# " + old + "\napiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 8080\nworkers: 2\n---\n# " + filepath.Join(dropIns, "10-workers.conf") +
+		"\napiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 5\n"
+	if code != 0 || out != want {
+		t.Errorf("with drop-ins: exit %d, stdout\n%s\nstderr %s\nwant\n%s", code, out, errOut, want)
+	}
+	into := filepath.Join(dir, "migrated.d")
+	if code, _, errOut = migrate(t, "--config", old, "--config-dir", dropIns, "--write-config-to", into); code != 0 {
+		t.Fatalf("with drop-ins into a directory: exit %d: %s", code, errOut)
+	}
+	for name, want := range map[string]string{
+		"old.yaml":               "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 8080\nworkers: 2\n",
+		"conf.d/10-workers.conf": "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 5\n",
+	} {
+		if got, err := os.ReadFile(filepath.Join(into, name)); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v", name, got, err)
+		}
 	}
 	lossy := write("lossy.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 7000\nupstream: backend:80\n")
 	code, out, errOut = migrate(t, "--config", lossy, "--output-version", "v1alpha1")
 	if code != 1 || out != "" || !strings.Contains(errOut, lossy+`: key "/upstream" has no counterpart in proxy.example.dev/v1alpha1`) {
 		t.Errorf("a key v1alpha1 cannot hold: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if code, _, errOut = migrate(t); code != 2 || !strings.Contains(errOut, "--migrate-config rewrites the --config file") {
+	if code, _, errOut = migrate(t); code != 2 || !strings.Contains(errOut, "--migrate-config rewrites the --config file and the drop-ins of --config-dir") {
 		t.Errorf("without --config: exit %d, stderr %q", code, errOut)
 	}
 	to := filepath.Join(dir, "migrated.yaml")
 	if code, out, _ = migrate(t, "--config", old, "--write-config-to", to); code != 0 || out != "" {
 		t.Errorf("--write-config-to: exit %d, stdout %q", code, out)
 	}
-	if got, err := os.ReadFile(to); err != nil || string(got) != "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n" {
+	if got, err := os.ReadFile(to); err != nil || string(got) != "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 8080\nworkers: 2\n" {
 		t.Errorf("written: %q (%v)", got, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,6 +210,60 @@ tlsCertFile: certs/serving.crt
 `
 	if code != 0 || out != want {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	}
+}
+
+// TestMigrationKeepsMeaning migrates files between every pair of the
+// example's versions and checks that --explain's configuration of the
+// migrated file is the original's: a v1alpha1 file that leaves the port
+// to defaulting (8080 in v1alpha1) keeps port 8080 in v1beta1 (which
+// defaults it to 8443), and a v1beta1 file keeps 8443 in v1alpha1.
+func TestMigrationKeepsMeaning(t *testing.T) {
+	dir := t.TempDir()
+	shipped, err := os.ReadFile("testdata/component-v1alpha1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"shipped-v1alpha1.yaml":   string(shipped),
+		"profiling-v1alpha1.yaml": "apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\nprofiling: false\n",
+		"bare-v1beta1.yaml":       beta + "enableProfiling: true\n",
+		"port-v1beta1.yaml":       beta + "port: 9000\nsyncFrequency: 2m\n",
+	}
+	explain := func(t *testing.T, path string) map[string]any {
+		t.Helper()
+		code, out, errOut := runComponent(t, "--config", path, "--explain")
+		if code != 0 {
+			t.Fatalf("--explain %s: exit %d: %s", path, code, errOut)
+		}
+		var e explanation
+		if err := json.Unmarshal([]byte(out), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e.Config
+	}
+	for name, content := range files {
+		for _, version := range []string{"v1alpha1", "v1beta1"} {
+			t.Run(name+" to "+version, func(t *testing.T) {
+				orig := write(t, dir, name, content)
+				code, out, errOut := runComponent(t, "--config", orig, "--migrate-config", "--output-version", version)
+				if code != 0 || !strings.Contains(out, "apiVersion: component.example.strata.dev/"+version) {
+					t.Fatalf("exit %d, stderr %s, stdout:\n%s", code, errOut, out)
+				}
+				migrated := write(t, dir, "migrated-"+version+"-"+name, out)
+				before, after := explain(t, orig), explain(t, migrated)
+				if !reflect.DeepEqual(before, after) {
+					b, _ := json.MarshalIndent(before, "", " ")
+					a, _ := json.MarshalIndent(after, "", " ")
+					t.Errorf("the migrated file means something else:\n%s\nwas\n%s\n(migrated: %s; stderr %s)", a, b, out, errOut)
+				}
+			})
+		}
+	}
+	profiling := write(t, dir, "profiling-v1alpha1.yaml", files["profiling-v1alpha1.yaml"])
+	code, out, errOut := runComponent(t, "--config", profiling, "--migrate-config")
+	if code != 0 || !strings.Contains(out, "port: 8080") || !strings.Contains(errOut, "keeps port: 8080 (the target version would default it to 8443)") {
+		t.Errorf("profiling: false in v1alpha1: exit %d, stdout\n%s\nstderr %s", code, out, errOut)
 	}
 }
 
