@@ -22,9 +22,11 @@ const (
 //	<subsystem>_automatic_reload_last_timestamp_seconds{status}
 //	<subsystem>_last_config_info{hash}
 //
-// and how long each load took (Consistent and Load, not the read):
+// and how long each load took (Consistent and Load, not the read), and
+// how many parts went back to an older version (MarkersMove):
 //
 //	<subsystem>_automatic_reload_duration_seconds{status}
+//	<subsystem>_automatic_reload_rollbacks_total
 //
 // A no-op check (same content, or content already refused) counts nothing.
 // The hash is the one ContentHash computes from the ConfigMaps mounted,
@@ -35,6 +37,7 @@ type Metrics struct {
 	lastTimestamp *metrics.GaugeVec
 	lastConfig    *metrics.GaugeVec
 	duration      *metrics.HistogramVec
+	rollbacks     *metrics.Counter
 }
 
 // NewMetrics returns the reload metrics of one watcher; subsystem is the
@@ -74,21 +77,29 @@ func NewMetrics(subsystem string, constLabels map[string]string) *Metrics {
 			Buckets:        metrics.ExponentialBuckets(0.001, 2, 16),
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"status"}),
+		rollbacks: metrics.NewCounter(&metrics.CounterOpts{
+			Subsystem:      subsystem,
+			ConstLabels:    constLabels,
+			Name:           "automatic_reload_rollbacks_total",
+			Help:           "Total number of parts of the configuration whose version marker went back to an older one (MarkersMove).",
+			StabilityLevel: metrics.ALPHA,
+		}),
 	}
 }
 
 // MustRegister registers the metrics with r; it panics if a metric of the
 // same name is registered already.
 func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
-	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig, m.duration)
+	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig, m.duration, m.rollbacks)
 }
 
 // observe records one reload attempt. hash is the configuration in effect
 // after it; took, how long loading took (negative when reading failed).
-func (m *Metrics) observe(status string, at time.Time, hash string, took time.Duration) {
+func (m *Metrics) observe(status string, at time.Time, hash string, took time.Duration, rollbacks int) {
 	if m == nil {
 		return
 	}
+	m.rollbacks.Add(float64(rollbacks))
 	m.reloads.WithLabelValues(status).Inc()
 	m.lastTimestamp.WithLabelValues(status).Set(float64(at.UnixNano()) / 1e9)
 	if took >= 0 {

@@ -7,40 +7,143 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
-// MarkersAgree returns a check for Options.Consistent: the targets form one
-// set only when every directory target holds a file named name (at any
-// depth of a tree) and all the files of that name, a file target's
-// included, hold the same version, surrounding space aside. prow's updateconfig writes such a
-// marker, VERSION, holding the commit, into every ConfigMap it updates; a
-// projected volume of several ConfigMaps maps each one's marker to a path
-// of its own. A set whose markers disagree, or a target without one (a
-// ConfigMap kubelet has not fetched yet), is pending, never served.
+// Two producers stamp the parts of a set with a version marker, and each
+// needs its own check; which one a set needs is the producer's to say:
+//
+//   - one that stamps every part at every publish, the same version in
+//     all (a single writer of a projected volume's ConfigMaps): parts that
+//     disagree are a set kubelet has updated in part, held back until
+//     they agree (MarkersAgree);
+//   - prow's updateconfig, which writes the merge commit into VERSION of
+//     only the ConfigMaps a merge touched: with partitioned ConfigMaps a
+//     merge lands in one shard and the others keep an older VERSION, the
+//     normal state of the set, never one to hold back. Nothing in the
+//     parts can tell a shard the merge did not touch from one kubelet has
+//     not updated yet; Options.Settle waits out a burst of updates, and
+//     MarkersMove reports a part that goes back to a version it held
+//     before (prow's config bootstrapper racing updateconfig).
+//
+// Only a producer that publishes a manifest of its parts after the parts
+// can make a set of ConfigMaps atomic.
+
+// MarkersAgree returns a check for Options.Consistent, for a producer that
+// stamps every part: the targets form one set only when every directory
+// target holds a file named name (at any depth of a tree) and all the
+// files of that name, a file target's included, hold the same version,
+// surrounding space aside. A projected volume of several ConfigMaps maps
+// each one's marker to a path of its own. A set whose markers disagree,
+// or a target without one (a ConfigMap kubelet has not fetched yet), is
+// pending, never served. It does not fit prow's updateconfig
+// (MarkersMove does).
 func MarkersAgree(name string) func(c *Contents) error {
 	return func(c *Contents) error {
 		var first, firstAt string
-		for _, g := range c.Generations {
-			found := false
-			for _, f := range g.Files {
-				if path.Base(f.Name) != name {
-					continue
+		return eachMarker(c, name, func(at, v string) error {
+			if firstAt == "" {
+				first, firstAt = v, at
+			} else if v != first {
+				return fmt.Errorf("%s holds version %q where %s holds %q", at, v, firstAt, first)
+			}
+			return nil
+		})
+	}
+}
+
+// eachMarker calls fn with every file named name of c, its path and the
+// version it holds; a directory target without one is an error.
+func eachMarker(c *Contents, name string, fn func(at, version string) error) error {
+	for _, g := range c.Generations {
+		found := false
+		for _, f := range g.Files {
+			if path.Base(f.Name) != name {
+				continue
+			}
+			found = true
+			at := g.Path
+			if g.Dir {
+				at = filepath.Join(g.Path, filepath.FromSlash(f.Name))
+			}
+			if err := fn(at, string(bytes.TrimSpace(f.Data))); err != nil {
+				return err
+			}
+		}
+		if !found && g.Dir {
+			return fmt.Errorf("%s holds no %s marker", g.Path, name)
+		}
+	}
+	return nil
+}
+
+// Rollback is a part of a set whose version marker went back to a version
+// it held before.
+type Rollback struct {
+	// Part is the marker's path.
+	Part string
+	// From is the version it held; To, the older one it holds now.
+	From, To string
+}
+
+func (r Rollback) String() string {
+	return fmt.Sprintf("%s went back from %q to %q", r.Part, r.From, r.To)
+}
+
+// RollbackError, from Options.Consistent, reports parts that went back to
+// an older version: the content is loaded all the same, and the reload
+// reports them (Reload.Rollbacks, <subsystem>_automatic_reload_rollbacks_total).
+type RollbackError struct{ Rollbacks []Rollback }
+
+func (e *RollbackError) Error() string {
+	msgs := make([]string, len(e.Rollbacks))
+	for i, r := range e.Rollbacks {
+		msgs[i] = r.String()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// maxMarkerHistory bounds the versions MarkersMove remembers per part.
+const maxMarkerHistory = 64
+
+// MarkersMove returns a check for Options.Consistent, for a producer that
+// stamps only the parts it updates, as prow's updateconfig writes VERSION:
+// the parts' markers may differ, and the set is never held back for it
+// (use Options.Settle to take a merge's updates as one reload). Every
+// directory target must hold a file named name, as MarkersAgree asks. A
+// part whose marker goes back to a version it held before, among the last
+// 64, is a rollback: the set is loaded all the same (it is what the
+// cluster holds), and the reload reports it (RollbackError). The check
+// keeps what it saw: use one per watcher.
+func MarkersMove(name string) func(c *Contents) error {
+	var mu sync.Mutex
+	held := map[string][]string{} // by part: the versions seen, the current last
+	return func(c *Contents) error {
+		mu.Lock()
+		defer mu.Unlock()
+		var back []Rollback
+		err := eachMarker(c, name, func(at, v string) error {
+			h := held[at]
+			switch {
+			case len(h) == 0:
+				h = []string{v}
+			case h[len(h)-1] != v:
+				if slices.Contains(h, v) {
+					back = append(back, Rollback{Part: at, From: h[len(h)-1], To: v})
 				}
-				found = true
-				v := string(bytes.TrimSpace(f.Data))
-				at := g.Path
-				if g.Dir {
-					at = filepath.Join(g.Path, filepath.FromSlash(f.Name))
-				}
-				if firstAt == "" {
-					first, firstAt = v, at
-				} else if v != first {
-					return fmt.Errorf("%s holds version %q where %s holds %q", at, v, firstAt, first)
+				h = append(slices.DeleteFunc(h, func(s string) bool { return s == v }), v)
+				if len(h) > maxMarkerHistory {
+					h = h[len(h)-maxMarkerHistory:]
 				}
 			}
-			if !found && g.Dir {
-				return fmt.Errorf("%s holds no %s marker", g.Path, name)
-			}
+			held[at] = h
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(back) > 0 {
+			return &RollbackError{Rollbacks: back}
 		}
 		return nil
 	}

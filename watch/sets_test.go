@@ -130,6 +130,77 @@ sets_automatic_reloads_total{status="success"} 3
 	}
 }
 
+// TestMarkersMoveWithProw updates shards the way prow's updateconfig
+// does, VERSION written only into the shard a merge touched: with
+// MarkersMove every merge applies, never pending and never a failure,
+// though the shards' versions differ; a shard going back to a version it
+// held before (the config bootstrapper racing updateconfig) is applied
+// and reported as a rollback, once, in the reload and its metric.
+func TestMarkersMoveWithProw(t *testing.T) {
+	s := newShards(t)
+	s.write(s.a, "sha0")
+	s.write(s.b, "sha0")
+	reg := metrics.NewKubeRegistry()
+	m := NewMetrics("prow", nil)
+	m.MustRegister(reg)
+	rec := newRecorder[string]()
+	w, err := New(Options[string]{
+		Paths: s.paths(), Load: loadBoth, OnReload: rec.record, Metrics: m,
+		Consistent: MarkersMove("VERSION"), PendingTimeout: time.Minute, PollInterval: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := w.check(ctx); err != nil || w.Current() != "a=sha0 b=sha0" {
+		t.Fatalf("initial: %q, %v", w.Current(), err)
+	}
+	rec.next(t)
+	for _, step := range []struct {
+		shard   *watchtest.KubeletWriter
+		version string
+		want    string
+		back    string
+	}{
+		{s.a, "sha1", "a=sha1 b=sha0", ""}, // a merge touching a only
+		{s.b, "sha2", "a=sha1 b=sha2", ""}, // the next touching b only
+		{s.a, "sha3", "a=sha3 b=sha2", ""},
+		{s.a, "sha1", "a=sha1 b=sha2", `a/VERSION went back from "sha3" to "sha1"`}, // the bootstrapper's older content
+		{s.a, "sha4", "a=sha4 b=sha2", ""},
+	} {
+		s.write(step.shard, step.version)
+		if err := w.check(ctx); err != nil {
+			t.Fatalf("%s: %v", step.want, err)
+		}
+		r := rec.next(t)
+		if r.Status != StatusSuccess || w.Current() != step.want {
+			t.Fatalf("%s: %+v, current %q", step.want, r, w.Current())
+		}
+		var back []string
+		for _, rb := range r.Rollbacks {
+			back = append(back, strings.TrimPrefix(rb.String(), s.root+"/"))
+		}
+		if strings.Join(back, "; ") != step.back {
+			t.Errorf("%s: rollbacks %q, want %q", step.want, back, step.back)
+		}
+	}
+	want := `
+# HELP prow_automatic_reload_rollbacks_total [ALPHA] Total number of parts of the configuration whose version marker went back to an older one (MarkersMove).
+# TYPE prow_automatic_reload_rollbacks_total counter
+prow_automatic_reload_rollbacks_total 1
+# HELP prow_automatic_reloads_total [ALPHA] Total number of automatic reloads of the configuration, by status.
+# TYPE prow_automatic_reloads_total counter
+prow_automatic_reloads_total{status="success"} 6
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "prow_automatic_reloads_total", "prow_automatic_reload_rollbacks_total"); err != nil {
+		t.Fatal(err)
+	}
+	// A shard without its marker is not a set yet.
+	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true}}}); err == nil || !strings.Contains(err.Error(), "x holds no VERSION marker") {
+		t.Errorf("no marker: %v", err)
+	}
+}
+
 // TestStartWaitsForAPendingFirstLoad starts on a split set: Start waits,
 // and returns once the set agrees; with a set that stays split, it fails
 // after PendingTimeout.

@@ -82,8 +82,10 @@ type Options[T any] struct {
 	// Read tunes each read.
 	Read ReadOptions
 	// Consistent, when set, checks that what was read is a set whose
-	// parts agree (MarkersAgree is the common check) before Load runs;
-	// its error makes the attempt pending, as Pending does.
+	// parts fit together before Load runs (MarkersAgree, MarkersMove:
+	// see their doc for which producer each fits); its error makes the
+	// attempt pending, as Pending does, but for a *RollbackError, which
+	// loads the content and reports the rollback.
 	Consistent func(c *Contents) error
 	// PendingTimeout is how long content may stay pending (see Pending)
 	// before the attempt is reported as a failure; zero means
@@ -129,6 +131,9 @@ type Reload[T any] struct {
 	// Duration is how long loading took: Consistent and Load, not the
 	// read; zero when reading failed.
 	Duration time.Duration
+	// Rollbacks are the parts whose version went back (Consistent's
+	// *RollbackError).
+	Rollbacks []Rollback
 }
 
 // Watcher keeps a value loaded from files up to date. Read the value with
@@ -563,7 +568,7 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 		return nil
 	}
 	start := w.clock.Now()
-	v, err := w.load(ctx, c)
+	v, rollbacks, err := w.load(ctx, c)
 	took := w.clock.Since(start)
 	if err != nil {
 		if IsPending(err) {
@@ -599,7 +604,7 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 	}
 	w.badHash, w.lastFailure, w.pendingSince = "", "", time.Time{}
 	w.current.Store(&published[T]{value: v, hash: c.Hash})
-	w.report(StatusSuccess, initial, c.Hash, nil, took)
+	w.report(StatusSuccess, initial, c.Hash, nil, took, rollbacks...)
 	w.settleFirst(nil)
 	return nil
 }
@@ -628,9 +633,10 @@ func (w *Watcher[T]) swapped() bool {
 	return false
 }
 
-// load runs Consistent and Load; a panic in either refuses the content
-// like an error does, so that no input can stop the watcher.
-func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, err error) {
+// load runs Consistent and Load, and returns the rollbacks Consistent
+// reported; a panic in either refuses the content like an error does, so
+// that no input can stop the watcher.
+func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, rollbacks []Rollback, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("loading the configuration panicked: %v", r)
@@ -638,11 +644,16 @@ func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, err error) {
 	}()
 	if w.opts.Consistent != nil {
 		if err := w.opts.Consistent(c); err != nil {
-			var zero T
-			return zero, Pending(err)
+			var rb *RollbackError
+			if !errors.As(err, &rb) {
+				var zero T
+				return zero, nil, Pending(err)
+			}
+			rollbacks = rb.Rollbacks
 		}
 	}
-	return w.opts.Load(ctx, c)
+	v, err = w.opts.Load(ctx, c)
+	return v, rollbacks, err
 }
 
 // notLoaded is the duration report takes for an attempt whose read
@@ -651,15 +662,18 @@ const notLoaded time.Duration = -1
 
 // report counts, logs and reports one attempt: a failure at error level,
 // a success and a pending attempt as information.
-func (w *Watcher[T]) report(status string, initial bool, hash string, err error, took time.Duration) {
+func (w *Watcher[T]) report(status string, initial bool, hash string, err error, took time.Duration, rollbacks ...Rollback) {
 	now := w.clock.Now()
-	r := Reload[T]{Status: status, Initial: initial, Hash: hash, Err: err, Time: now, Duration: max(took, 0)}
+	r := Reload[T]{Status: status, Initial: initial, Hash: hash, Err: err, Time: now, Duration: max(took, 0), Rollbacks: rollbacks}
 	kept := w.current.Load()
 	keptHash := ""
 	if kept != nil {
 		r.Value, keptHash = kept.value, kept.hash
 	}
-	w.opts.Metrics.observe(status, now, keptHash, took)
+	w.opts.Metrics.observe(status, now, keptHash, took, len(rollbacks))
+	for _, rb := range rollbacks {
+		w.logger.Info("A part of the configuration went back to an older version", "part", rb.Part, "from", rb.From, "to", rb.To)
+	}
 	logger := w.logger
 	if w.opts.OnReload != nil {
 		logger = logger.V(2) // the caller reports

@@ -5,13 +5,22 @@
 // checkouts holding ORG/REPO/ORG-REPO-BRANCH.yaml at any depth.
 //
 //	configagent --source DIR [--source DIR ...] --listen ADDR [--poll-interval D]
-//	            [--settle D] [--version-key KEY] [--pending-timeout D] [--max-bytes N]
+//	            [--settle D] [--version-key KEY [--version-stamps all|touched]]
+//	            [--pending-timeout D] [--max-bytes N]
 //
 // Every source is read as one snapshot: never a mix of two updates of one
 // volume or checkout, never a file outside the sources (a link that leads
 // out of a checkout fails the snapshot, naming it), never more than
-// --max-bytes once decompressed, and, with --version-key, never sources whose KEY
-// files disagree (the snapshot is pending until they do). A configuration
+// --max-bytes once decompressed. --version-key names the version marker
+// file of each source, and --version-stamps says how its producer writes
+// it: "all" (the default), a producer that stamps every source at every
+// publish, so that sources whose KEY files disagree are a set kubelet has
+// updated in part, pending until they agree; "touched", prow's
+// updateconfig, which writes VERSION only into the ConfigMaps a merge
+// touched, so that sources differ as a matter of course: a snapshot is
+// served --settle after the last update, never held back, and a source
+// whose VERSION goes back to one it held before is reported as a
+// rollback. A configuration
 // is identified by its zz_generated_metadata (org, repo, branch, and
 // variant when it has one), never by its file name; two files of one
 // identity make the snapshot invalid.
@@ -25,7 +34,7 @@
 //	GET /metrics   the reload metrics
 //
 // Each reload attempt is one JSON line on stdout:
-// {"status":"success"|"failure"|"pending","generation":"sha256:…","files":N,"error":"…"}.
+// {"status":"success"|"failure"|"pending","generation":"sha256:…","files":N,"error":"…","rollbacks":["…"]}.
 // A request is answered from the snapshot current when it arrived, however
 // long a reload takes; an invalid reload keeps the last good snapshot. An
 // invalid first snapshot is an error: exit 1, the reason on stderr.
@@ -73,6 +82,7 @@ type flags struct {
 	pollInterval   time.Duration
 	settle         time.Duration
 	versionKey     string
+	versionStamps  string
 	pendingTimeout time.Duration
 	maxBytes       int64
 }
@@ -91,7 +101,8 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.listen, "listen", "", "the address to serve on, host:port")
 	fs.DurationVar(&f.pollInterval, "poll-interval", watch.DefaultPollInterval, "how often the sources are read whatever file events say")
 	fs.DurationVar(&f.settle, "settle", time.Second, "how long a burst of updates across the sources must be quiet before they are read (0: read a swapped mount at once)")
-	fs.StringVar(&f.versionKey, "version-key", "", "a file every source holds; a snapshot whose sources disagree on it is pending, never served")
+	fs.StringVar(&f.versionKey, "version-key", "", "a version marker file every source holds (prow's updateconfig writes VERSION)")
+	fs.StringVar(&f.versionStamps, "version-stamps", "all", `how the producer stamps the sources with --version-key: "all" (every source at every publish: sources that disagree are pending until they agree) or "touched" (only the sources a publish changes, as prow's updateconfig does: served after --settle, a version going back reported as a rollback)`)
 	fs.DurationVar(&f.pendingTimeout, "pending-timeout", watch.DefaultPendingTimeout, "how long a snapshot may stay pending before it is a failure")
 	fs.Int64Var(&f.maxBytes, "max-bytes", watch.DefaultMaxTotalBytes, "the bytes a snapshot of every source may hold once decompressed; one that holds more is refused, and so is a file over 4 MiB")
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +123,8 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--max-bytes %d: must be positive", f.maxBytes)
 	case strings.Contains(f.versionKey, "/"):
 		return nil, fmt.Errorf("--version-key %q: a file name, not a path", f.versionKey)
+	case f.versionStamps != "all" && f.versionStamps != "touched":
+		return nil, fmt.Errorf(`--version-stamps %q: "all" or "touched"`, f.versionStamps)
 	}
 	if err := watch.CheckPollInterval(f.pollInterval); err != nil || f.pollInterval == 0 {
 		return nil, fmt.Errorf("--poll-interval %s: must be at least %s", f.pollInterval, watch.MinPollInterval)
@@ -224,6 +237,9 @@ func newAgent(f *flags, stdout io.Writer) (*agent, error) {
 	var consistent func(*watch.Contents) error
 	if f.versionKey != "" {
 		agree := watch.MarkersAgree(f.versionKey)
+		if f.versionStamps == "touched" {
+			agree = watch.MarkersMove(f.versionKey)
+		}
 		consistent = func(c *watch.Contents) error {
 			a.files = a.count(c, f.versionKey)
 			return agree(c)
@@ -310,10 +326,11 @@ func (a *agent) load(c *watch.Contents, versionKey string) (*snapshot, error) {
 
 // line is one reload attempt on stdout.
 type line struct {
-	Status     string `json:"status"`
-	Generation string `json:"generation"`
-	Files      int    `json:"files"`
-	Error      string `json:"error,omitempty"`
+	Status     string   `json:"status"`
+	Generation string   `json:"generation"`
+	Files      int      `json:"files"`
+	Error      string   `json:"error,omitempty"`
+	Rollbacks  []string `json:"rollbacks,omitempty"`
 }
 
 // report prints one JSON line per reload attempt.
@@ -324,6 +341,9 @@ func (a *agent) report(r watch.Reload[*snapshot]) {
 	}
 	if r.Err != nil {
 		l.Error = r.Err.Error()
+	}
+	for _, rb := range r.Rollbacks {
+		l.Rollbacks = append(l.Rollbacks, rb.String())
 	}
 	a.files = 0
 	out, _ := json.Marshal(l)

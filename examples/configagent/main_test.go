@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,6 +274,54 @@ func TestShardsUnderKubeletWriter(t *testing.T) {
 	}
 }
 
+// TestProwUpdateconfig serves shards that prow's updateconfig writes:
+// each merge stamps VERSION only into the shard it touched, so the shards'
+// versions differ as a matter of course. With --version-stamps touched,
+// every merge is served after --settle, never pending and never a
+// failure, and a shard whose VERSION goes back to one it held before (the
+// config bootstrapper racing updateconfig) is served and reported as a
+// rollback. With the default, a producer that stamps every shard, the
+// same merge would be pending for ever.
+func TestProwUpdateconfig(t *testing.T) {
+	root := t.TempDir()
+	shards := map[string][]string{"a": {"alpha"}, "b": {"gamma"}}
+	writers := map[string]*watchtest.KubeletWriter{}
+	write := func(name string, gen int, version string) {
+		t.Helper()
+		payload := shardPayload(t, shards[name], gen)
+		payload["VERSION"] = []byte(version + "\n")
+		if err := writers[name].TryWriteBinary(nil, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name := range shards {
+		dir := filepath.Join(root, name)
+		watchtest.WriteFiles(t, dir, nil)
+		writers[name] = watchtest.NewKubeletWriter(t, dir)
+		write(name, 1, "sha0")
+	}
+	a := startAgent(t, "--source", filepath.Join(root, "a"), "--source", filepath.Join(root, "b"),
+		"--version-key", "VERSION", "--version-stamps", "touched", "--settle", "50ms", "--poll-interval", "100ms")
+	a.waitFor(t, "/readyz", http.StatusOK)
+	write("a", 2, "sha1") // a merge touching shard a only
+	a.waitServes(t, "/config?org=org&repo=alpha&branch=main", 2)
+	write("b", 3, "sha2") // the next, shard b only
+	a.waitServes(t, "/config?org=org&repo=gamma&branch=main", 3)
+	write("a", 1, "sha0") // the bootstrapper writes an older commit
+	a.waitServes(t, "/config?org=org&repo=alpha&branch=main", 1)
+	ls := a.linesWhen(t, func(ls []line) bool { return len(ls) >= 4 })
+	if count(ls, "pending") != 0 || count(ls, "failure") != 0 || count(ls, "success") != 4 {
+		t.Errorf("every merge is served, none pending or failed:\n%s", a.stdout.String())
+	}
+	want := filepath.Join(root, "a", "VERSION") + ` went back from "sha1" to "sha0"`
+	if got := ls[3].Rollbacks; len(got) != 1 || got[0] != want || len(ls[1].Rollbacks)+len(ls[2].Rollbacks) != 0 {
+		t.Errorf("rollbacks %q, want [%s] on the last line only", got, want)
+	}
+	if _, _, body := a.get(t, "/metrics"); !strings.Contains(body, "configagent_automatic_reload_rollbacks_total 1") {
+		t.Errorf("metrics:\n%s", body)
+	}
+}
+
 // TestGitSyncTree serves a git-sync checkout: configurations at any depth,
 // variants apart, the endpoints' answers as the contract says, a new
 // revision served whole.
@@ -329,7 +378,7 @@ func TestGitSyncTree(t *testing.T) {
 		t.Errorf("after a new revision: %d %s, generation %s", code, body, gen2)
 	}
 	ls := a.linesWhen(t, func(ls []line) bool { return len(ls) >= 2 })
-	if len(ls) != 2 || ls[0] != (line{Status: "success", Generation: gen1, Files: 4}) || ls[1] != (line{Status: "success", Generation: gen2, Files: 5}) {
+	if len(ls) != 2 || !reflect.DeepEqual(ls[0], line{Status: "success", Generation: gen1, Files: 4}) || !reflect.DeepEqual(ls[1], line{Status: "success", Generation: gen2, Files: 5}) {
 		t.Errorf("stdout:\n%s", a.stdout.String())
 	}
 }
@@ -468,6 +517,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--source", dir}, 2, "--listen is required"},
 		{[]string{"--source", dir, "--listen", freeAddr(t), "--poll-interval", "1ns"}, 2, "--poll-interval 1ns: must be at least"},
 		{[]string{"--source", dir, "--listen", freeAddr(t), "--max-bytes", "0"}, 2, "--max-bytes 0: must be positive"},
+		{[]string{"--source", dir, "--listen", freeAddr(t), "--version-stamps", "some"}, 2, `--version-stamps "some": "all" or "touched"`},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		var stdout, stderr bytes.Buffer
