@@ -121,7 +121,7 @@ func TestResolveFromHostileDir(t *testing.T) {
 	}{
 		{"a dangling README", func(d string) error { return os.Symlink(filepath.Join(d, "gone"), filepath.Join(d, "README")) }, ""},
 		{"a FIFO notes.txt", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "notes.txt"), 0o644) }, ""},
-		{"a link to /dev/zero", func(d string) error { return os.Symlink("/dev/zero", filepath.Join(d, "zero.yaml")) }, "zero.yaml is a character device, not a regular file"},
+		{"a link to /dev/zero", func(d string) error { return os.Symlink("/dev/zero", filepath.Join(d, "zero.yaml")) }, "zero.yaml is a symbolic link that leads outside its source (it points to /dev/zero)"},
 		{"a FIFO", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "pipe.yaml"), 0o644) }, "pipe.yaml is a named pipe (FIFO), not a regular file"},
 		{"a link with a manifest's name to a directory", func(d string) error {
 			if err := os.Mkdir(filepath.Join(d, "sub"), 0o755); err != nil {
