@@ -157,6 +157,7 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 		return v, ok
 	}
 	mig := &Migration{Path: f.Path}
+	kept := map[string]Kept{} // by merge-version key: a later round's wins
 	for round := 0; ; round++ {
 		doc, err := m.render(f.Path, values)
 		if err != nil {
@@ -197,7 +198,7 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 				if !gok {
 					g = "null"
 				}
-				mig.Kept = append(mig.Kept, Kept{Key: k, Value: w, Default: g})
+				kept[k] = Kept{Key: k, Value: w, Default: g}
 			case !wok && gok:
 				changed = append(changed, fmt.Sprintf("%s (%s would default it to %s, which the file leaves unset)", fieldName(k), m.gv, g))
 			}
@@ -218,13 +219,14 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 		}
 		maps.Copy(values, added)
 	}
-	for i, k := range mig.Kept {
+	for _, k := range kept {
 		// Named in gv's keys, as the document writes them.
 		if to, err := m.convert(f.Path, map[string]string{k.Key: k.Value}); err == nil && len(to) == 1 {
 			for key := range to {
-				mig.Kept[i].Key = key
+				k.Key = key
 			}
 		}
+		mig.Kept = append(mig.Kept, k)
 	}
 	slices.SortFunc(mig.Kept, func(a, b Kept) int { return strings.Compare(a.Key, b.Key) })
 	if err := m.verify(ctx, f, mig.Document); err != nil {
@@ -243,7 +245,7 @@ func (m *migrator[T]) verify(ctx context.Context, f *File, doc []byte) error {
 	}
 	before, err := m.alone(ctx, f.Path, data)
 	if err != nil {
-		return nil
+		return ctx.Err() // the file does not load on its own; its decoding was checked
 	}
 	after, err := m.alone(ctx, f.Path, doc)
 	if err != nil {

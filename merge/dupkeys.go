@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
-// container is an object or array checkKeys is inside.
+// container is an object or array checkKeys is inside. Its path is
+// written only for an error, from the stack: a deep document costs memory
+// linear in its depth, not quadratic.
 type container struct {
-	path   string // where it is, "" for the document
 	array  bool
 	index  int             // arrays: the element under way
 	member string          // objects: the member under way
@@ -16,13 +18,23 @@ type container struct {
 	set    map[string]bool // objects: the members seen, once many
 }
 
-// child returns the path of the value under way in c.
-func (c *container) child() string {
-	if c.array {
-		return c.path + "/" + strconv.Itoa(c.index)
+// pathOf returns the path of the innermost container of stack.
+func pathOf(stack []container) string {
+	var b strings.Builder
+	for _, c := range stack[:len(stack)-1] {
+		b.WriteByte('/')
+		if c.array {
+			b.WriteString(strconv.Itoa(c.index))
+		} else {
+			b.WriteString(escape(c.member))
+		}
 	}
-	return Child(c.path, c.member)
+	return b.String()
 }
+
+// maxCheckDepth is encoding/json's nesting limit: a deeper document is
+// left to the decoder, which refuses it.
+const maxCheckDepth = 10000
 
 // seen records member key and reports whether c had it already.
 func (c *container) seen(key string) bool {
@@ -57,20 +69,14 @@ func (c *container) seen(key string) bool {
 func checkKeys(doc []byte) error {
 	var stack []container
 	expectKey := false
-	open := func(array bool) {
-		path := ""
-		if n := len(stack); n > 0 {
-			path = stack[n-1].child()
-		}
-		stack = append(stack, container{path: path, array: array})
-	}
 	for i := 0; i < len(doc); i++ {
 		switch doc[i] {
-		case '{':
-			open(false)
-			expectKey = true
-		case '[':
-			open(true)
+		case '{', '[':
+			if len(stack) == maxCheckDepth {
+				return nil
+			}
+			stack = append(stack, container{array: doc[i] == '['})
+			expectKey = doc[i] == '{'
 		case '}', ']':
 			if len(stack) == 0 {
 				return nil
@@ -103,7 +109,7 @@ func checkKeys(doc []byte) error {
 				}
 				c := &stack[len(stack)-1]
 				if c.seen(key) {
-					return fmt.Errorf("%s: member %s is given twice", displayKey(c.path), strconv.Quote(key))
+					return fmt.Errorf("%s: member %s is given twice", displayKey(pathOf(stack)), strconv.Quote(key))
 				}
 				c.member = key
 				expectKey = false

@@ -87,7 +87,7 @@ func (l Lists) flattenValue(out map[string]string, key string, v []byte) error {
 			}
 		}
 	}
-	if len(v) > 0 && v[0] == '{' {
+	if len(v) > 0 && v[0] == '{' && !isRef(v) {
 		return l.flattenInto(out, key, v)
 	}
 	var buf bytes.Buffer

@@ -30,12 +30,12 @@ func (l Lists) flattenScan(doc []byte) (map[string]string, error) {
 	if !utf8.Valid(doc) {
 		return nil, errScan
 	}
-	s := &scanner{l: l, doc: doc, out: make(map[string]string, bytes.Count(doc, []byte(":")))}
+	s := &scanner{l: l, doc: doc, out: make(map[string]string, members(doc))}
 	i := s.space(0)
 	if i >= len(doc) || doc[i] != '{' {
 		return nil, errScan
 	}
-	end, err := s.object("", i)
+	end, err := s.object("", i, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +58,35 @@ func (s *scanner) space(i int) int {
 	return i
 }
 
-// object flattens the object at doc[i] under prefix and returns where it
-// ends.
-func (s *scanner) object(prefix string, i int) (int, error) {
+// maxScanDepth bounds the objects the scan descends into; a deeper
+// document is read the slow way, whose decoder has a limit of its own.
+// Each level keeps its key, so the scan holds at most this many keys of
+// at most this many segments.
+const maxScanDepth = 100
+
+// members counts the members of doc's objects, the colons outside its
+// strings: what the flattened map may hold, at most.
+func members(doc []byte) int {
+	n, in := 0, false
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && c == ':':
+			n++
+		}
+	}
+	return n
+}
+
+// object flattens the object at doc[i], depth objects down, under prefix
+// and returns where it ends.
+func (s *scanner) object(prefix string, i, depth int) (int, error) {
+	if depth == maxScanDepth {
+		return 0, errScan
+	}
 	doc := s.doc
 	i = s.space(i + 1)
 	var objects map[string]bool // members that were objects
@@ -90,12 +116,12 @@ func (s *scanner) object(prefix string, i int) (int, error) {
 		}
 		_, keyed := s.l.keyOf(key)
 		switch {
-		case doc[i] == '{' && !keyed:
+		case doc[i] == '{' && !keyed && !s.ref(i):
 			if objects == nil {
 				objects = map[string]bool{}
 			}
 			objects[name] = true
-			if i, err = s.object(key, i); err != nil {
+			if i, err = s.object(key, i, depth+1); err != nil {
 				return 0, err
 			}
 		default:
@@ -140,6 +166,16 @@ func (s *scanner) object(prefix string, i int) (int, error) {
 			return 0, errScan
 		}
 	}
+}
+
+// ref reports whether the object at doc[i] has a reference's shape, a
+// leaf as Flatten keeps it.
+func (s *scanner) ref(i int) bool {
+	if !bytes.HasPrefix(s.doc[s.space(i+1):], []byte(`"$ref"`)) {
+		return false // a reference's one member comes first
+	}
+	end, _, err := s.value(i)
+	return err == nil && isRef(s.doc[i:end])
 }
 
 // str reads the string at doc[i], a member's name, and returns it and

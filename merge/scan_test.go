@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +29,8 @@ func FuzzFlattenScan(f *testing.F) {
 		`{"a":1,"a":2}`, `{"a":{},"a":{}}`, `{"a":{"x":1},"a":2}`, `{"k\u0061":1,"ka":2}`, `{"a/b~c":true}`,
 		`{"l":[{"k":"a","v":1},{"k":"b"}],"m":{"l":[]}}`, `{"l":[{"k":"a"},{"k":"a"}]}`, `{"l":{"k":"a"}}`, `{"l":null}`,
 		`{"a":01}`, `{"a":-}`, `{"a":"\x"}`, `{"a":tru}`, `{"a":[1,2}`, `{"a":1}x`, "{\"a\":\"\x01\"}", `{"a":[{"y":1,"y":2}]}`,
-		`{"é":"ü","\u00e9x":"\ud800"}`,
+		`{"é":"ü","\u00e9x":"\ud800"}`, `{"p":{"$ref":"secret a/b#c"},"q":{ "$ref" : "x"},"r":{"$ref":"x","y":1}}`,
+		strings.Repeat(`{"a":`, 150) + "1" + strings.Repeat("}", 150),
 	} {
 		f.Add([]byte(s))
 	}
@@ -141,4 +143,26 @@ func BenchmarkUnflattenGates(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestFlattenDeep flattens documents nested deeper than the scan reads,
+// and deeper than encoding/json does: refused, in memory linear in the
+// depth.
+func TestFlattenDeep(t *testing.T) {
+	for _, depth := range []int{150, 20_000, 200_000} {
+		doc := []byte(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		values, err := Flatten(doc)
+		runtime.ReadMemStats(&after)
+		switch {
+		case depth <= 10_000 && (err != nil || len(values) != 1):
+			t.Errorf("depth %d: %d leaves, %v", depth, len(values), err)
+		case depth > 10_000 && err == nil:
+			t.Errorf("depth %d: flattened", depth)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+			t.Errorf("depth %d: %d bytes allocated", depth, alloc)
+		}
+	}
 }

@@ -474,7 +474,7 @@ func resolve(path string) (string, bool, error) {
 		}
 	}
 	r, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() {
+	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() && (strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/")) {
 		// A link the kernel resolves to an open file (/dev/stdin,
 		// /dev/fd/3 of a shell's <(…)) names no path: read through it,
 		// and the read says what it is.

@@ -110,37 +110,61 @@ const maxMarkerHistory = 64
 // stamps only the parts it updates, as prow's updateconfig writes VERSION:
 // the parts' markers may differ, and the set is never held back for it
 // (use Options.Settle to take a merge's updates as one reload). Every
-// directory target must hold a file named name, as MarkersAgree asks. A
-// part whose marker goes back to a version it held before, among the last
-// 64, is a rollback: the set is loaded all the same (it is what the
-// cluster holds), and the reload reports it (RollbackError). The check
-// keeps what it saw: use one per watcher.
+// directory target must hold a file named name, as MarkersAgree asks.
+// Each part's versions are ordered as they first appeared: one that goes
+// back to a version older than the one it held (prow's config bootstrapper
+// racing updateconfig) is a rollback, and one that comes back to the
+// newer version after is not. The set is loaded all the same (it is what
+// the cluster holds), and the reload reports the rollback
+// (RollbackError), whatever becomes of it. The check keeps what it saw,
+// the last 64 versions of each part: use one per watcher.
 func MarkersMove(name string) func(c *Contents) error {
 	var mu sync.Mutex
-	held := map[string][]string{} // by part: the versions seen, the current last
+	type history struct {
+		order   map[string]uint64 // version → when it first appeared
+		current string
+	}
+	parts := map[string]*history{}
+	var clock uint64
 	return func(c *Contents) error {
+		type seen struct{ at, version string }
+		var now []seen
+		if err := eachMarker(c, name, func(at, v string) error {
+			now = append(now, seen{at, v})
+			return nil
+		}); err != nil {
+			return err // nothing recorded: the set is not whole
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		var back []Rollback
-		err := eachMarker(c, name, func(at, v string) error {
-			h := held[at]
-			switch {
-			case len(h) == 0:
-				h = []string{v}
-			case h[len(h)-1] != v:
-				if slices.Contains(h, v) {
-					back = append(back, Rollback{Part: at, From: h[len(h)-1], To: v})
-				}
-				h = append(slices.DeleteFunc(h, func(s string) bool { return s == v }), v)
-				if len(h) > maxMarkerHistory {
-					h = h[len(h)-maxMarkerHistory:]
+		for _, p := range now {
+			h := parts[p.at]
+			if h == nil {
+				h = &history{order: map[string]uint64{}}
+				parts[p.at] = h
+			}
+			if p.version == h.current {
+				continue
+			}
+			first, known := h.order[p.version]
+			if known && h.current != "" && first < h.order[h.current] {
+				back = append(back, Rollback{Part: p.at, From: h.current, To: p.version})
+			}
+			if !known {
+				clock++
+				h.order[p.version] = clock
+				if len(h.order) > maxMarkerHistory {
+					oldest := p.version
+					for v, at := range h.order {
+						if at < h.order[oldest] {
+							oldest = v
+						}
+					}
+					delete(h.order, oldest)
 				}
 			}
-			held[at] = h
-			return nil
-		})
-		if err != nil {
-			return err
+			h.current = p.version
 		}
 		if len(back) > 0 {
 			return &RollbackError{Rollbacks: back}

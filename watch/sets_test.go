@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -166,6 +167,7 @@ func TestMarkersMoveWithProw(t *testing.T) {
 		{s.b, "sha2", "a=sha1 b=sha2", ""}, // the next touching b only
 		{s.a, "sha3", "a=sha3 b=sha2", ""},
 		{s.a, "sha1", "a=sha1 b=sha2", `a/VERSION went back from "sha3" to "sha1"`}, // the bootstrapper's older content
+		{s.a, "sha3", "a=sha3 b=sha2", ""},                                          // updateconfig's again: forward
 		{s.a, "sha4", "a=sha4 b=sha2", ""},
 	} {
 		s.write(step.shard, step.version)
@@ -190,7 +192,7 @@ func TestMarkersMoveWithProw(t *testing.T) {
 prow_automatic_reload_rollbacks_total 1
 # HELP prow_automatic_reloads_total [ALPHA] Total number of automatic reloads of the configuration, by status.
 # TYPE prow_automatic_reloads_total counter
-prow_automatic_reloads_total{status="success"} 6
+prow_automatic_reloads_total{status="success"} 7
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "prow_automatic_reloads_total", "prow_automatic_reload_rollbacks_total"); err != nil {
 		t.Fatal(err)
@@ -198,6 +200,74 @@ prow_automatic_reloads_total{status="success"} 6
 	// A shard without its marker is not a set yet.
 	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true}}}); err == nil || !strings.Contains(err.Error(), "x holds no VERSION marker") {
 		t.Errorf("no marker: %v", err)
+	}
+}
+
+// TestMarkersMoveReportsEveryRollback: a rollback is reported with the
+// attempt it came with, whatever became of it (the content refused by
+// Load), and a set that is not whole records nothing, so that its parts'
+// rollbacks are reported once it is.
+func TestMarkersMoveReportsEveryRollback(t *testing.T) {
+	parts := func(versions ...string) *Contents {
+		var gens []*Generation
+		for i, v := range versions {
+			g := &Generation{Path: fmt.Sprint("part-", i), Dir: true}
+			if v != "" {
+				g.Files = []Entry{{Name: "VERSION", Data: []byte(v)}}
+			}
+			gens = append(gens, g)
+		}
+		return &Contents{Generations: gens}
+	}
+	check := MarkersMove("VERSION")
+	for _, step := range []struct {
+		versions []string
+		want     string // the rollbacks, or the error
+	}{
+		{[]string{"v1", "v1"}, ""},
+		{[]string{"v2", "v1"}, ""},
+		{[]string{"v1", ""}, "part-1 holds no VERSION marker"}, // not whole: nothing recorded
+		{[]string{"v1", "v1"}, `part-0/VERSION went back from "v2" to "v1"`},
+		{[]string{"v2", "v1"}, ""},
+	} {
+		got := ""
+		if err := check(parts(step.versions...)); err != nil {
+			got = err.Error()
+		}
+		if got != step.want {
+			t.Errorf("%v: %q, want %q", step.versions, got, step.want)
+		}
+	}
+
+	s := newShards(t)
+	s.write(s.a, "sha1")
+	s.write(s.b, "sha1")
+	rec := newRecorder[string]()
+	refuse := false
+	w, err := New(Options[string]{
+		Paths: s.paths(), OnReload: rec.record, Consistent: MarkersMove("VERSION"), PollInterval: time.Hour,
+		Load: func(ctx context.Context, c *Contents) (string, error) {
+			if refuse {
+				return "", errors.New("refused")
+			}
+			return loadBoth(ctx, c)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t)
+	s.write(s.a, "sha2")
+	w.check(t.Context())
+	rec.next(t)
+	refuse = true
+	s.write(s.a, "sha1") // back, and the content refused
+	w.check(t.Context())
+	if r := rec.next(t); r.Status != StatusFailure || len(r.Rollbacks) != 1 || r.Rollbacks[0].To != "sha1" {
+		t.Errorf("a rollback whose content is refused: %+v", r)
 	}
 }
 

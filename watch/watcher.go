@@ -132,7 +132,7 @@ type Reload[T any] struct {
 	// read; zero when reading failed.
 	Duration time.Duration
 	// Rollbacks are the parts whose version went back (Consistent's
-	// *RollbackError).
+	// *RollbackError), whether the content then loaded or not.
 	Rollbacks []Rollback
 }
 
@@ -579,21 +579,21 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 			if waited := now.Sub(w.pendingSince); waited < w.opts.PendingTimeout {
 				if msg := c.Hash + " " + err.Error(); msg != w.lastFailure {
 					w.lastFailure = msg
-					w.report(StatusPending, initial, c.Hash, err, took)
+					w.report(StatusPending, initial, c.Hash, err, took, rollbacks...)
 				}
 				return err
 			}
 			// A failure now, no longer pending.
 			err = fmt.Errorf("still not consistent after %s: %v", w.opts.PendingTimeout, err)
 		} else if t := (transient{}); !initial && errors.As(err, &t) {
-			if msg := err.Error(); msg != w.lastFailure {
+			if msg := err.Error(); msg != w.lastFailure || len(rollbacks) > 0 {
 				w.lastFailure = msg
-				w.report(StatusFailure, initial, c.Hash, err, took)
+				w.report(StatusFailure, initial, c.Hash, err, took, rollbacks...)
 			}
 			return err
 		}
 		w.pendingSince = time.Time{}
-		w.report(StatusFailure, initial, c.Hash, err, took)
+		w.report(StatusFailure, initial, c.Hash, err, took, rollbacks...)
 		if initial {
 			w.settleFirst(err)
 			return err

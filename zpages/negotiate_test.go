@@ -2,7 +2,6 @@ package zpages
 
 import (
 	"mime"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,9 +52,11 @@ func BenchmarkNegotiate(b *testing.B) {
 	}
 }
 
-// FuzzNegotiate checks negotiate against a plain reading of the rules
-// (every range against every refusal) on headers of at most
-// MaxMediaRanges ranges, and that a longer one is refused unparsed.
+// FuzzNegotiate checks negotiate against RFC 9110's rule read plainly:
+// each form the page has is worth the quality of the most specific range
+// that matches it; what negotiate answers is a form of the highest worth,
+// which is more than 0, and it refuses only when every form is worth 0.
+// A header of more than MaxMediaRanges ranges is refused unparsed.
 func FuzzNegotiate(f *testing.F) {
 	for _, s := range []string{
 		"", "*/*", "text/plain", "application/json", "text/*;q=0, */*",
@@ -63,6 +64,7 @@ func FuzzNegotiate(f *testing.F) {
 		"application/yaml;as=Flagz;v=v1alpha1;g=zpages.strata.dev;q=0.9, text/plain;q=0.8",
 		"application/*;q=0, */*", "*/*;q=0", "text/plain;q=0, application/json;q=0.1",
 		"application/json;q=1.5, text/plain;q=abc", ",,,", hugeAccept[:200],
+		"application/json, */*;q=0", "text/plain, */*;q=0", "*/*;q=1, application/json;q=0.1",
 	} {
 		f.Add(s)
 	}
@@ -74,26 +76,43 @@ func FuzzNegotiate(f *testing.F) {
 			}
 			return
 		}
-		wantMedia, wantObj, wantOK := plainNegotiate(accept, pagesReply)
-		if media != wantMedia || obj != wantObj || ok != wantOK {
-			t.Fatalf("%q: %q %v %t, want %q %v %t", accept, media, obj, ok, wantMedia, wantObj, wantOK)
+		worth := worthRFC(accept, pagesReply)
+		most := 0.0
+		for _, w := range worth {
+			most = max(most, w)
+		}
+		if !ok {
+			if most > 0 {
+				t.Fatalf("%q refused, but a form is worth %v: %v", accept, most, worth)
+			}
+			return
+		}
+		key := media
+		if obj == nil {
+			key = "text/plain"
+		} else if obj == pagesReply.def {
+			key = "application/json"
+		}
+		if w := worth[key]; w <= 0 || w != most {
+			t.Fatalf("%q: answered %s, worth %v, where the best is worth %v: %v", accept, key, w, most, worth)
 		}
 	})
 }
 
-// plainNegotiate is negotiate's rule read plainly, quadratic in the
-// ranges.
-func plainNegotiate(accept string, rep *reply) (string, any, bool) {
-	type choice struct {
+// worthRFC is each form of rep, keyed as negotiate names it, with the
+// quality accept gives it by RFC 9110: that of the most specific range
+// matching it, the highest of several equally specific.
+func worthRFC(accept string, rep *reply) map[string]float64 {
+	if strings.TrimSpace(accept) == "" {
+		accept = "*/*"
+	}
+	type rng struct {
 		media  string
 		params map[string]string
 		q      float64
 	}
-	var choices, refused []choice
+	var ranges []rng
 	for _, part := range strings.Split(accept, ",") {
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
 		media, params, err := mime.ParseMediaType(part)
 		if err != nil {
 			continue
@@ -103,62 +122,50 @@ func plainNegotiate(accept string, rep *reply) (string, any, bool) {
 			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
 				continue
 			}
-			delete(params, "q")
 		}
-		c := choice{media, params, q}
-		if q == 0 {
-			refused = append(refused, c)
-		} else {
-			choices = append(choices, c)
-		}
+		ranges = append(ranges, rng{media, params, q})
 	}
-	if strings.TrimSpace(accept) == "" {
-		choices = []choice{{media: "*/*", q: 1}}
-	}
-	specificity := func(c choice) int {
-		switch {
-		case c.media == "*/*":
-			return 0
-		case strings.HasSuffix(c.media, "/*"):
-			return 1
-		case len(c.params) == 0:
-			return 2
-		}
-		return 3
-	}
-	sort.SliceStable(choices, func(i, j int) bool {
-		if choices[i].q != choices[j].q {
-			return choices[i].q > choices[j].q
-		}
-		return specificity(choices[i]) > specificity(choices[j])
-	})
-	excluded := func(media string) bool {
-		for _, r := range refused {
-			if r.media == media || r.media == "*/*" || strings.HasSuffix(r.media, "/*") && strings.HasPrefix(media, strings.TrimSuffix(r.media, "*")) {
-				return true
+	best := func(match func(r rng) int) float64 {
+		level, q := -1, 0.0
+		for _, r := range ranges {
+			l := match(r)
+			if l > level || l == level && l >= 0 && r.q > q {
+				level, q = l, r.q
 			}
 		}
-		return false
+		return q
 	}
-	for _, c := range choices {
-		as, hasAs := c.params["as"]
-		matches := func(media string) bool {
-			return (c.media == media || c.media == "*/*" || c.media == strings.Split(media, "/")[0]+"/*") && !excluded(media)
-		}
-		switch {
-		case hasAs:
-			for _, media := range []string{"application/json", "application/yaml"} {
-				if c.media == media && !excluded(media) {
-					if obj, ok := rep.objects[object{as, c.params["v"], c.params["g"]}]; ok {
-						return media + ";g=" + c.params["g"] + ";v=" + c.params["v"] + ";as=" + as, obj, true
-					}
+	out := map[string]float64{}
+	for o := range rep.objects {
+		for _, m := range []string{"application/json", "application/yaml"} {
+			out[m+";g="+o.group+";v="+o.version+";as="+o.kind] = best(func(r rng) int {
+				if as, ok := r.params["as"]; ok && r.media == m && as == o.kind && r.params["v"] == o.version && r.params["g"] == o.group {
+					return 0
 				}
-			}
-		case rep.def != nil && c.media != "text/plain" && c.media != "text/*" && matches("application/json"):
-			return "application/json", rep.def, true
-		case matches("text/plain"):
-			return "text/plain", nil, true
+				return -1
+			})
 		}
 	}
-	return "", nil, false
+	plain := func(m string) float64 {
+		typ := strings.Split(m, "/")[0]
+		return best(func(r rng) int {
+			if _, ok := r.params["as"]; ok {
+				return -1
+			}
+			switch r.media {
+			case m:
+				return 2
+			case typ + "/*":
+				return 1
+			case "*/*":
+				return 0
+			}
+			return -1
+		})
+	}
+	if rep.def != nil {
+		out["application/json"] = plain("application/json")
+	}
+	out["text/plain"] = plain("text/plain")
+	return out
 }

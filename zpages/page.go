@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -104,25 +105,24 @@ func (m mediaRange) specificity() int {
 	return 3
 }
 
-// refusals are the ranges an Accept header gives q=0.
-type refusals struct {
-	all   bool            // */*;q=0
-	types map[string]bool // "text" of text/*;q=0
-	media map[string]bool // "text/plain" of text/plain;q=0
-}
-
-func (r refusals) refuse(media string) bool {
-	typ, _, _ := strings.Cut(media, "/")
-	return r.all || r.types[typ] || r.media[media]
+// offer is one form a page can answer in.
+type offer struct {
+	media string // "text/plain", "application/json", "application/yaml"
+	obj   any    // nil for text
+	as    object // for an object named by its kind, version and group
+	named bool   // asked for by name only: ranges with as, v and g
 }
 
 // negotiate picks what to answer accept with: the media type to send and
-// the object (nil for text). The media ranges are tried by quality, then
-// the most specific first; a range with q=0 is refused, and so is what
-// only refused ranges match. An empty Accept gets the default object when
-// there is one (configz's JSON), text otherwise, as */* does. Its cost is
-// linear in the header's length: a header of more than MaxMediaRanges
-// ranges is refused before any is parsed.
+// the object (nil for text). Each form the page has gets the quality of
+// the most specific range that matches it (RFC 9110, 12.5.1): for an
+// object named by kind, version and group, a range naming it; for the
+// others, an exact type before type/* before */*. q=0 refuses. The form of
+// the highest quality wins; a tie goes to the form whose range comes
+// first by quality and specificity, then to the page's own order (its
+// default object, then text). An empty Accept is */*. Its cost is linear
+// in the header's length: a header of more than MaxMediaRanges ranges is
+// refused before any is parsed.
 func negotiate(accept string, rep *reply) (string, any, bool) {
 	if strings.TrimSpace(accept) == "" {
 		accept = "*/*"
@@ -130,8 +130,7 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 	if strings.Count(accept, ",") >= MaxMediaRanges {
 		return "", nil, false
 	}
-	var choices []mediaRange
-	var refused refusals
+	var ranges []mediaRange
 	for part := range strings.SplitSeq(accept, ",") {
 		if strings.TrimSpace(part) == "" {
 			continue
@@ -147,26 +146,9 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 			}
 			delete(params, "q")
 		}
-		if q > 0 {
-			choices = append(choices, mediaRange{media, params, q})
-			continue
-		}
-		switch typ, sub, _ := strings.Cut(media, "/"); {
-		case media == "*/*":
-			refused.all = true
-		case sub == "*":
-			if refused.types == nil {
-				refused.types = map[string]bool{}
-			}
-			refused.types[typ] = true
-		default:
-			if refused.media == nil {
-				refused.media = map[string]bool{}
-			}
-			refused.media[media] = true
-		}
+		ranges = append(ranges, mediaRange{media, params, q})
 	}
-	slices.SortStableFunc(choices, func(a, b mediaRange) int {
+	slices.SortStableFunc(ranges, func(a, b mediaRange) int {
 		if a.q != b.q {
 			if a.q > b.q {
 				return -1
@@ -175,25 +157,64 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 		}
 		return b.specificity() - a.specificity()
 	})
-	for _, c := range choices {
-		matches := func(media string) bool {
-			typ, _, _ := strings.Cut(media, "/")
-			return (c.media == media || c.media == "*/*" || c.media == typ+"/*") && !refused.refuse(media)
-		}
-		as, hasAs := c.params["as"]
-		switch {
-		case hasAs:
-			want := object{kind: as, version: c.params["v"], group: c.params["g"]}
-			if obj, ok := rep.objects[want]; ok && (c.media == "application/json" || c.media == "application/yaml") && !refused.refuse(c.media) {
-				return fmt.Sprintf("%s;g=%s;v=%s;as=%s", c.media, want.group, want.version, want.kind), obj, true
-			}
-		case rep.def != nil && c.media != "text/plain" && c.media != "text/*" && matches("application/json"):
-			return "application/json", rep.def, true
-		case matches("text/plain"):
-			return "text/plain", nil, true
+	var offers []offer
+	for _, o := range slices.SortedFunc(maps.Keys(rep.objects), func(a, b object) int { return strings.Compare(a.kind+a.version+a.group, b.kind+b.version+b.group) }) {
+		for _, m := range []string{"application/json", "application/yaml"} {
+			offers = append(offers, offer{media: m, obj: rep.objects[o], as: o, named: true})
 		}
 	}
-	return "", nil, false
+	if rep.def != nil {
+		offers = append(offers, offer{media: "application/json", obj: rep.def})
+	}
+	offers = append(offers, offer{media: "text/plain"})
+	best, bestQ, bestRank := -1, 0.0, 0
+	for i, o := range offers {
+		q, rank := decide(ranges, o)
+		if q > bestQ || q > 0 && q == bestQ && rank < bestRank {
+			best, bestQ, bestRank = i, q, rank
+		}
+	}
+	if best < 0 {
+		return "", nil, false
+	}
+	o := offers[best]
+	if o.named {
+		return fmt.Sprintf("%s;g=%s;v=%s;as=%s", o.media, o.as.group, o.as.version, o.as.kind), o.obj, true
+	}
+	return o.media, o.obj, true
+}
+
+// decide returns the quality ranges give o, and the rank of the range
+// that decides it: the most specific that matches o, and of those the
+// first. No matching range is quality 0.
+func decide(ranges []mediaRange, o offer) (q float64, rank int) {
+	typ, _, _ := strings.Cut(o.media, "/")
+	level := -1 // how specific the deciding range is
+	for i, r := range ranges {
+		as, named := r.params["as"]
+		var l int
+		switch {
+		case o.named:
+			if !named || r.media != o.media || (object{as, r.params["v"], r.params["g"]}) != o.as {
+				continue
+			}
+			l = 3
+		case named:
+			continue // a range naming an object is for that object alone
+		case r.media == o.media:
+			l = 2
+		case r.media == typ+"/*":
+			l = 1
+		case r.media == "*/*":
+			l = 0
+		default:
+			continue
+		}
+		if l > level {
+			level, q, rank = l, r.q, i
+		}
+	}
+	return q, rank
 }
 
 // notAcceptable answers 406 with a Status naming what may be asked for.

@@ -126,6 +126,11 @@ func TestNegotiation(t *testing.T) {
 		{"/flagz", "*/*, application/json;as=Flagz;v=v1beta1;g=config.k8s.io", 200, "application/json;g=config.k8s.io;v=v1beta1;as=Flagz"},
 		{"/configz", "application/*", 200, "application/json"},
 		{"/flagz", "application/*", 406, "application/json"},
+		// The most specific range decides: a refused */* leaves what is
+		// named.
+		{"/configz", "application/json, */*;q=0", 200, "application/json"},
+		{"/flagz", "text/plain, */*;q=0", 200, "text/plain; charset=utf-8"},
+		{"/configz", "*/*, application/json;q=0.1", 200, "text/plain; charset=utf-8"},
 	} {
 		code, ct, body := fetch(t, srv, http.MethodGet, tc.path, tc.accept)
 		if code != tc.code || ct != tc.contentType {

@@ -106,7 +106,8 @@ var ErrOutside = errors.New("a symbolic link that leads outside its source")
 // is read is refused too, never followed. A Dir is safe for concurrent
 // use.
 type Dir struct {
-	path string
+	path string   // as given: what errors name
+	abs  string   // path made absolute: what links must stay inside
 	root *os.Root // nil when links may lead out (OpenDir's linksOut)
 }
 
@@ -119,6 +120,11 @@ func OpenDir(path string, linksOut bool) (*Dir, error) {
 	if linksOut {
 		return d, nil
 	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	d.abs = abs
 	root, err := os.OpenRoot(path)
 	if err != nil {
 		return nil, err
@@ -193,14 +199,14 @@ func (d *Dir) inside(rel string) (string, error) {
 		return name, nil // what the open meets says what is wrong
 	}
 	p := d.join(rel)
-	target, err := filepath.EvalSymlinks(p)
+	target, err := filepath.EvalSymlinks(filepath.Join(d.abs, name))
 	if err != nil {
 		if _, serr := os.Stat(p); serr != nil {
 			err = serr
 		}
 		return "", statError(p, err)
 	}
-	inner, err := filepath.Rel(d.path, target)
+	inner, err := filepath.Rel(d.abs, target)
 	if err != nil || inner == ".." || strings.HasPrefix(inner, ".."+string(filepath.Separator)) {
 		to, _ := os.Readlink(p)
 		return "", &Error{Path: p, Problem: "is " + ErrOutside.Error() + " (it points to " + to + ")", Err: ErrOutside}
@@ -291,9 +297,10 @@ type Listed struct {
 // dangling link, a FIFO or an unreadable README beside the configuration
 // fails nothing. A taken entry must be a regular file or a link to one: a
 // link to a directory is skipped (links are never followed as
-// directories), and a FIFO, a device, a socket, a link to nothing or a
-// link that leads outside d is an error naming it, since its name says it
-// is configuration. A real
+// directories: one to a directory inside d is skipped, one that leads
+// outside d refused), and a FIFO, a device, a socket, a link to nothing or
+// a link that leads outside d is an error naming it, since its name says
+// it is configuration. A real
 // directory goes to takeDir, or with takeDir nil is skipped ("a
 // directory", or take's reason when take leaves its name out). When dir
 // itself has gone (a mount's generation removed while it was listed), the

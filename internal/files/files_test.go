@@ -252,6 +252,19 @@ func TestDirLinks(t *testing.T) {
 		t.Errorf("a directory swapped for a link out: %q, %v", data, err)
 	}
 
+	// Opened by a relative path, an absolute link inside stays inside.
+	write(filepath.Join(src, "c.yaml"), "c")
+	link(filepath.Join(src, "c.yaml"), "abs-c.yaml")
+	t.Chdir(filepath.Dir(src))
+	rel, err := OpenDir(filepath.Base(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rel.Close()
+	if data, err := rel.Read("abs-c.yaml", 1024); err != nil || string(data) != "c" {
+		t.Errorf("an absolute link inside a directory opened by a relative path: %q, %v", data, err)
+	}
+
 	// With linksOut, links lead anywhere, as os.Open follows them.
 	free, err := OpenDir(src, true)
 	if err != nil {

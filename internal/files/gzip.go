@@ -39,8 +39,8 @@ func Gunzip(name string, data []byte, limit int) ([]byte, bool, error) {
 	// read into buffers of doubling size.
 	var buf bytes.Buffer
 	if n := len(data); n >= 4 {
-		hint := int(binary.LittleEndian.Uint32(data[n-4:]))
-		buf.Grow(min(hint, limit) + bytes.MinRead + 1) // ReadFrom wants MinRead free to read on
+		hint := min(int64(binary.LittleEndian.Uint32(data[n-4:])), int64(limit))
+		buf.Grow(int(hint) + bytes.MinRead + 1) // ReadFrom wants MinRead free to read on
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(zr, int64(limit)+1)); err != nil {
 		return nil, true, corrupt(err)

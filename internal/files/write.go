@@ -34,17 +34,28 @@ const maxLinks = 40
 //   - a path that does not exist is created, atomically too, with mode
 //     newMode less the process's umask.
 //
-// The error names path.
+// A link is followed as the kernel's fs.protected_symlinks would follow
+// it: not when it sits in a sticky, world-writable directory (/tmp) and
+// belongs neither to the process's user nor to the directory's owner,
+// so that a link planted in /tmp cannot turn a write into one over
+// /etc/shadow. The error names path.
 func Write(path string, data []byte, newMode fs.FileMode) error {
+	if err := write(path, data, newMode); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func write(path string, data []byte, newMode fs.FileMode) error {
 	target, st, err := writeTarget(path)
 	if err != nil {
 		return err
 	}
 	switch {
 	case st == nil:
-		return replace(target, data, newMode, nil)
+		return create(target, data, newMode)
 	case st.Mode().IsRegular() && !throughProc(target):
-		return replace(target, data, st.Mode().Perm(), st)
+		return replace(target, data, st)
 	case st.Mode().IsRegular(), st.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
 		flags := os.O_WRONLY
 		if st.Mode().IsRegular() {
@@ -81,16 +92,46 @@ func writeTarget(path string) (string, fs.FileInfo, error) {
 			st, err := os.Stat(path)
 			return path, st, err
 		}
+		if err := mayFollow(path, lst); err != nil {
+			return "", nil, err
+		}
 		to, err := os.Readlink(path)
 		if err != nil {
 			return "", nil, err
 		}
 		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(path), to)
+			// Relative to where the link is, its directory's own links
+			// resolved: "a/dirlink/x -> ../y" is y beside dirlink's
+			// target, not in a.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", nil, err
+			}
+			to = filepath.Join(dir, to)
 		}
 		path = to
 	}
 	return "", nil, &Error{Path: path, Problem: "is " + ErrDangling.Error() + " (a loop of links)", Err: ErrDangling}
+}
+
+// mayFollow says whether the link at path, lst, may be followed, by the
+// rule of the kernel's fs.protected_symlinks: a link in a sticky,
+// world-writable directory is followed only by its owner, or when its
+// owner owns the directory.
+func mayFollow(path string, lst fs.FileInfo) error {
+	dir, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if dir.Mode()&fs.ModeSticky == 0 || dir.Mode().Perm()&0o002 == 0 {
+		return nil
+	}
+	link, lok := lst.Sys().(*syscall.Stat_t)
+	parent, dok := dir.Sys().(*syscall.Stat_t)
+	if !lok || !dok || int(link.Uid) == os.Geteuid() || link.Uid == parent.Uid {
+		return nil
+	}
+	return &Error{Path: path, Problem: fmt.Sprintf("is a symbolic link in a sticky, world-writable directory, owned by user %d: not followed", link.Uid), Err: ErrNotRegular}
 }
 
 // throughProc reports whether path names a descriptor (/proc/self/fd/1,
@@ -100,43 +141,79 @@ func throughProc(path string) bool {
 	return strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/dev/fd/")
 }
 
-// replace writes data to a new file beside path and renames it over path.
-// The new file gets mode; with old, the mode exactly and old's owner
-// where the process may set it, else mode less the umask.
-func replace(path string, data []byte, mode fs.FileMode, old fs.FileInfo) error {
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	tmpPath := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(suffix[:]))
-	perm := mode
-	if old != nil {
-		perm = 0o600 // until it is the old file's, exactly
-	}
-	tmp, err := os.OpenFile(tmpPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+// create writes data to a new file at path, atomically: to a file beside
+// it, created with mode less the umask, renamed over it.
+func create(path string, data []byte, mode fs.FileMode) error {
+	tmp, tmpPath, err := temp(path, mode)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmpPath)
-	err = func() error {
-		if _, err := tmp.Write(data); err != nil {
+	if err := finish(tmp, data, nil); err != nil {
+		return err
+	}
+	return os.Rename(tmpPath, path)
+}
+
+// replace replaces old, the regular file at path, with data: atomically,
+// a new file given old's owner and mode (special bits included) renamed
+// over it, when the process may give the new file old's owner and group;
+// otherwise in place, truncated and written, which keeps what the file
+// is (its owner, mode, ACLs, labels) at the cost of atomicity: a file the
+// process may not give away is never made readable by the process's own
+// group.
+func replace(path string, data []byte, old fs.FileInfo) error {
+	sys, ok := old.Sys().(*syscall.Stat_t)
+	mode := old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	tmp, tmpPath, err := temp(path, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmpPath)
+	owned := ok && tmp.Chown(int(sys.Uid), int(sys.Gid)) == nil
+	if !owned {
+		tmp.Close()
+		return inPlace(path, data)
+	}
+	if err := finish(tmp, data, &mode); err != nil {
+		return err
+	}
+	return os.Rename(tmpPath, path)
+}
+
+// temp creates a new file beside path, with mode less the umask.
+func temp(path string, mode fs.FileMode) (*os.File, string, error) {
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	tmpPath := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(tmpPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	return f, tmpPath, err
+}
+
+// finish writes data to f, gives it mode when set, syncs and closes it.
+func finish(f *os.File, data []byte, mode *fs.FileMode) error {
+	err := func() error {
+		if _, err := f.Write(data); err != nil {
 			return err
 		}
-		if old != nil {
-			if sys, ok := old.Sys().(*syscall.Stat_t); ok {
-				// Only a privileged process can give a file away; an
-				// owner it cannot set leaves the writer's.
-				_ = tmp.Chown(int(sys.Uid), int(sys.Gid))
-			}
-			if err := tmp.Chmod(mode); err != nil {
+		if mode != nil {
+			if err := f.Chmod(*mode); err != nil {
 				return err
 			}
 		}
-		return tmp.Sync()
+		return f.Sync()
 	}()
-	if cerr := tmp.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// inPlace truncates the file at path and writes data into it.
+func inPlace(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return err
 	}
-	return os.Rename(tmpPath, path)
+	return finish(f, data, nil)
 }

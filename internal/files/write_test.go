@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -89,6 +90,25 @@ func TestWrite(t *testing.T) {
 		t.Error("a loop of links written")
 	}
 
+	// A relative link through a directory that is a link resolves where
+	// the kernel resolves it.
+	elsewhere := t.TempDir()
+	if err := os.Mkdir(filepath.Join(elsewhere, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "dir"), filepath.Join(dir, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../target.yaml", filepath.Join(elsewhere, "dir", "out.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(filepath.Join(dir, "dirlink", "out.yaml"), []byte("there"), 0o600); err != nil || read(filepath.Join(elsewhere, "target.yaml")) != "there" {
+		t.Errorf("a relative link behind a linked directory: %v", err)
+	}
+	if err := Write(filepath.Join(dir, "missing", "x.yaml"), []byte("x"), 0o600); err == nil || !strings.HasPrefix(err.Error(), "writing "+filepath.Join(dir, "missing", "x.yaml")+": ") {
+		t.Errorf("an error names the path written: %v", err)
+	}
+
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -145,11 +165,48 @@ func TestWrite(t *testing.T) {
 	if err := Write("/dev/null", []byte("gone"), 0o600); err != nil {
 		t.Errorf("/dev/null: %v", err)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 11 {
+	if entries, _ := os.ReadDir(dir); len(entries) != 12 {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
 		}
 		t.Errorf("the directory holds %v: a temporary file was left", names)
+	}
+}
+
+// TestWriteStickyLinks refuses to follow a link another user planted in a
+// sticky, world-writable directory, as the kernel's fs.protected_symlinks
+// does, and follows one of the process's own.
+func TestWriteStickyLinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("planting a link owned by another user takes root")
+	}
+	tmp := t.TempDir()
+	if err := os.Chmod(tmp, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "shadow")
+	if err := os.WriteFile(victim, []byte("root:x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(tmp, "c.yaml")
+	if err := os.Symlink(victim, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(planted, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(planted, []byte("owned"), 0o600); err == nil || !strings.Contains(err.Error(), "sticky, world-writable directory") {
+		t.Errorf("a planted link: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "root:x" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	mine := filepath.Join(tmp, "mine.yaml")
+	if err := os.Symlink(victim, mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(mine, []byte("mine"), 0o600); err != nil {
+		t.Errorf("the process's own link: %v", err)
 	}
 }

@@ -47,7 +47,8 @@ func component(t *testing.T) *layers.Component[*config.ComponentConfiguration] {
 
 // bounded runs fn, failing the test when it takes more than a minute (a
 // hang, not a speed goal) or when the heap it holds at once, sampled
-// every millisecond, grows by more than maxLive bytes.
+// every millisecond, grows by more than maxLive bytes. fn runs on a
+// goroutine of its own: it reports with t.Error, never t.Fatal.
 func bounded(t *testing.T, maxLive uint64, fn func()) {
 	t.Helper()
 	runtime.GC()
@@ -97,13 +98,14 @@ func TestCommitterLinksOut(t *testing.T) {
 			if err := g.WriteLinks(map[string]string{"o/a.yaml": "port: 2\n"}, map[string]string{"o/x.yaml": target}); err != nil {
 				t.Fatal(err)
 			}
+			c := component(t)
 			bounded(t, 16<<20, func() {
 				// A tree served whole (the config agent's sources).
 				if _, err := watch.Read(g.Path(), watch.ReadOptions{Tree: true}); !errors.Is(err, files.ErrOutside) {
 					t.Errorf("a tree: %v", err)
 				}
 				// A component's drop-in directory in the checkout.
-				if _, _, err := component(t).Load(context.Background(), []string{"--config-dir", filepath.Join(g.Path(), "o")}); !errors.Is(err, files.ErrOutside) {
+				if _, _, err := c.Load(context.Background(), []string{"--config-dir", filepath.Join(g.Path(), "o")}); !errors.Is(err, files.ErrOutside) {
 					t.Errorf("drop-ins: %v", err)
 				}
 				// A directory of manifests.
@@ -167,7 +169,8 @@ func TestTenantValueInAParserError(t *testing.T) {
 	bounded(t, 64<<20, func() {
 		s, err := r.Resolve("team", []k8sruntime.Object{cluster, tenant})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err) // on bounded's goroutine: no Fatal
+			return
 		}
 		ignored := s.Ignored()
 		if len(ignored) != 1 || len(ignored[0].Error()) > 1024 {
@@ -191,7 +194,8 @@ func TestNetworkClient(t *testing.T) {
 			rec := httptest.NewRecorder()
 			mux.ServeHTTP(rec, req)
 			if rec.Code != http.StatusNotAcceptable {
-				t.Fatalf("a 720 KB Accept: %d", rec.Code)
+				t.Errorf("a 720 KB Accept: %d", rec.Code)
+				return
 			}
 		}
 	})

@@ -12,10 +12,14 @@
 //     are idle or still reading a first request is closed to make room
 //     (or, when every one is serving a request, the oldest of those): a
 //     client that holds connections open only makes them turn over, and a
-//     probe always gets in.
+//     probe always gets in;
+//   - over TLS, HTTP/1.1 only: HTTP/2 would carry up to 250 requests on one
+//     connection, past what the connection bound bounds (and the rapid
+//     reset attack with them); a webhook's API server speaks HTTP/1.1.
 package httpserve
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -69,6 +73,7 @@ func (l Limits) New(h http.Handler, ln net.Listener) (*http.Server, net.Listener
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
 		ConnState:         c.track,
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){}, // no HTTP/2
 	}
 	return srv, &listener{Listener: ln, c: c}
 }

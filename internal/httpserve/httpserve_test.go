@@ -37,6 +37,7 @@ func TestSiege(t *testing.T) {
 				ts := httptest.NewUnstartedServer(nil) // for its certificate
 				ts.StartTLS()
 				srv.TLSConfig = ts.TLS.Clone()
+				srv.TLSConfig.NextProtos = nil // as the examples give it: ServeTLS would add h2
 				client = ts.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 				ts.Close()
 				go srv.ServeTLS(bounded, "", "")
@@ -44,6 +45,19 @@ func TestSiege(t *testing.T) {
 				go srv.Serve(bounded)
 			}
 			httpservetest.Siege(t, ln.Addr().String(), client, "/healthz", http.StatusOK)
+			if tlsOn {
+				// A client that offers HTTP/2 gets HTTP/1.1.
+				h2 := client.Clone()
+				h2.NextProtos = []string{"h2", "http/1.1"}
+				c, err := tls.Dial("tcp", ln.Addr().String(), h2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if p := c.ConnectionState().NegotiatedProtocol; p == "h2" {
+					t.Errorf("negotiated %s", p)
+				}
+			}
 		})
 	}
 }

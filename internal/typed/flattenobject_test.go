@@ -65,3 +65,37 @@ func TestScalarMaps(t *testing.T) {
 		t.Errorf("scalar maps %s", got)
 	}
 }
+
+// redacting writes its tokens redacted: a type that writes itself, or
+// embeds one that does, is flattened as it writes itself.
+type redacting struct {
+	Tokens map[string]string `json:"tokens"`
+}
+
+func (r *redacting) MarshalJSON() ([]byte, error) {
+	out := map[string]string{}
+	for k := range r.Tokens {
+		out[k] = "REDACTED"
+	}
+	return json.Marshal(map[string]any{"tokens": out})
+}
+
+type embedsRedacting struct {
+	redacting
+	Gates map[string]bool `json:"gates"`
+}
+
+func TestFlattenObjectOfTypesThatWriteThemselves(t *testing.T) {
+	for _, obj := range []any{&redacting{Tokens: map[string]string{"a": "secret"}}, &embedsRedacting{redacting{map[string]string{"a": "secret"}}, map[string]bool{"G": true}}} {
+		typ := For(reflect.TypeOf(obj))
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := typ.Flatten(raw)
+		got, err := typ.FlattenObject(obj)
+		if err != nil || !maps.Equal(got, want) {
+			t.Errorf("%T: %v (%v), want %v", obj, got, err, want)
+		}
+	}
+}

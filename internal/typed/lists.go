@@ -128,7 +128,7 @@ func (s *Type) scalarMaps() []scalarMap {
 		return v.([]scalarMap)
 	}
 	var out []scalarMap
-	if s.root.Kind() == reflect.Struct {
+	if s.root.Kind() == reflect.Struct && !customJSON(s.root) { // one that writes itself (a method it embeds included) is written whole
 		named := map[string]int{}
 		eachMember(s.root, nil, false, func(name string, _ []int, _ reflect.StructField, _ bool) { named[name]++ })
 		eachMember(s.root, nil, false, func(name string, index []int, f reflect.StructField, viaPointer bool) {

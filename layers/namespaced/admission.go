@@ -32,19 +32,35 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	c := r.c
 	switch {
 	case c.isCluster(cm):
-		cl, invalid, err := r.src.cluster(ctx)
+		v, err := r.src.cluster(ctx)
 		if err != nil {
 			return nil, err
 		}
-		next := maps.Clone(cl.cms)
-		if next == nil {
-			next = map[string]*corev1.ConfigMap{}
+		// With the other cluster ConfigMaps as stored, then, when they
+		// are refused, as they were last valid: a write that fixes what
+		// is stored, or that is valid beside what was, is admitted.
+		bases := []map[string]*corev1.ConfigMap{v.cl.cms}
+		if v.invalid != nil {
+			bases = []map[string]*corev1.ConfigMap{v.stored, v.cl.cms}
 		}
-		next[cm.Name] = cm
-		if _, err := c.parseCluster(next); err != nil {
-			return nil, err
+		var first error
+		for i, base := range bases {
+			next := maps.Clone(base)
+			if next == nil {
+				next = map[string]*corev1.ConfigMap{}
+			}
+			next[cm.Name] = cm
+			_, err := c.parseCluster(next)
+			switch {
+			case err == nil && i == len(bases)-1 && v.invalid != nil:
+				return storedInvalid(v.invalid), nil
+			case err == nil:
+				return nil, nil
+			case first == nil:
+				first = err
+			}
 		}
-		return storedInvalid(invalid), nil
+		return nil, first
 	case c.isSelector(cm):
 		if sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]; sl.err != nil {
 			return nil, sl.err
@@ -55,11 +71,12 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
 		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, KindNamespace), c.nsLabels)}, nil
 	}
-	cl, invalid, err := r.src.cluster(ctx)
+	v, err := r.src.cluster(ctx)
 	if err != nil {
 		return nil, err
 	}
-	warnings = storedInvalid(invalid)
+	cl := v.cl
+	warnings = storedInvalid(v.invalid)
 	src := ConfigMapSource(cm, KindNamespace)
 	if !cl.policy.open {
 		warnings = append(warnings, fmt.Sprintf("%s: namespace overrides are closed by the operator: it is not applied until they open", src))

@@ -106,3 +106,12 @@ func sameCluster[T any](st *clusterState[T], cms map[string]*corev1.ConfigMap) b
 	}
 	return true
 }
+
+// clusterView is the cluster configuration a check judges against: the
+// state in effect (the last valid one, or the defaults) and, when the
+// cluster ConfigMaps as stored are refused, them and why.
+type clusterView[T any] struct {
+	cl      *clusterState[T]
+	stored  map[string]*corev1.ConfigMap
+	invalid error
+}

@@ -119,10 +119,11 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 
 // cluster reads the cluster ConfigMaps and returns their state, parsed
 // unless they are the ones parsed last. When they are invalid it returns
-// the last valid state this resolver parsed, or the defaults, and why.
-func (d *directMode[T]) cluster(ctx context.Context) (*clusterState[T], error, error) {
+// the last valid state this resolver parsed, or the defaults, with them
+// and why.
+func (d *directMode[T]) cluster(ctx context.Context) (clusterView[T], error) {
 	if d.client == nil {
-		return nil, nil, errNotStarted
+		return clusterView[T]{}, errNotStarted
 	}
 	cms := map[string]*corev1.ConfigMap{}
 	for _, name := range d.c.clusterCMs {
@@ -131,19 +132,22 @@ func (d *directMode[T]) cluster(ctx context.Context) (*clusterState[T], error, e
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading ConfigMap %s/%s: %w", d.c.o.Namespace, name, err)
+			return clusterView[T]{}, fmt.Errorf("reading ConfigMap %s/%s: %w", d.c.o.Namespace, name, err)
 		}
 		cms[name] = cm
 	}
 	cl, invalid := d.parse.parse(d.c, cms)
 	if invalid == nil {
-		return cl, nil, nil
+		return clusterView[T]{cl: cl}, nil
 	}
-	if last := d.parse.last.Load(); last != nil {
-		return last, invalid, nil
+	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid}
+	if v.cl == nil {
+		var err error
+		if v.cl, err = d.c.parseCluster(nil); err != nil {
+			return clusterView[T]{}, err
+		}
 	}
-	cl, err := d.c.parseCluster(nil)
-	return cl, invalid, err
+	return v, nil
 }
 
 // ownOf returns the ConfigMaps of namespace ns among objs.

@@ -171,7 +171,7 @@ func (m *lazyMode[T]) stop() {
 	m.f.end() // (8)
 }
 
-func (m *lazyMode[T]) cluster(context.Context) (*clusterState[T], error, error) {
+func (m *lazyMode[T]) cluster(context.Context) (clusterView[T], error) {
 	return m.st.current()
 }
 

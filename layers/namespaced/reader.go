@@ -179,7 +179,7 @@ func (m *readerMode[T]) start(ctx context.Context) error {
 
 func (m *readerMode[T]) follower() follower[T] { return current[T]{} }
 
-func (m *readerMode[T]) cluster(context.Context) (*clusterState[T], error, error) {
+func (m *readerMode[T]) cluster(context.Context) (clusterView[T], error) {
 	return m.st.current()
 }
 

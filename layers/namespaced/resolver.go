@@ -37,10 +37,10 @@ type source[T any] interface {
 	// miss returns the snapshot of a namespace that is not cached,
 	// caching it when the source caches.
 	miss(ctx context.Context, ns string) (*Snapshot[T], error)
-	// cluster returns the cluster configuration in effect: the last
-	// valid one, or the defaults, and why the cluster ConfigMaps as
-	// stored are not it (invalid) when they are refused.
-	cluster(ctx context.Context) (cl *clusterState[T], invalid, err error)
+	// cluster returns the cluster configuration in effect, the last
+	// valid one or the defaults, with the ConfigMaps as stored when they
+	// are refused.
+	cluster(ctx context.Context) (clusterView[T], error)
 	// invalidate reads again what obj feeds (Invalidate).
 	invalidate(obj any)
 }

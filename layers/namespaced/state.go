@@ -214,7 +214,10 @@ func (s *state[T]) begin(ctx context.Context, src store, events eventSink) error
 		g.events = events
 		g.selectors = c.readSelectors(sels)
 		g.setCluster(cl)
-		g.invalid = invalid
+		g.invalid, g.stored = invalid, nil
+		if invalid != nil {
+			g.stored = cms
+		}
 	})
 	s.rebuildStale() // a resolver started again
 	return nil
@@ -238,19 +241,20 @@ func (s *state[T]) applyCluster(read func() (map[string]*corev1.ConfigMap, error
 		return
 	}
 	if sameCluster(s.cluster(), cms) {
+		s.do(func(g *guarded[T]) { g.invalid, g.stored = nil, nil }) // back to what is in effect
 		return
 	}
 	cl, err := c.parseCluster(cms)
 	if err != nil {
 		s.do(func(g *guarded[T]) {
 			c.refused(g.events, cms[changed.Name], err)
-			g.invalid = err
+			g.invalid, g.stored = err, cms
 		})
 		return
 	}
 	s.do(func(g *guarded[T]) {
 		g.setCluster(cl)
-		g.invalid = nil
+		g.invalid, g.stored = nil, nil
 	})
 	s.rebuildStale()
 	if cm := cms[changed.Name]; cm == nil {
@@ -305,14 +309,16 @@ func (s *state[T]) cluster() *clusterState[T] {
 	return cl
 }
 
-// current is cluster, with why the cluster ConfigMaps as stored were
-// refused, and an error before Start.
-func (s *state[T]) current() (cl *clusterState[T], invalid, err error) {
-	s.do(func(g *guarded[T]) { cl, invalid = g.cluster, g.invalid })
-	if cl == nil {
-		return nil, nil, errNotStarted
+// current is the cluster view of the state: the cluster state in effect
+// and, when the ConfigMaps as stored were refused, them and why; an error
+// before Start.
+func (s *state[T]) current() (clusterView[T], error) {
+	var v clusterView[T]
+	s.do(func(g *guarded[T]) { v = clusterView[T]{cl: g.cluster, stored: g.stored, invalid: g.invalid} })
+	if v.cl == nil {
+		return v, errNotStarted
 	}
-	return cl, invalid, nil
+	return v, nil
 }
 
 // nsInput is what a namespace's snapshot is built from besides the
@@ -424,9 +430,10 @@ type guarded[T any] struct {
 	st      *state[T]
 	events  eventSink
 	cluster *clusterState[T]
-	// invalid is why the cluster ConfigMaps as stored were refused, nil
-	// once a valid set is put in effect.
+	// invalid is why the cluster ConfigMaps as stored, stored, were
+	// refused; both nil once a valid set is put in effect.
 	invalid   error
+	stored    map[string]*corev1.ConfigMap
 	gen       uint64 // advanced by each cluster state put in effect
 	selectors []*selectorLayer
 	// reported holds, by namespace, the version of each ignored

@@ -407,9 +407,10 @@ func TestTenantSeesWhyKeysWereRefused(t *testing.T) {
 // TestNoLockout stores an invalid cluster ConfigMap behind the webhook's
 // back (written while a fail-open webhook was down) and checks, in every
 // mode, that the ConfigMap check still judges each write on its own
-// merits: the fix and a valid tenant layer are admitted with a warning
-// saying what is stored, an invalid cluster ConfigMap and an invalid
-// tenant layer are denied for their own faults. A Direct resolver that
+// merits: a valid tenant layer is admitted with a warning saying what is
+// stored, the fix is admitted, an invalid cluster ConfigMap and an
+// invalid tenant layer are denied for their own faults; once what is
+// stored is valid again, the warning goes. A Direct resolver that
 // never saw a valid cluster ConfigMap judges against the defaults.
 func TestNoLockout(t *testing.T) {
 	for _, mode := range []string{"lazy", "informer", "reader", "direct", "direct, started on the invalid one"} {
@@ -451,21 +452,43 @@ func TestNoLockout(t *testing.T) {
 				name string
 				cm   *corev1.ConfigMap
 				err  string
+				warn bool // judged against the last valid state, and said so
 			}{
-				{"the fix", cluster(map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "60"}), ""},
-				{"a valid tenant layer", tenant(map[string]string{"default-timeout-seconds": "5"}), ""},
-				{"an invalid cluster ConfigMap", cluster(map[string]string{"default-timeout-seconds": "eleven"}), `"eleven"`},
-				{"an invalid tenant layer", tenant(map[string]string{"default-timeout-seconds": "five"}), `"five"`},
+				{"a valid tenant layer", tenant(map[string]string{"default-timeout-seconds": "5"}), "", true},
+				{"the fix, valid beside what is stored", cluster(map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "60"}), "", false},
+				{"an invalid cluster ConfigMap", cluster(map[string]string{"default-timeout-seconds": "eleven"}), `"eleven"`, false},
+				{"an invalid tenant layer", tenant(map[string]string{"default-timeout-seconds": "five"}), `"five"`, false},
 			} {
-				warnings, err := check(tc.cm)
+				var warnings []string
+				var err error
+				if tc.warn {
+					warnings, err = check(tc.cm) // once the resolver has seen what is stored
+				} else {
+					warnings, err = r.CheckConfigMap(ctx, tc.cm)
+				}
 				switch {
 				case tc.err == "" && err != nil:
 					t.Errorf("%s: denied: %v", tc.name, err)
 				case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), `"ten"`)):
 					t.Errorf("%s: %v, want a denial for its own %s only", tc.name, err, tc.err)
-				case tc.err == "" && (len(warnings) == 0 || !strings.HasPrefix(warnings[0], stored) || !strings.Contains(warnings[0], `"ten"`)):
+				case tc.warn && (len(warnings) == 0 || !strings.HasPrefix(warnings[0], stored) || !strings.Contains(warnings[0], `"ten"`)):
 					t.Errorf("%s: warnings %q, want one saying what is stored", tc.name, warnings)
+				case tc.err == "" && !tc.warn && len(warnings) > 0:
+					t.Errorf("%s: warnings %q, want none", tc.name, warnings)
 				}
+			}
+			// Stored back as it was in effect: no warning any more.
+			w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100"})
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				warnings, err := r.CheckConfigMap(ctx, tenant(map[string]string{"default-timeout-seconds": "5"}))
+				if err == nil && len(warnings) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the stored ConfigMap restored: %q, %v", warnings, err)
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 		})
 	}
