@@ -90,12 +90,12 @@ func (r Rollback) String() string {
 	return fmt.Sprintf("%s went back from %q to %q", r.Part, r.From, r.To)
 }
 
-// RollbackError, from Options.Consistent, reports parts that went back to
+// rollbackError, from MarkersMove, reports parts that went back to
 // an older version: the content is loaded all the same, and the reload
 // reports them (Reload.Rollbacks, <subsystem>_automatic_reload_rollbacks_total).
-type RollbackError struct{ Rollbacks []Rollback }
+type rollbackError struct{ Rollbacks []Rollback }
 
-func (e *RollbackError) Error() string {
+func (e *rollbackError) Error() string {
 	msgs := make([]string, len(e.Rollbacks))
 	for i, r := range e.Rollbacks {
 		msgs[i] = r.String()
@@ -116,7 +116,7 @@ const maxMarkerHistory = 64
 // racing updateconfig) is a rollback, and one that comes back to the
 // newer version after is not. The set is loaded all the same (it is what
 // the cluster holds), and the reload reports the rollback
-// (RollbackError), whatever becomes of it. The check keeps what it saw,
+// (Reload.Rollbacks), whatever becomes of it. The check keeps what it saw,
 // the last 64 versions of each part: use one per watcher.
 func MarkersMove(name string) func(c *Contents) error {
 	var mu sync.Mutex
@@ -167,7 +167,7 @@ func MarkersMove(name string) func(c *Contents) error {
 			h.current = p.version
 		}
 		if len(back) > 0 {
-			return &RollbackError{Rollbacks: back}
+			return &rollbackError{Rollbacks: back}
 		}
 		return nil
 	}

@@ -84,8 +84,8 @@ type Options[T any] struct {
 	// Consistent, when set, checks that what was read is a set whose
 	// parts fit together before Load runs (MarkersAgree, MarkersMove:
 	// see their doc for which producer each fits); its error makes the
-	// attempt pending, as Pending does, but for a *RollbackError, which
-	// loads the content and reports the rollback.
+	// attempt pending, as Pending does, but for MarkersMove's report of
+	// a rollback, which loads the content and reports the rollback.
 	Consistent func(c *Contents) error
 	// PendingTimeout is how long content may stay pending (see Pending)
 	// before the attempt is reported as a failure; zero means
@@ -131,8 +131,8 @@ type Reload[T any] struct {
 	// Duration is how long loading took: Consistent and Load, not the
 	// read; zero when reading failed.
 	Duration time.Duration
-	// Rollbacks are the parts whose version went back (Consistent's
-	// *RollbackError), whether the content then loaded or not.
+	// Rollbacks are the parts whose version went back (MarkersMove),
+	// whether the content then loaded or not.
 	Rollbacks []Rollback
 }
 
@@ -644,7 +644,7 @@ func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, rollbacks []Ro
 	}()
 	if w.opts.Consistent != nil {
 		if err := w.opts.Consistent(c); err != nil {
-			var rb *RollbackError
+			var rb *rollbackError
 			if !errors.As(err, &rb) {
 				var zero T
 				return zero, nil, Pending(err)

@@ -18,7 +18,7 @@ var pagesReply = &reply{text: "t", def: "configz", objects: map[object]any{
 // megabyte of header.
 var hugeAccept = strings.Repeat("text/html;q=0.5,", 40_000) + strings.Repeat("x/y;q=0,", 40_000) + "text/plain,*/*;q=0"
 
-// TestNegotiateBounded answers a header of more than MaxMediaRanges
+// TestNegotiateBounded answers a header of more than maxMediaRanges
 // ranges 406 without parsing it: the work does not grow with the ranges
 // (no allocation however long the header), and the 406 says why.
 func TestNegotiateBounded(t *testing.T) {
@@ -28,12 +28,12 @@ func TestNegotiateBounded(t *testing.T) {
 	if n := testing.AllocsPerRun(5, func() { negotiate(hugeAccept, pagesReply) }); n != 0 {
 		t.Errorf("%v allocations to refuse a 720 KB header, want none", n)
 	}
-	within := strings.Repeat("x/y;q=0.1,", MaxMediaRanges-1) + "text/plain"
+	within := strings.Repeat("x/y;q=0.1,", maxMediaRanges-1) + "text/plain"
 	if media, _, ok := negotiate(within, pagesReply); !ok || media != "text/plain" {
-		t.Errorf("%d ranges: %q, %t", MaxMediaRanges, media, ok)
+		t.Errorf("%d ranges: %q, %t", maxMediaRanges, media, ok)
 	}
 	if _, _, ok := negotiate(within+",text/plain", pagesReply); ok {
-		t.Errorf("%d ranges negotiated", MaxMediaRanges+1)
+		t.Errorf("%d ranges negotiated", maxMediaRanges+1)
 	}
 }
 
@@ -56,7 +56,7 @@ func BenchmarkNegotiate(b *testing.B) {
 // each form the page has is worth the quality of the most specific range
 // that matches it; what negotiate answers is a form of the highest worth,
 // which is more than 0, and it refuses only when every form is worth 0.
-// A header of more than MaxMediaRanges ranges is refused unparsed.
+// A header of more than maxMediaRanges ranges is refused unparsed.
 func FuzzNegotiate(f *testing.F) {
 	for _, s := range []string{
 		"", "*/*", "text/plain", "application/json", "text/*;q=0, */*",
@@ -70,7 +70,7 @@ func FuzzNegotiate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, accept string) {
 		media, obj, ok := negotiate(accept, pagesReply)
-		if strings.Count(accept, ",") >= MaxMediaRanges {
+		if strings.Count(accept, ",") >= maxMediaRanges {
 			if ok {
 				t.Fatalf("%d ranges negotiated", strings.Count(accept, ",")+1)
 			}

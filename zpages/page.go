@@ -78,11 +78,11 @@ func page(build func(*http.Request) (*reply, error)) http.Handler {
 	})
 }
 
-// MaxMediaRanges bounds the media ranges of an Accept header the pages
+// maxMediaRanges bounds the media ranges of an Accept header the pages
 // read: one with more is answered 406 without being parsed, so that a
 // request's cost is bounded whatever its header holds (net/http allows a
 // megabyte of header, some eighty thousand ranges).
-const MaxMediaRanges = 32
+const maxMediaRanges = 32
 
 // mediaRange is one range of an Accept header.
 type mediaRange struct {
@@ -121,13 +121,13 @@ type offer struct {
 // the highest quality wins; a tie goes to the form whose range comes
 // first by quality and specificity, then to the page's own order (its
 // default object, then text). An empty Accept is */*. Its cost is linear
-// in the header's length: a header of more than MaxMediaRanges ranges is
+// in the header's length: a header of more than maxMediaRanges ranges is
 // refused before any is parsed.
 func negotiate(accept string, rep *reply) (string, any, bool) {
 	if strings.TrimSpace(accept) == "" {
 		accept = "*/*"
 	}
-	if strings.Count(accept, ",") >= MaxMediaRanges {
+	if strings.Count(accept, ",") >= maxMediaRanges {
 		return "", nil, false
 	}
 	var ranges []mediaRange
@@ -234,7 +234,7 @@ func notAcceptable(w http.ResponseWriter, rep *reply) {
 		Status:   metav1.StatusFailure,
 		Reason:   metav1.StatusReasonNotAcceptable,
 		Code:     http.StatusNotAcceptable,
-		Message:  fmt.Sprintf("only the following media types are accepted, in at most %d ranges: %s", MaxMediaRanges, strings.Join(accepted, ", ")),
+		Message:  fmt.Sprintf("only the following media types are accepted, in at most %d ranges: %s", maxMediaRanges, strings.Join(accepted, ", ")),
 	}
 	body, _ := json.Marshal(status)
 	w.Header().Set("Content-Type", "application/json")
