@@ -126,7 +126,9 @@ func BenchmarkCase7Scale(b *testing.B) {
 			createUnlabelled(b, c, cl.names)
 		}
 		// Every resolver, in every mode, still serves.
-		for _, r := range []*namespaced.Resolver[*Settings]{lazy, cl.r, direct} {
+		for _, r := range []interface {
+			ForNamespace(context.Context, string) (*namespaced.Snapshot[*Settings], error)
+		}{lazy, cl.r, direct} {
 			for _, ns := range cl.names[:100] {
 				if _, err := r.ForNamespace(ctx, ns); err != nil {
 					b.Fatal(err)

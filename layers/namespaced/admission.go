@@ -29,10 +29,14 @@ import (
 // effect, read through the resolver's cache (a Direct resolver reads it
 // with its client); it changes nothing.
 func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (warnings []string, err error) {
-	c := r.c
+	return r.c.check(ctx, r.st.view, cm)
+}
+
+// check is CheckConfigMap against the cluster configuration view returns.
+func (c *core[T]) check(ctx context.Context, view func(context.Context) (clusterView[T], error), cm *corev1.ConfigMap) (warnings []string, err error) {
 	switch {
 	case c.isCluster(cm):
-		v, err := r.src.cluster(ctx)
+		v, err := view(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +75,7 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
 		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, KindNamespace), c.nsLabels)}, nil
 	}
-	v, err := r.src.cluster(ctx)
+	v, err := view(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +116,11 @@ func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) 
 // layer is denied with its problems, refused keys come back as admission
 // warnings. Register it for ConfigMaps with the selectors
 // AdmissionSelectors gives, so that no other ConfigMap reaches it.
-func (r *Resolver[T]) AdmissionHandler() http.Handler {
+func (r *Resolver[T]) AdmissionHandler() http.Handler { return r.c.admissionHandler(r.st.view) }
+
+// admissionHandler is AdmissionHandler checking against what view
+// returns.
+func (c *core[T]) admissionHandler(view func(context.Context) (clusterView[T], error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(req.Body, maxReview+1))
 		if err != nil || len(body) > maxReview {
@@ -124,7 +132,7 @@ func (r *Resolver[T]) AdmissionHandler() http.Handler {
 			http.Error(w, "not an admission.k8s.io/v1 AdmissionReview", http.StatusBadRequest)
 			return
 		}
-		resp := r.review(req.Context(), review.Request)
+		resp := c.review(req.Context(), view, review.Request)
 		review.Request, review.Response = nil, resp
 		out, _ := json.Marshal(review)
 		w.Header().Set("Content-Type", "application/json")
@@ -137,7 +145,7 @@ func (r *Resolver[T]) AdmissionHandler() http.Handler {
 const maxReview = 6 << 20
 
 // review answers one admission request.
-func (r *Resolver[T]) review(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+func (c *core[T]) review(ctx context.Context, view func(context.Context) (clusterView[T], error), req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	if req.Kind.Group != "" || req.Kind.Kind != "ConfigMap" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return resp
@@ -151,7 +159,7 @@ func (r *Resolver[T]) review(ctx context.Context, req *admissionv1.AdmissionRequ
 	if cm.Namespace == "" {
 		cm.Namespace = req.Namespace
 	}
-	warnings, err := r.CheckConfigMap(ctx, &cm)
+	warnings, err := c.check(ctx, view, &cm)
 	if err != nil {
 		resp.Allowed = false
 		code := int32(http.StatusUnprocessableEntity)
@@ -179,7 +187,10 @@ type WebhookSelectors struct {
 // own), cluster the ConfigMaps of the component's namespace (its cluster
 // and selector ConfigMaps).
 func (r *Resolver[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
-	c := r.c
+	return r.c.admissionSelectors()
+}
+
+func (c *core[T]) admissionSelectors() (tenant, cluster WebhookSelectors) {
 	const nameLabel = "kubernetes.io/metadata.name" // set on every namespace since Kubernetes 1.22
 	excluded := []string{c.o.Namespace}
 	if c.o.Tenancy.SystemNamespaces == nil {

@@ -3,6 +3,7 @@ package namespaced
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,46 +12,66 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// directMode reads every layer with direct GETs on each call and caches
-// no snapshot. What calls share is the cluster ConfigMap parsed last and
-// a lossy table of the ConfigMaps already reported, both read and written
-// without a lock.
-type directMode[T any] struct {
+// Direct resolves a namespace by reading every layer with direct GETs on
+// each call, and caches no snapshot: for admission webhooks and one-shot
+// commands. Concurrent calls share nothing mutable but the cluster
+// ConfigMaps parsed last and a lossy table of the ConfigMaps already
+// reported, both read and written without a lock, and none waits for
+// another. It has no subscriptions and nothing to invalidate: it holds
+// nothing that could go stale.
+type Direct[T any] struct {
 	c        *core[T]
 	client   kubernetes.Interface
 	parse    memo[T]
 	reported *reportTable
 	events   eventSink
-	stopRec  func()
+	stopEv   func()
 }
 
-func (d *directMode[T]) start(ctx context.Context) error {
-	if d.client == nil {
-		return fmt.Errorf("namespaced: a Direct resolver needs a client")
+// NewDirect returns a Direct resolver that reads through client.
+func NewDirect[T any](client kubernetes.Interface, o Options[T]) (*Direct[T], error) {
+	c, err := newCore(o)
+	if err != nil {
+		return nil, err
 	}
-	d.events, d.stopRec = newEventSink(&d.c.o), func() {}
-	if d.events == nil {
-		var err error
-		if d.events, d.stopRec, err = startEvents(ctx, d.client, d.c.eventController()); err != nil {
-			return err
-		}
+	if client == nil {
+		return nil, fmt.Errorf("namespaced: a Direct resolver needs a client")
 	}
-	return nil
+	return &Direct[T]{c: c, client: client, reported: newReportTable()}, nil
 }
 
-// follower follows nothing: Direct mode caches nothing.
-func (d *directMode[T]) follower() follower[T] { return current[T]{} }
+// Start starts recording Events, through the options' recorder or, with
+// none, through the client; Stop stops it.
+func (d *Direct[T]) Start(ctx context.Context) error {
+	var err error
+	d.events, d.stopEv, err = d.c.events(ctx, d.client)
+	return err
+}
 
-// invalidate does nothing: Direct mode reads on every call.
-func (d *directMode[T]) invalidate(any) {}
-
-func (d *directMode[T]) stop() {
-	if d.stopRec != nil {
-		d.stopRec()
+// Stop stops what Start began.
+func (d *Direct[T]) Stop() {
+	if d.stopEv != nil {
+		d.stopEv()
 	}
 }
 
-func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error) {
+// CheckConfigMap is Resolver.CheckConfigMap, against the cluster
+// ConfigMaps as read now.
+func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (warnings []string, err error) {
+	return d.c.check(ctx, d.cluster, cm)
+}
+
+// AdmissionHandler is Resolver.AdmissionHandler over CheckConfigMap.
+func (d *Direct[T]) AdmissionHandler() http.Handler { return d.c.admissionHandler(d.cluster) }
+
+// AdmissionSelectors is Resolver.AdmissionSelectors.
+func (d *Direct[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
+	return d.c.admissionSelectors()
+}
+
+// ForNamespace reads and returns the snapshot of namespace ns. The error
+// is about reading; invalid tenant input never fails a resolve.
+func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
 	c := d.c
 	cms := d.client.CoreV1()
 	get := func(namespace, name string) (*corev1.ConfigMap, error) {
@@ -121,10 +142,7 @@ func (d *directMode[T]) miss(ctx context.Context, ns string) (*Snapshot[T], erro
 // unless they are the ones parsed last. When they are invalid it returns
 // the last valid state this resolver parsed, or the defaults, with them
 // and why.
-func (d *directMode[T]) cluster(ctx context.Context) (clusterView[T], error) {
-	if d.client == nil {
-		return clusterView[T]{}, errNotStarted
-	}
+func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 	cms := map[string]*corev1.ConfigMap{}
 	for _, name := range d.c.clusterCMs {
 		cm, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).Get(ctx, name, metav1.GetOptions{})

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/tools/record"
+	legacy "k8s.io/client-go/tools/record"
 
 	"github.com/stratacfg/strata/internal/text"
 )
@@ -32,7 +32,7 @@ const (
 // NoEvents returns a Recorder that records nothing, for a resolver that
 // must write no Event, as a read-only command's: without a recorder, one
 // with a client records through the API.
-func NoEvents() record.EventRecorder { return noEvents{} }
+func NoEvents() legacy.EventRecorder { return noEvents{} }
 
 type noEvents struct{}
 
@@ -62,6 +62,16 @@ func newEventSink[T any](o *Options[T]) eventSink {
 	return nil
 }
 
+// events returns the sink of the options' recorder or, with none, of a
+// recorder writing through client, and how to stop it; with neither, no
+// sink.
+func (c *core[T]) events(ctx context.Context, client kubernetes.Interface) (eventSink, func(), error) {
+	if s := newEventSink(&c.o); s != nil || client == nil {
+		return s, func() {}, nil
+	}
+	return startEvents(ctx, client, c.eventController())
+}
+
 // startEvents starts a recorder that writes events.k8s.io/v1 Events
 // through client, and returns its sink and how to stop it.
 func startEvents(ctx context.Context, client kubernetes.Interface, controller string) (eventSink, func(), error) {
@@ -78,7 +88,7 @@ func (s eventsV1) warn(cm *corev1.ConfigMap, reason, action, note string) {
 	s.r.Eventf(cm, nil, corev1.EventTypeWarning, reason, action, "%s", text.Cut(note, maxNote))
 }
 
-type legacySink struct{ r record.EventRecorder }
+type legacySink struct{ r legacy.EventRecorder }
 
 func (s legacySink) warn(cm *corev1.ConfigMap, reason, _, note string) {
 	s.r.Eventf(cm, corev1.EventTypeWarning, reason, "%s", text.Cut(note, maxNote))

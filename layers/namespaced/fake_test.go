@@ -60,7 +60,7 @@ func TestFakeClientsets(t *testing.T) {
 				c := fc.new(objects()...)
 				oo := o
 				oo.Recorder = nil
-				var r *namespaced.Resolver[*jobDefaults]
+				var r resolving[*jobDefaults]
 				var err error
 				switch mode {
 				case "lazy":
@@ -80,7 +80,9 @@ func TestFakeClientsets(t *testing.T) {
 				}
 				defer r.Stop()
 				notified := make(chan string, 8)
-				r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*jobDefaults]) { notified <- ns })
+				if cr, ok := r.(*namespaced.Resolver[*jobDefaults]); ok {
+					cr.Subscribe(func(ns string, _, _ *namespaced.Snapshot[*jobDefaults]) { notified <- ns })
+				}
 				timeout := func() int64 { return timeoutOf(t, r, "team") }
 				// edit sets the timeout of namespace ns's overrides.
 				edit := func(ns, value string) {
@@ -229,7 +231,7 @@ func TestParsedOnFakeClientsets(t *testing.T) {
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "own-a", Labels: tenantLabels}, Data: map[string]string{"timeout": "5"}},
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "own-b", Labels: tenantLabels}, Data: map[string]string{"retries": "7"}},
 			)
-			var r *namespaced.Resolver[*sectioned]
+			var r resolving[*sectioned]
 			var err error
 			switch mode {
 			case "lazy":

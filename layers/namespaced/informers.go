@@ -64,15 +64,37 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 		s.clusterCMs[name] = f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
 	}
 	if c.selectorCMs != nil {
-		sel := c.selectorCMs.String()
-		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+		sel, annotation := c.selectorCMs.String(), c.o.Selectors.Annotation
+		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }),
+			informers.WithTransform(func(obj any) (any, error) {
+				if cm, ok := obj.(*corev1.ConfigMap); ok {
+					slimmed := slim(cm)
+					if v, ok := cm.Annotations[annotation]; ok {
+						slimmed.Annotations = map[string]string{annotation: v}
+					}
+					return slimmed, nil
+				}
+				return obj, nil
+			}))
 		s.selector, s.selectorLs = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
-		nf := factory()
+		nf := factory(informers.WithTransform(func(obj any) (any, error) {
+			if n, ok := obj.(*corev1.Namespace); ok { // only its labels are read
+				return &corev1.Namespace{TypeMeta: n.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID,
+					ResourceVersion: n.ResourceVersion, Labels: n.Labels}}, nil
+			}
+			return obj, nil
+		}))
 		s.namespace, s.namespaces = nf.Core().V1().Namespaces().Informer(), nf.Core().V1().Namespaces().Lister()
 	}
 	if withConfigMaps {
 		sel := c.nsLabels.String()
-		f := factory(informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+		f := factory(informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }),
+			informers.WithTransform(func(obj any) (any, error) {
+				if cm, ok := obj.(*corev1.ConfigMap); ok {
+					return slim(cm), nil
+				}
+				return obj, nil
+			}))
 		s.cm, s.cms = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister()
 	}
 	for _, f := range s.factories {

@@ -15,11 +15,18 @@ type jobDefaults = testkind.Defaults
 var tenantLabels = map[string]string{"strata.test/layer": "namespace"}
 
 // timeoutOf is namespace ns's default timeout.
-func timeoutOf(t *testing.T, r *namespaced.Resolver[*jobDefaults], ns string) int64 {
+func timeoutOf(t *testing.T, r resolving[*jobDefaults], ns string) int64 {
 	t.Helper()
 	s, err := r.ForNamespace(context.Background(), ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return *s.Object.DefaultTimeoutSeconds
+}
+
+// resolving is what every resolver, Direct included, offers.
+type resolving[T any] interface {
+	Start(context.Context) error
+	Stop()
+	ForNamespace(context.Context, string) (*namespaced.Snapshot[T], error)
 }

@@ -123,11 +123,12 @@ func (s *scripted) script(lists ...func() (*corev1.ConfigMapList, error)) {
 }
 
 func (s *scripted) lazy(t *testing.T) *namespaced.Resolver[*jobDefaults] {
-	return s.lazyWith(t, nil)
+	return s.lazyWith(t, nil, nil)
 }
 
-// lazyWith starts a Lazy resolver over s with the options set changes.
-func (s *scripted) lazyWith(t *testing.T, set func(*namespaced.Options[*jobDefaults])) *namespaced.Resolver[*jobDefaults] {
+// lazyWith starts a Lazy resolver over s with the options set changes,
+// after hook.
+func (s *scripted) lazyWith(t *testing.T, set func(*namespaced.Options[*jobDefaults]), hook func(*namespaced.Resolver[*jobDefaults])) *namespaced.Resolver[*jobDefaults] {
 	t.Helper()
 	o := fakeOptions(t)
 	if set != nil {
@@ -136,6 +137,9 @@ func (s *scripted) lazyWith(t *testing.T, set func(*namespaced.Options[*jobDefau
 	r, err := namespaced.NewLazy(s, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if hook != nil {
+		hook(r)
 	}
 	if err := r.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -162,21 +166,26 @@ func eventually(t *testing.T, r *namespaced.Resolver[*jobDefaults], want int64, 
 // TestWatchRestartsDuringFirstList expires the shared watch while a
 // namespace's first list is under way: that list may predate changes the
 // new watch, started from now, never delivers, so the namespace is listed
-// again once cached.
+// again at once, beside it; the first list, older, ends last and changes
+// nothing.
 func TestWatchRestartsDuringFirstList(t *testing.T) {
 	s := newScripted("300")
 	release := make(chan struct{})
 	s.script(blocked(release, overrides("100", 5)), overrides("400", 9))
-	r := s.lazy(t)
+	relisted := make(chan string, 4)
+	r := s.lazyWith(t, nil, func(r *namespaced.Resolver[*jobDefaults]) {
+		namespaced.OnRelist(r, func(_, rv string) { relisted <- rv })
+	})
 	first := <-s.watches
 	got := resolveLater(t, r, "team")
 	<-s.listed // the miss lists, and waits
 	expired(first)
-	<-s.watches // the new watch: the followed namespaces are listed again now
-	time.Sleep(200 * time.Millisecond)
+	if rv := <-relisted; rv != "400" {
+		t.Fatalf("relisted at %s, want 400", rv)
+	}
 	close(release)
-	if v := <-got; v != 5 {
-		t.Fatalf("the first list gave timeout %d, want 5", v)
+	if v := <-got; v != 9 {
+		t.Fatalf("the resolve gave timeout %d, want the relist's 9", v)
 	}
 	eventually(t, r, 9, "the change made while the first list was under way")
 }
@@ -190,8 +199,8 @@ func TestRelistsOfANamespaceTakeTurns(t *testing.T) {
 	release := make(chan struct{})
 	s.script(overrides("100", 5), blocked(release, overrides("150", 6)), overrides("200", 9))
 	relisted := make(chan string, 4)
-	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) {
-		namespaced.OnRelist(o, func(_, rv string) { relisted <- rv })
+	r := s.lazyWith(t, nil, func(r *namespaced.Resolver[*jobDefaults]) {
+		namespaced.OnRelist(r, func(_, rv string) { relisted <- rv })
 	})
 	w := <-s.watches
 	if v := timeoutOf(t, r, "team"); v != 5 {
@@ -218,7 +227,7 @@ func TestWatchEndingAtOnceBacksOff(t *testing.T) {
 	fc := timerClock{testingclock.NewFakeClock(time.Now()), make(chan time.Duration)}
 	s := newScripted("")
 	s.script(overrides("", 5))
-	s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) { namespaced.WithClock(o, fc) })
+	s.lazyWith(t, nil, func(r *namespaced.Resolver[*jobDefaults]) { namespaced.WithClock(r, fc) })
 	forbidden := &metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "forbidden"}
 	for i, pause := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
 		1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond, 12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second, 30 * time.Second} {
@@ -411,35 +420,38 @@ func resolveLater(t *testing.T, r *namespaced.Resolver[*jobDefaults], ns string)
 }
 
 // TestWatchRestartsDuringTwoFirstLists has two first resolves of one
-// namespace list it while the shared watch starts again from now; the
-// first is cached, listed again, and evicted; the second, whose list is
-// as old, is cached next and must be listed again too.
+// namespace list it while the shared watch starts again from now: the
+// relist ends first, and neither older list undoes it, though the
+// namespace is evicted before the second ends.
 func TestWatchRestartsDuringTwoFirstLists(t *testing.T) {
 	s := newScripted("300")
 	rel1, rel2 := make(chan struct{}), make(chan struct{})
 	s.script(blocked(rel1, overrides("100", 5)), blocked(rel2, overrides("110", 5)), overrides("400", 9))
-	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) { o.CacheSize = 1 })
+	relisted := make(chan string, 4)
+	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) { o.CacheSize = 1 }, func(r *namespaced.Resolver[*jobDefaults]) {
+		namespaced.OnRelist(r, func(_, rv string) { relisted <- rv })
+	})
 	first := <-s.watches
 	got1 := resolveLater(t, r, "team")
 	<-s.listed
 	got2 := resolveLater(t, r, "team")
 	<-s.listed
 	expired(first)
-	<-s.watches // the new watch; the lists under way began before it
-	time.Sleep(200 * time.Millisecond)
-	close(rel1)
-	if v := <-got1; v != 5 {
-		t.Fatalf("the first list gave timeout %d, want 5", v)
+	if rv := <-relisted; rv != "400" {
+		t.Fatalf("relisted at %s, want 400", rv)
 	}
-	eventually(t, r, 9, "the first resolve's namespace listed again")
+	close(rel1)
+	if v := <-got1; v != 9 {
+		t.Fatalf("the first resolve gave timeout %d, want the relist's 9", v)
+	}
 	if _, err := r.ForNamespace(t.Context(), "other"); err != nil { // evicts team
 		t.Fatal(err)
 	}
 	close(rel2)
-	if v := <-got2; v != 5 {
-		t.Fatalf("the second list gave timeout %d, want 5", v)
+	if v := <-got2; v != 9 {
+		t.Fatalf("the second resolve gave timeout %d, want the relist's 9", v)
 	}
-	eventually(t, r, 9, "the second resolve's namespace, cached from a list as old, listed again")
+	eventually(t, r, 9, "the namespace cached again")
 }
 
 // TestLazyStartedAgainDuringMiss stops and starts a Lazy resolver while a
@@ -449,7 +461,7 @@ func TestWatchRestartsDuringTwoFirstLists(t *testing.T) {
 func TestLazyStartedAgainDuringMiss(t *testing.T) {
 	s := newScripted("")
 	release := make(chan struct{})
-	s.script(blocked(release, overrides("", 5)), overrides("", 9))
+	s.script(blocked(release, overrides("100", 5)), overrides("200", 9))
 	r := s.lazy(t)
 	<-s.watches
 	got := resolveLater(t, r, "team")
@@ -460,8 +472,8 @@ func TestLazyStartedAgainDuringMiss(t *testing.T) {
 	}
 	w := <-s.watches
 	close(release)
-	if v := <-got; v != 5 {
-		t.Fatalf("the list gave timeout %d, want 5", v)
+	if v := <-got; v != 5 && v != 9 {
+		t.Fatalf("the resolve gave timeout %d, want its list's 5 or the relist's 9", v)
 	}
 	eventually(t, r, 9, "the namespace cached across the restart, listed again")
 	w.Modify(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels},
@@ -490,7 +502,7 @@ func TestLazyLabelChangeDuringMiss(t *testing.T) {
 	s.script(blocked(release, none), none)
 	r := s.lazyWith(t, func(o *namespaced.Options[*jobDefaults]) {
 		o.Selectors = &namespaced.Selectors{Labels: map[string]string{"layer": "selector"}}
-	})
+	}, nil)
 	got := resolveLater(t, r, "team")
 	<-s.listed
 	if _, err := s.Clientset.CoreV1().Namespaces().Update(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team",
@@ -546,12 +558,11 @@ func TestVersionsWentBack(t *testing.T) {
 	eventually(t, r, 3, "the namespace as the restored server holds it")
 }
 
-// TestHeldSnapshotAcrossRestart opens the gate while the namespace's
-// relist fails, stops the resolver and starts it again with the relist
-// still failing: the snapshot from before the gate opened stays, never
-// one built under the open gate without the namespace's own ConfigMaps,
-// until a list succeeds.
-func TestHeldSnapshotAcrossRestart(t *testing.T) {
+// TestGateOpensWithNothingToRead keeps a namespace's own ConfigMaps while
+// the gate is closed: when it opens, they apply at once, with no list
+// (every list now fails), and they stay across a restart whose relists
+// fail.
+func TestGateOpensWithNothingToRead(t *testing.T) {
 	s := newScripted("")
 	cluster := func(level, timeout string) {
 		t.Helper()
@@ -561,25 +572,27 @@ func TestHeldSnapshotAcrossRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	failing := func() (*corev1.ConfigMapList, error) { return nil, apierrors.NewTimeoutError("request timed out", 1) }
 	cluster("cluster", "100")
-	s.script(failing)
+	s.script(overrides("", 5))
 	r := s.lazy(t)
 	if v := timeoutOf(t, r, "team"); v != 100 {
 		t.Fatalf("gate closed: timeout %d, want 100", v)
 	}
+	<-s.listed // the first resolve's
+	s.script(func() (*corev1.ConfigMapList, error) { return nil, apierrors.NewTimeoutError("request timed out", 1) })
 	cluster("namespace", "200")
-	<-s.listed // the relist the gate's opening asked for, failing
-	if v := timeoutOf(t, r, "team"); v != 100 {
-		t.Fatalf("gate open, list failing: timeout %d, want the held 100", v)
+	eventually(t, r, 5, "the gate opened")
+	select {
+	case n := <-s.listed:
+		t.Fatalf("the gate's opening listed the namespace (list %d)", n)
+	default:
 	}
 	r.Stop()
 	if err := r.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if v := timeoutOf(t, r, "team"); v != 100 {
-		t.Fatalf("started again, list failing: timeout %d, want the held 100", v)
+	<-s.listed // the restart's relist, failing
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("started again, relist failing: timeout %d, want the 5 held", v)
 	}
-	s.script(overrides("", 5))
-	eventually(t, r, 5, "the list after the restart")
 }

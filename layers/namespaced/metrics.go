@@ -10,7 +10,7 @@ import (
 //	<subsystem>_namespace_cache_size              namespaces with a cached snapshot
 //	<subsystem>_namespace_cache_misses_total      ForNamespace calls that built a snapshot
 //	<subsystem>_namespace_cache_evictions_total   namespaces evicted from the cache (CLOCK)
-//	<subsystem>_namespace_watches                 cached namespaces the shared watch follows (lazy mode)
+//	<subsystem>_namespace_watches                 cached namespaces the shared watch follows (lazy mode), gate open or closed
 //	<subsystem>_resolve_duration_seconds          time to resolve a namespace on a miss
 //	<subsystem>_rejected_tenant_keys_total{reason} keys a tenant policy dropped, per snapshot built
 //	<subsystem>_invalid_configmaps_total{kind}    ConfigMaps ignored or refused as invalid

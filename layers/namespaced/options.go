@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/tools/record"
+	legacy "k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -85,17 +85,11 @@ type Options[T any] struct {
 	// through the events.k8s.io/v1 API itself; one built on a Reader
 	// records none.
 	EventRecorder events.EventRecorder
-	Recorder      record.EventRecorder
+	Recorder      legacy.EventRecorder
 	// Metrics count what the resolver does; unregistered ones when nil.
 	// Register them with MustRegister (component-base) or Register (a
 	// Prometheus registerer, such as controller-runtime's).
 	Metrics *Metrics
-	// clock times the resolver's pauses; the real clock when nil. Tests
-	// step a fake one (export_test.go).
-	clock clock.WithTickerAndDelayedExecution
-	// relisted, when set, is told of every relist of Lazy mode a worker
-	// ended, applied or not (export_test.go): a test's signal.
-	relisted func(ns, rv string)
 	// Logger is where the resolver logs; klog's, named
 	// "strata-resolver", when nil. integrations/stratacr passes the
 	// manager's.
@@ -124,7 +118,7 @@ type core[T any] struct {
 	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
 	m           *Metrics
 	log         klog.Logger
-	clock       clock.WithTickerAndDelayedExecution
+	clock       clock.WithTicker // times the pauses; tests step a fake one (export_test.go)
 }
 
 // newCore checks o and derives what a resolver needs from it.
@@ -195,10 +189,7 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 		ownCMs:     m.namespaceNames(),
 		nsLabels:   labels.SelectorFromSet(o.Labels),
 		m:          o.Metrics,
-		clock:      o.clock,
-	}
-	if c.clock == nil {
-		c.clock = clock.RealClock{}
+		clock:      clock.RealClock{},
 	}
 	if err := o.Tenancy.check(m); err != nil {
 		return nil, fmt.Errorf("namespaced: resolver options: Tenancy: %w", err)

@@ -8,40 +8,39 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Resolver turns the cluster ConfigMap, selector ConfigMaps and namespace
-// ConfigMaps into one typed Snapshot per namespace. Build one with
-// NewLazy, NewInformer, NewDirect or NewFromReader, then Start it. Its
-// methods are safe for concurrent use; ForNamespace on a cached namespace
-// takes no lock and allocates nothing.
+// ConfigMaps into one typed Snapshot per namespace, and caches it. Build
+// one with NewLazy, NewInformer or NewFromReader, then Start it; every
+// method works in every one of those modes. Its methods are safe for
+// concurrent use; ForNamespace on a cached namespace takes no lock and
+// allocates nothing.
 type Resolver[T any] struct {
-	c     *core[T]
-	cache *nsCache[T] // st's; empty for good when the source caches nothing
-	st    *state[T]
-	src   source[T]
+	c      *core[T]
+	st     *state[T]
+	src    source[T]
+	client kubernetes.Interface // to record Events through, when the options name no recorder
+	cancel context.CancelFunc
+	stopEv func()
 }
 
-// source is one way of reading ConfigMaps: Lazy mode, the reader mode
-// (the caller's Reader, or its own informers' listers) or Direct mode.
-// Nothing outside a source asks which one it is.
+// source is where a Resolver reads: Lazy mode, or a store (the caller's
+// Reader, or informers of its own).
 type source[T any] interface {
-	// follower is how the state has the source follow the namespaces it
-	// caches.
-	follower() follower[T]
-	// start reads the cluster ConfigMap and starts what the source runs;
-	// it returns once its caches are in sync.
-	start(ctx context.Context) error
-	// stop releases what start began and waits for it.
+	// start starts what the source runs, until ctx ends, and returns the
+	// store the state reads once its caches are in sync.
+	start(ctx context.Context) (store, error)
+	// started hands the state every change the source sees from now; the
+	// state is in effect.
+	started(ctx context.Context) error
+	// stop waits for what start began.
 	stop()
-	// miss returns the snapshot of a namespace that is not cached,
-	// caching it when the source caches.
-	miss(ctx context.Context, ns string) (*Snapshot[T], error)
-	// cluster returns the cluster configuration in effect, the last
-	// valid one or the defaults, with the ConfigMaps as stored when they
-	// are refused.
-	cluster(ctx context.Context) (clusterView[T], error)
-	// invalidate reads again what obj feeds (Invalidate).
+	// first is a miss's first read of namespace ns, put in its record
+	// with hold; a source that holds nothing reads nothing.
+	first(ctx context.Context, ns string, hold func(func(*record[T]) bool)) error
+	// invalidate reads again what obj feeds.
 	invalidate(obj any)
 }
 
@@ -51,76 +50,101 @@ type source[T any] interface {
 // cache (CacheSize namespaces) through one watch all cached namespaces
 // share: the labelled ConfigMaps, cluster-wide, events of namespaces not
 // cached dropped. A cached namespace costs no goroutine and no watch of
-// its own. The cluster ConfigMap is watched by name; start-up lists one
-// labelled ConfigMap cluster-wide, for the version the watch starts from.
-// It needs list and watch on ConfigMaps cluster-wide.
+// its own. The cluster and selector ConfigMaps, and with selector layers
+// the namespaces, come from informers. It needs list and watch on
+// ConfigMaps cluster-wide.
 func NewLazy[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, func(c *core[T], st *state[T]) source[T] { return newLazy(c, st, client) })
+	return newResolver(o, client, func(c *core[T], st *state[T]) source[T] { return &lazyMode[T]{c: c, st: st, client: client} })
 }
 
 // NewInformer returns a resolver that keeps one label-filtered,
-// cluster-wide ConfigMap informer: a warm cache of every namespace's
-// ConfigMaps, for operators who can grant cluster-wide list and watch.
+// cluster-wide ConfigMap informer, slimmed to what a layer needs: a warm
+// cache of every namespace's ConfigMaps, for operators who can grant
+// cluster-wide list and watch. It is NewFromReader over informers of its
+// own.
 func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, func(c *core[T], st *state[T]) source[T] { return newReaderMode(c, st, client, nil) })
+	return newResolver(o, client, func(c *core[T], st *state[T]) source[T] { return &readerMode[T]{c: c, st: st, client: client} })
 }
 
 // NewFromReader returns a resolver that reads ConfigMaps (and, with
 // selector layers, Namespaces) through a cache the caller already has,
-// instead of starting watches of its own. It caches snapshots and rebuilds
-// one only when the resourceVersions it was built from change; the caller
-// tells it of changes with Invalidate, or by adding EventHandler to its
-// ConfigMap (and Namespace) informers.
+// instead of starting watches of its own. It caches snapshots and
+// rebuilds one only when what it was built from changed; the caller tells
+// it of changes with Invalidate, or by adding EventHandler to its
+// ConfigMap (and Namespace) informers. It records Events only through a
+// recorder the options name.
 func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, func(c *core[T], st *state[T]) source[T] { return newReaderMode(c, st, nil, reader) })
-}
-
-// NewDirect returns a resolver that reads every layer with direct GETs on
-// each call and caches no snapshot, for admission webhooks. Concurrent
-// calls share nothing mutable but the cluster ConfigMap parsed last, and
-// none waits for another.
-func NewDirect[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, func(c *core[T], _ *state[T]) source[T] {
-		return &directMode[T]{c: c, client: client, reported: newReportTable()}
+	return newResolver(o, nil, func(c *core[T], st *state[T]) source[T] {
+		return &readerMode[T]{c: c, st: st, reader: readerStore[T]{c: c, r: reader}}
 	})
 }
 
-func newResolver[T any](o Options[T], mk func(*core[T], *state[T]) source[T]) (*Resolver[T], error) {
+func newResolver[T any](o Options[T], client kubernetes.Interface, mk func(*core[T], *state[T]) source[T]) (*Resolver[T], error) {
 	c, err := newCore(o)
 	if err != nil {
 		return nil, err
 	}
 	st := newState(c)
 	src := mk(c, st)
-	st.fol = src.follower()
-	return &Resolver[T]{c: c, cache: st.cache, st: st, src: src}, nil
+	_, st.held = src.(*lazyMode[T])
+	return &Resolver[T]{c: c, st: st, src: src, client: client}, nil
 }
 
 // Start reads the cluster ConfigMap (and, as the mode needs, starts its
-// informers and waits until they are in sync). An invalid cluster
-// ConfigMap fails Start unless StartOnDefaults is set. Stop releases
-// everything Start began. A resolver started again after Stop takes new
-// subscriptions; those Stop ended stay ended.
+// informers and watch and waits until they are in sync). An invalid
+// cluster ConfigMap fails Start unless StartOnDefaults is set. Stop
+// releases everything Start began. A resolver started again after Stop
+// brings what it kept cached up to date, and takes new subscriptions;
+// those Stop ended stay ended.
 func (r *Resolver[T]) Start(ctx context.Context) error {
+	ctx, r.cancel = context.WithCancel(ctx)
 	r.st.subs.restart()
-	return r.src.start(ctx)
+	events, stopEv, err := r.c.events(ctx, r.client)
+	r.stopEv = stopEv
+	var str store
+	if err == nil {
+		str, err = r.src.start(ctx)
+	}
+	if err == nil {
+		err = r.st.start(ctx, str, events)
+	}
+	if err == nil {
+		err = r.src.started(ctx)
+	}
+	if err != nil {
+		r.halt()
+	}
+	return err
+}
+
+// halt stops what Start began and waits for it.
+func (r *Resolver[T]) halt() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.src.stop()
+	r.st.stop()
+	if r.stopEv != nil {
+		r.stopEv()
+	}
 }
 
 // Stop stops every watch and informer the resolver started and waits for
 // them, and ends every subscription: no subscriber is called after Stop
-// returns but one already running, which finishes its call.
+// returns but one already running, which finishes its call. What is
+// cached stays readable.
 func (r *Resolver[T]) Stop() {
-	r.src.stop()
+	r.halt()
 	r.st.subs.stop()
 }
 
 // ForNamespace returns the snapshot of namespace ns. A cached namespace is
 // served with no lock and no allocation; otherwise the snapshot is built
-// and, unless the resolver is Direct, cached, evicting a namespace not
-// read lately (CLOCK) when the cache is full. The error is about reading the
-// cluster; invalid tenant input never fails a resolve.
+// and cached, evicting a namespace not read lately (CLOCK) when the cache
+// is full. The error is about reading; invalid tenant input never fails a
+// resolve.
 func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
-	if e := r.cache.get(ns); e != nil { // the hot path: one probe, no lock
+	if e := r.st.cache.get(ns); e != nil { // the hot path: one probe, no lock
 		if s := e.snap.Load(); s != nil {
 			if !e.referenced.Load() { // a store only when the hand cleared it
 				e.referenced.Store(true)
@@ -131,15 +155,15 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 	start := time.Now()
 	defer func() { r.c.m.latency.Observe(time.Since(start).Seconds()) }()
 	r.c.m.misses.Inc()
-	return r.src.miss(ctx, ns)
+	return r.st.miss(ctx, ns, r.src.first)
 }
 
 // Cached returns the snapshot the resolver holds for namespace ns, without
 // reading anything or changing what it holds: for a debugging page that a
 // caller must not use to make the resolver read namespaces or push others
-// out. A Direct resolver holds none.
+// out.
 func (r *Resolver[T]) Cached(ns string) (*Snapshot[T], bool) {
-	if e := r.cache.get(ns); e != nil {
+	if e := r.st.cache.get(ns); e != nil {
 		if s := e.snap.Load(); s != nil {
 			return s, true
 		}
@@ -148,33 +172,40 @@ func (r *Resolver[T]) Cached(ns string) (*Snapshot[T], bool) {
 }
 
 // Subscribe registers fn to be called with a cached namespace's previous
-// and new snapshot each time it changes: once for each cached namespace
-// a cluster or selector ConfigMap change affects, once for a change of a
-// namespace's own ConfigMaps or of its labels. fn is called after the new
-// snapshot is what ForNamespace returns (a later change may have replaced
-// it since), in the order of the changes, on a goroutine of the
+// and new snapshot each time it changes: for a change of the cluster or
+// selector ConfigMaps, of the namespace's own ConfigMaps or of its
+// labels. fn is called after the new snapshot is what ForNamespace
+// returns, in the order of the changes, on a goroutine of the
 // subscription's own with no lock held: fn may call anything on the
-// resolver, ForNamespace and Invalidate included, and a slow fn delays
-// only its own calls. While fn lags, a namespace's changes it has not
-// seen yet are folded into one, from the snapshot it saw last to the
-// newest, so what waits for it is bounded by the cached namespaces. A
-// Direct resolver caches nothing and never calls fn. cancel stops the
-// calls and the goroutine; one already under way may finish after it
-// returns. Stop ends every subscription; one made after Stop and before
-// the next Start is never called.
+// resolver, and a slow fn delays only its own calls. While fn lags, a
+// namespace's changes it has not seen are folded into one, from the
+// snapshot it saw last to the newest, so what waits for it is bounded by
+// the cached namespaces. cancel stops the calls and the goroutine; one
+// already under way may finish after it returns. Stop ends every
+// subscription; one made after Stop and before the next Start is never
+// called.
 func (r *Resolver[T]) Subscribe(fn func(ns string, old, new *Snapshot[T])) (cancel func()) {
-	return r.st.subs.add(fn)
+	st := r.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	seen := make(map[string]*Snapshot[T], len(st.records))
+	for ns, rec := range st.records {
+		if s := rec.entry.snap.Load(); s != nil {
+			seen[ns] = s
+		}
+	}
+	return st.subs.add(fn, seen)
 }
 
-// WaitForSubscribers returns once every subscriber has returned from its
-// call for every change applied before WaitForSubscribers was called, a
-// namespace's change put off to bound a tenant's churn (at most ten
-// rebuilds a second) included, or with ctx's error when ctx is done
+// WaitForSubscribers returns once every change applied before it was
+// called is built, a namespace's change put off to bound a tenant's churn
+// (at most ten rebuilds a second) included, and every subscriber has
+// returned from its call for it; or with ctx's error when ctx is done
 // first. A test changes what a resolver reads and waits so before it
-// looks at what its subscribers did. A subscriber must not call it: it
-// would wait for itself.
+// looks at what its snapshots are or its subscribers did. A subscriber
+// must not call it: it would wait for itself.
 func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
-	if err := r.st.waitDeferred(ctx); err != nil {
+	if err := r.st.waitSettled(ctx); err != nil {
 		return err
 	}
 	return r.st.subs.wait(ctx)
@@ -191,31 +222,48 @@ func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
 	var out []string
 	switch {
 	case c.isCluster(cm):
-		r.st.do(func(g *guarded[T]) {
-			g.st.cache.each(func(ns string, _ *entry[T]) { out = append(out, ns) })
-		})
+		r.st.each(func(ns string, _ *record[T]) { out = append(out, ns) })
 	case cm.Namespace == c.o.Namespace && c.o.Selectors != nil:
 		next := c.readSelectors([]*corev1.ConfigMap{cm})[0]
-		r.st.do(func(g *guarded[T]) {
-			var prev *selectorLayer
-			for _, sl := range g.selectors {
-				if sl.cm.Name == cm.Name {
-					prev = sl
-				}
+		r.st.mu.Lock()
+		var prev *selectorLayer
+		for _, sl := range r.st.selectors {
+			if sl.cm.Name == cm.Name {
+				prev = sl
 			}
-			if prev == nil && !c.isSelector(cm) {
-				return
+		}
+		for ns, rec := range r.st.records {
+			set := labels.Set(rec.labels)
+			if (c.isSelector(cm) && next.selector.Matches(set)) || (prev != nil && prev.selector.Matches(set)) {
+				out = append(out, ns)
 			}
-			g.st.cache.each(func(ns string, e *entry[T]) {
-				set := labels.Set(e.labels)
-				if (c.isSelector(cm) && next.selector.Matches(set)) || (prev != nil && prev.selector.Matches(set)) {
-					out = append(out, ns)
-				}
-			})
-		})
+		}
+		r.st.mu.Unlock()
 	case slices.Contains(c.ownCMs, cm.Name) && !c.system(cm.Namespace):
 		out = append(out, cm.Namespace)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Invalidate tells the resolver that obj, a ConfigMap or a Namespace (or
+// cache.DeletedFinalStateUnknown holding one), was added, changed or
+// deleted: what it feeds is read again (through the Reader, its
+// informers, or, for a namespace ConfigMap in Lazy mode, a list of the
+// namespace) and, if it changed, rebuilt, and subscribers are told. A
+// resolver built with NewFromReader learns of changes only so: call it
+// after the cache holds the change, as an informer's event handlers are.
+// The others watch for themselves, and need it only to be told to read
+// again.
+func (r *Resolver[T]) Invalidate(obj any) { r.src.invalidate(obj) }
+
+// EventHandler returns handlers that call Invalidate, to add to the
+// caller's ConfigMap informer (and, with selector layers, its Namespace
+// informer) for a resolver built with NewFromReader.
+func (r *Resolver[T]) EventHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    r.Invalidate,
+		UpdateFunc: func(old, obj any) { r.Invalidate(obj) },
+		DeleteFunc: r.Invalidate,
+	}
 }

@@ -556,8 +556,11 @@ func TestClusterChangeRebuildsInBatches(t *testing.T) {
 	r.Invalidate(cm)
 	close(stop)
 	<-done
+	if err := r.WaitForSubscribers(ctx); err != nil {
+		t.Fatal(err)
+	}
 	stale := 0
-	r.cache.each(func(ns string, e *entry[*tenantConfig]) {
+	r.st.cache.each(func(ns string, e *entry[*tenantConfig]) {
 		s := e.snap.Load()
 		override := strings.HasPrefix(ns, "namespace-") && strings.HasSuffix(ns, "0")
 		if !override && *s.Object.Timeout != 777 {

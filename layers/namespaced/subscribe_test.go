@@ -3,6 +3,7 @@ package namespaced
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -380,39 +381,62 @@ func TestSubscribeAcrossRestart(t *testing.T) {
 func TestTenantChurnIsBounded(t *testing.T) {
 	fc := testingclock.NewFakeClock(time.Now())
 	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
-	r, n := readerResolver(t, objs, func(o *Options[*tenantConfig]) { o.clock = fc })
+	r, err := NewFromReader(objs, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.c.clock = fc
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	ctx := context.Background()
 	timeout := func(ns string) int64 {
-		s, err := r.ForNamespace(context.Background(), ns)
+		s, err := r.ForNamespace(ctx, ns)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return *s.Object.Timeout
 	}
-	for i := 1; i <= 1000; i++ {
-		cm := tenantCM("a", map[string]string{"timeout": strconv.Itoa(i)})
+	timeout("a")
+	timeout("b")
+	n := &notes{t: t, r: r}
+	t.Cleanup(r.Subscribe(n.record))
+	write := func(ns string, i int) {
+		cm := tenantCM(ns, map[string]string{"timeout": strconv.Itoa(i)})
 		cm.ResourceVersion = strconv.Itoa(i)
 		objs.set(cm)
 		r.Invalidate(cm)
 	}
+	write("a", 1)
+	if got := n.take(); fmt.Sprint(got) != "[a]" || timeout("a") != 1 {
+		t.Fatalf("the first write: notified %v, timeout %d; want a, at once", got, timeout("a"))
+	}
+	for i := 2; i <= 1000; i++ {
+		write("a", i)
+	}
+	write("b", 5)
+	// b is built at once; a waits for the interval's end (the queue
+	// holds it on the fake clock, which has not moved).
+	deadline := time.Now().Add(10 * time.Second)
+	for timeout("b") != 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's edit not built in 10s: timeout %d", timeout("b"))
+		}
+		runtime.Gosched()
+	}
 	if got := timeout("a"); got != 1 {
 		t.Errorf("during the interval: timeout %d, want the first write's", got)
 	}
-	other := tenantCM("b", map[string]string{"timeout": "5"})
-	objs.set(other)
-	r.Invalidate(other)
-	if got := timeout("b"); got != 5 {
-		t.Errorf("another namespace waited: timeout %d", got)
-	}
-	// (WaitForSubscribers would wait for the rebuild put off.)
-	if err := r.st.subs.wait(context.Background()); err != nil {
+	if err := r.st.subs.wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	n.mu.Lock()
 	got := slices.Sorted(slices.Values(n.ns))
 	n.ns = nil
 	n.mu.Unlock()
-	if fmt.Sprint(got) != "[a b]" {
-		t.Errorf("before the interval ends: notified %v, want a once and b", got)
+	if fmt.Sprint(got) != "[b]" {
+		t.Errorf("before the interval ends: notified %v, want b", got)
 	}
 	fc.Step(tenantRebuildInterval)
 	if got := n.take(); fmt.Sprint(got) != "[a]" {

@@ -137,11 +137,20 @@ func (w *world) informerReader(ctx context.Context) (namespaced.Reader, func(*na
 	return namespaced.ListerReader(cms.Lister(), nss.Lister()), hook
 }
 
+// resolver is what a resolver of every mode offers; a caching one is a
+// *namespaced.Resolver, a Direct one a *namespaced.Direct.
+type resolver interface {
+	Start(context.Context) error
+	Stop()
+	ForNamespace(context.Context, string) (*namespaced.Snapshot[*jobDefaults], error)
+	CheckConfigMap(context.Context, *corev1.ConfigMap) ([]string, error)
+}
+
 // start builds and starts a resolver of mode.
-func (w *world) start(ctx context.Context, mode string) *namespaced.Resolver[*jobDefaults] {
+func (w *world) start(ctx context.Context, mode string) resolver {
 	w.t.Helper()
 	o := w.options()
-	var r *namespaced.Resolver[*jobDefaults]
+	var r resolver
 	var err error
 	var hook func(*namespaced.Resolver[*jobDefaults])
 	switch mode {
@@ -164,7 +173,7 @@ func (w *world) start(ctx context.Context, mode string) *namespaced.Resolver[*jo
 	}
 	w.t.Cleanup(r.Stop)
 	if hook != nil {
-		hook(r)
+		hook(r.(*namespaced.Resolver[*jobDefaults]))
 	}
 	return r
 }
@@ -176,9 +185,14 @@ type notifications struct {
 	errs   []string
 }
 
-func subscribe(r *namespaced.Resolver[*jobDefaults]) *notifications {
+// subscribe subscribes to r's changes; a Direct resolver has none.
+func subscribe(r resolver) *notifications {
 	n := &notifications{counts: map[string]int{}}
-	r.Subscribe(func(ns string, old, new *namespaced.Snapshot[*jobDefaults]) {
+	cr, ok := r.(*namespaced.Resolver[*jobDefaults])
+	if !ok {
+		return n
+	}
+	cr.Subscribe(func(ns string, old, new *namespaced.Snapshot[*jobDefaults]) {
 		got, err := r.ForNamespace(context.Background(), ns)
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -220,7 +234,7 @@ func (n *notifications) settle(t *testing.T, want map[string]int) map[string]int
 	return out
 }
 
-func timeoutOf(t *testing.T, r *namespaced.Resolver[*jobDefaults], ns string) int64 {
+func timeoutOf(t *testing.T, r resolver, ns string) int64 {
 	t.Helper()
 	s, err := r.ForNamespace(context.Background(), ns)
 	if err != nil {
@@ -280,7 +294,11 @@ func TestModesAgainstAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := r.AffectedNamespaces(cm); fmt.Sprint(got) != fmt.Sprint([]string{a}) {
+			cr, ok := r.(*namespaced.Resolver[*jobDefaults])
+			if !ok {
+				return // Direct: nothing cached, nothing affected
+			}
+			if got := cr.AffectedNamespaces(cm); fmt.Sprint(got) != fmt.Sprint([]string{a}) {
 				t.Errorf("AffectedNamespaces(%s/overrides) = %v", a, got)
 			}
 			cluster, err := w.c.CoreV1().ConfigMaps(w.system).Get(ctx, "defaults", metav1.GetOptions{})
@@ -288,10 +306,7 @@ func TestModesAgainstAPIServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []string{a, b}
-			if !cached {
-				want = nil
-			}
-			if got := r.AffectedNamespaces(cluster); !slices.Equal(got, want) {
+			if got := cr.AffectedNamespaces(cluster); !slices.Equal(got, want) {
 				t.Errorf("AffectedNamespaces(cluster) = %v, want %v", got, want)
 			}
 		})
@@ -419,7 +434,7 @@ func TestNoLockout(t *testing.T) {
 			defer cancel()
 			w := newWorld(t)
 			a := w.tenant("a")
-			var r *namespaced.Resolver[*jobDefaults]
+			var r resolver
 			if mode != "direct, started on the invalid one" {
 				r = w.start(ctx, mode)
 				if got := timeoutOf(t, r, a); got != 100 {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stratacfg/strata/internal/kubetest"
-	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // TestEtcdRestored restores etcd, under running Lazy and Informer
@@ -30,7 +29,7 @@ func TestEtcdRestored(t *testing.T) {
 	w.put(team, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": "50"})
 	ctx := t.Context()
 	modes := []string{"lazy", "informer"}
-	rs := map[string]*namespaced.Resolver[*jobDefaults]{}
+	rs := map[string]resolver{}
 	for _, mode := range modes {
 		rs[mode] = w.start(ctx, mode)
 	}
@@ -59,7 +58,7 @@ func TestEtcdRestored(t *testing.T) {
 
 // await waits up to a minute for every namespace of want to resolve to
 // its default timeout there in r, and fails with what each resolved last.
-func await(t *testing.T, mode string, r *namespaced.Resolver[*jobDefaults], want map[string]int64) {
+func await(t *testing.T, mode string, r resolver, want map[string]int64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
