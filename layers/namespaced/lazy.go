@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -121,55 +120,50 @@ func (m *lazyMode[T]) first(ctx context.Context, ns string, hold func(func(*reco
 	if err != nil {
 		return err
 	}
-	hold(func(rec *record[T]) bool { return rec.take(own, rv, true) })
+	hold(listed[T](own, rv))
 	return nil
 }
 
-// take puts what a list gave at rv (all, the whole namespace), or one
-// event at rv, into what rec holds: a ConfigMap (nil: deleted, or no
-// longer a layer) replaces what rec holds of its name unless that is from
-// a newer event; with all, one rec holds that the list lacks was deleted,
-// unless rec holds it from a newer event. A list counts at its own
-// version, not its objects': after etcd is restored with its revision
+// writable gives rec places of its own to change: a build may be reading
+// the ones it has.
+func (rec *record[T]) writable(n int) {
+	own, versions := make([]*corev1.ConfigMap, n), make([]string, n)
+	copy(own, rec.own)
+	copy(versions, rec.versions)
+	rec.own, rec.versions = own, versions
+}
+
+// take puts cm, seen at rv, at place i of what rec holds (nil: none
+// there), unless rec holds the place from a newer event; one event
+// applies only when newer than what rec holds there. A list counts at its
+// own version, not its objects': after etcd is restored with its revision
 // bumped, the objects' versions went back, the list's forward. Versions
 // that are not comparable (objects without one, from client-go's fake
 // clientset) apply in the order they come. It reports whether what rec
-// holds changed; it never changes rec's maps in place.
-func (rec *record[T]) take(cms map[string]*corev1.ConfigMap, rv string, all bool) bool {
-	own, versions := maps.Clone(rec.own), maps.Clone(rec.versions)
-	if own == nil {
-		own = map[string]*corev1.ConfigMap{}
+// holds changed; rec is writable.
+func (rec *record[T]) take(i int, cm *corev1.ConfigMap, rv string, list bool) bool {
+	if older(rv, rec.versions[i]) || !list && !newer(rv, rec.versions[i]) {
+		return false
 	}
-	if versions == nil {
-		versions = map[string]string{}
+	rec.versions[i] = rv
+	if sameConfigMap(rec.own[i], cm) {
+		return false
 	}
-	changed := false
-	put := func(name string, cm *corev1.ConfigMap, v string) {
-		if older(v, versions[name]) || (!all && !newer(v, versions[name])) {
-			return
+	rec.own[i] = cm
+	return true
+}
+
+// listed returns how to put what a list of a namespace gave at rv into
+// its record.
+func listed[T any](places []*corev1.ConfigMap, rv string) func(*record[T]) bool {
+	return func(rec *record[T]) bool {
+		rec.writable(len(places))
+		changed := false
+		for i, cm := range places {
+			changed = rec.take(i, cm, rv, true) || changed
 		}
-		versions[name] = v
-		if old, ok := own[name]; cm == nil && ok || cm != nil && !sameConfigMap(old, cm) {
-			changed = true
-		}
-		if cm == nil {
-			delete(own, name)
-		} else {
-			own[name] = cm
-		}
+		return changed
 	}
-	for name, cm := range cms {
-		put(name, cm, rv)
-	}
-	if all {
-		for name := range versions {
-			if _, listed := cms[name]; !listed {
-				put(name, nil, rv)
-			}
-		}
-	}
-	rec.own, rec.versions = own, versions
-	return changed
 }
 
 // listOptions selects the namespace layers: the required labels and, with
@@ -183,10 +177,10 @@ func (m *lazyMode[T]) listOptions(o metav1.ListOptions) metav1.ListOptions {
 	return o
 }
 
-// list reads the namespace layers of ns, slimmed, and the version they
-// are at, listPage ConfigMaps per request.
-func (m *lazyMode[T]) list(ctx context.Context, ns string) (map[string]*corev1.ConfigMap, string, error) {
-	own := map[string]*corev1.ConfigMap{}
+// list reads the namespace layers of ns, slimmed, at their places, and
+// the version they are at, listPage ConfigMaps per request.
+func (m *lazyMode[T]) list(ctx context.Context, ns string) ([]*corev1.ConfigMap, string, error) {
+	var own []*corev1.ConfigMap
 	o := m.listOptions(metav1.ListOptions{Limit: listPage})
 	for {
 		list, err := m.client.CoreV1().ConfigMaps(ns).List(ctx, o)
@@ -195,11 +189,11 @@ func (m *lazyMode[T]) list(ctx context.Context, ns string) (map[string]*corev1.C
 		}
 		for i := range list.Items {
 			if cm := &list.Items[i]; m.c.isNamespaceLayer(cm) {
-				own[cm.Name] = slim(cm)
+				own = append(own, slim(cm))
 			}
 		}
 		if list.Continue == "" {
-			return own, list.ResourceVersion, nil
+			return m.c.ownConfigMaps(own), list.ResourceVersion, nil
 		}
 		o.Continue = list.Continue
 	}
@@ -291,8 +285,10 @@ func (m *lazyMode[T]) follow(ctx context.Context, rv *string) (resume bool) {
 		if ev.Type != watch.Deleted && m.c.isNamespaceLayer(cm) {
 			now = slim(cm)
 		}
+		i, n := slices.Index(m.c.ownCMs, cm.Name), len(m.c.ownCMs)
 		m.st.hold(cm.Namespace, func(rec *record[T]) bool {
-			return rec.take(map[string]*corev1.ConfigMap{cm.Name: now}, cm.ResourceVersion, false)
+			rec.writable(n)
+			return rec.take(i, now, cm.ResourceVersion, false)
 		}, true)
 	}
 }
@@ -378,7 +374,7 @@ func (m *lazyMode[T]) relistWorker(ctx context.Context, q relistQueue) {
 			q.AddRateLimited(ns)
 		case err == nil:
 			q.Forget(ns)
-			m.st.hold(ns, func(rec *record[T]) bool { return rec.take(own, rv, true) }, true)
+			m.st.hold(ns, listed[T](own, rv), true)
 			if m.relisted != nil {
 				m.relisted(ns, rv)
 			}

@@ -88,7 +88,7 @@ func unique(objs []runtime.Object) error {
 func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (*Snapshot[T], []ignoredLayer, error) {
 	cluster := map[string]*corev1.ConfigMap{}
 	var selectorCMs []*corev1.ConfigMap
-	own := map[string]*corev1.ConfigMap{}
+	var own []*corev1.ConfigMap
 	in := inputs[T]{system: c.system(ns)}
 	for _, o := range objs {
 		switch o := o.(type) {
@@ -102,8 +102,8 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 				cluster[o.Name] = o
 			case c.isSelector(o):
 				selectorCMs = append(selectorCMs, o)
-			case o.Namespace == ns && c.isNamespaceLayer(o):
-				own[o.Name] = o
+			case o.Namespace == ns:
+				own = append(own, o)
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 	if err != nil {
 		return nil, nil, err
 	}
-	in.cluster, in.cms = st, c.ordered(own)
+	in.cluster, in.cms = st, present(c.ownConfigMaps(own))
 	in.selectors = c.readSelectors(selectorCMs)
 	return c.build(in)
 }

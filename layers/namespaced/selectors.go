@@ -80,13 +80,13 @@ func (c *core[T]) isNamespaceLayer(cm *corev1.ConfigMap) bool {
 	return slices.Contains(c.ownCMs, cm.Name) && c.nsLabels.Matches(labels.Set(cm.Labels)) && !c.system(cm.Namespace)
 }
 
-// ownConfigMaps keeps, by name, the ConfigMaps of items that are namespace
-// layers.
-func (c *core[T]) ownConfigMaps(items []*corev1.ConfigMap) map[string]*corev1.ConfigMap {
-	out := map[string]*corev1.ConfigMap{}
+// ownConfigMaps puts the ConfigMaps of items that are namespace layers at
+// their names' places in NamespaceConfigMaps, nil where there is none.
+func (c *core[T]) ownConfigMaps(items []*corev1.ConfigMap) []*corev1.ConfigMap {
+	out := make([]*corev1.ConfigMap, len(c.ownCMs))
 	for _, cm := range items {
 		if c.isNamespaceLayer(cm) {
-			out[cm.Name] = cm
+			out[slices.Index(c.ownCMs, cm.Name)] = cm
 		}
 	}
 	return out
@@ -107,11 +107,11 @@ func slim(cm *corev1.ConfigMap) *corev1.ConfigMap {
 	}
 }
 
-// ordered lists cms in the order of the namespace ConfigMaps' names.
-func (c *core[T]) ordered(cms map[string]*corev1.ConfigMap) []*corev1.ConfigMap {
+// present returns the ConfigMaps there are at places, in order.
+func present(places []*corev1.ConfigMap) []*corev1.ConfigMap {
 	var out []*corev1.ConfigMap
-	for _, n := range c.ownCMs {
-		if cm, ok := cms[n]; ok {
+	for _, cm := range places {
+		if cm != nil {
 			out = append(out, cm)
 		}
 	}

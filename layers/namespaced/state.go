@@ -37,16 +37,16 @@ type entry[T any] struct {
 type record[T any] struct {
 	entry *entry[T]
 	gen   uint64 // counts the changes of the namespace's inputs
-	// own are the namespace's ConfigMaps, by name, in Lazy mode: the
-	// newest version of each seen by a list or the shared watch, and
-	// versions the newest resourceVersion seen of each name, deletions
-	// included. Replaced, never changed in place: a build reads them
-	// outside the lock.
-	own      map[string]*corev1.ConfigMap
-	versions map[string]string
+	// own are the namespace's ConfigMaps in Lazy mode, at their names'
+	// places in NamespaceConfigMaps (nil: none): the newest version of
+	// each seen by a list or the shared watch; versions, the version each
+	// place was seen at, deletions included. Replaced, never changed in
+	// place, once a build may read them (record.writable).
+	own      []*corev1.ConfigMap
+	versions []string
 	reading  bool // its first read is under way: the miss builds it
 	// what the last build was made from, and when
-	builtOwn  map[string]*corev1.ConfigMap
+	builtOwn  []*corev1.ConfigMap
 	labels    map[string]string
 	builtCl   *clusterState[T]
 	builtSels []*selectorLayer
@@ -247,9 +247,9 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	var ignored []ignoredLayer
 	var in inputs[T]
 	unchanged := prev != nil && prevCl == cl && maps.Equal(prevLabels, ls) && sameSelection(prevSels, sels, ls) &&
-		maps.EqualFunc(prevOwn, own, sameConfigMap)
+		slices.EqualFunc(prevOwn, own, sameConfigMap)
 	if !unchanged {
-		in = inputs[T]{cluster: cl, selectors: sels, labels: ls, cms: c.ordered(own), system: c.system(ns)}
+		in = inputs[T]{cluster: cl, selectors: sels, labels: ls, cms: present(own), system: c.system(ns)}
 		if snap, ignored, err = c.build(in); err != nil {
 			// A defect, logged: the cluster layer decoded when it was
 			// applied, and every other layer is optional.
