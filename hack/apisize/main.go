@@ -1,0 +1,157 @@
+// Command apisize prints, per package of the library, its non-test lines
+// and its exported names (types, functions, methods of exported types,
+// constants and variables), and exits 1 when a budget below is passed.
+// `make api` runs it from the repository's root.
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The budgets (issue 31): the namespaced package and its concurrency core
+// (the files that read ConfigMaps, follow them, cache and publish), and
+// the library's exported names.
+const (
+	namespacedLines    = 3600
+	namespacedCore     = 1300
+	namespacedExported = 50
+	libraryExported    = 360
+)
+
+// coreFiles are layers/namespaced's concurrency core.
+var coreFiles = []string{"state.go", "subscribe.go", "lazy.go", "reader.go", "informers.go", "direct.go", "cache.go"}
+
+// notLibrary are the trees whose packages are not the library's.
+var notLibrary = []string{"examples", "internal", "hack", "bench", "bin"}
+
+type size struct{ lines, exported int }
+
+func main() {
+	sizes := map[string]*size{}
+	core := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || slices.Contains(notLibrary, path)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		s := sizes[dir]
+		if s == nil {
+			s = &size{}
+			sizes[dir] = s
+		}
+		n := strings.Count(string(src), "\n")
+		s.lines += n
+		s.exported += exported(f)
+		if dir == "layers/namespaced" && slices.Contains(coreFiles, filepath.Base(path)) {
+			core += n
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "apisize:", err)
+		os.Exit(2)
+	}
+	total := 0
+	for _, dir := range slices.Sorted(func(yield func(string) bool) {
+		for k := range sizes {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		fmt.Printf("%-40s %6d lines %4d exported\n", dir, sizes[dir].lines, sizes[dir].exported)
+		total += sizes[dir].exported
+	}
+	ns := sizes["layers/namespaced"]
+	over := false
+	check := func(what string, got, most int) {
+		mark := ""
+		if got > most {
+			mark, over = "  OVER", true
+		}
+		fmt.Printf("%-40s %6d (at most %d)%s\n", what, got, most, mark)
+	}
+	fmt.Println()
+	check("layers/namespaced lines", ns.lines, namespacedLines)
+	check("layers/namespaced core lines", core, namespacedCore)
+	check("layers/namespaced exported", ns.exported, namespacedExported)
+	check("library exported", total, libraryExported)
+	if over {
+		os.Exit(1)
+	}
+}
+
+// exported counts f's exported names.
+func exported(f *ast.File) int {
+	n := 0
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if s.Name.IsExported() {
+						n++
+					}
+				case *ast.ValueSpec:
+					for _, name := range s.Names {
+						if name.IsExported() {
+							n++
+						}
+					}
+				}
+			}
+		case *ast.FuncDecl:
+			if !d.Name.IsExported() {
+				continue
+			}
+			if d.Recv == nil || ast.IsExported(receiver(d.Recv.List[0].Type)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// receiver names a method's receiver type.
+func receiver(t ast.Expr) string {
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
