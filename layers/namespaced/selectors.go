@@ -117,3 +117,26 @@ func present(places []*corev1.ConfigMap) []*corev1.ConfigMap {
 	}
 	return out
 }
+
+// matching returns the selector layers of sls that apply to a namespace
+// with labels ls.
+func matching(sls []*selectorLayer, ls map[string]string) []*selectorLayer {
+	var out []*selectorLayer
+	for _, sl := range sls {
+		if sl.selector.Matches(labels.Set(ls)) {
+			out = append(out, sl)
+		}
+	}
+	return out
+}
+
+// sameSelection reports whether the same selector layers, in the same
+// versions and order, apply to a namespace with labels ls under a and b.
+func sameSelection(a, b []*selectorLayer, ls map[string]string) bool {
+	if sameSlice(a, b) {
+		return true
+	}
+	return slices.EqualFunc(matching(a, ls), matching(b, ls), func(x, y *selectorLayer) bool {
+		return x.cm.Name == y.cm.Name && sameConfigMap(x.cm, y.cm)
+	})
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -607,49 +606,5 @@ func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refu
 		if first(seen, "refused:"+r.cm.Namespace+"/"+r.cm.Name, r.cm) && s.events != nil {
 			s.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
 		}
-	}
-}
-
-// matching returns the selector layers of sls that apply to a namespace
-// with labels ls.
-func matching(sls []*selectorLayer, ls map[string]string) []*selectorLayer {
-	var out []*selectorLayer
-	for _, sl := range sls {
-		if sl.selector.Matches(labels.Set(ls)) {
-			out = append(out, sl)
-		}
-	}
-	return out
-}
-
-// sameSelection reports whether the same selector layers, in the same
-// versions and order, apply to a namespace with labels ls under a and b.
-func sameSelection(a, b []*selectorLayer, ls map[string]string) bool {
-	if sameSlice(a, b) {
-		return true
-	}
-	return slices.EqualFunc(matching(a, ls), matching(b, ls), func(x, y *selectorLayer) bool {
-		return x.cm.Name == y.cm.Name && sameConfigMap(x.cm, y.cm)
-	})
-}
-
-// ignored reports one ignored layer: a log line, a metric and, through
-// events when set, a Warning Event on its ConfigMap. The mistake is the
-// tenant's (or a selector ConfigMap's author's), not the controller's:
-// the line is informational, the Event is the warning.
-func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
-	c.log.Info("Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind, "reason", ig.err.Err.Error())
-	c.m.invalid.WithLabelValues(ig.kind).Inc()
-	if events != nil {
-		events.warn(ig.cm, ReasonInvalidConfiguration, "Merge", "Ignored as a whole: "+ig.err.Err.Error())
-	}
-}
-
-// refused reports a cluster ConfigMap that was not applied.
-func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
-	c.log.Error(err, "Refused an invalid ConfigMap; the last good configuration stays")
-	c.m.invalid.WithLabelValues(KindCluster).Inc()
-	if cm != nil && events != nil {
-		events.warn(cm, ReasonInvalidConfiguration, "Apply", "Not applied, the last good configuration stays: "+err.Error())
 	}
 }
