@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,10 @@ type lazyMode[T any] struct {
 	inf     *informerSet
 	relists atomic.Pointer[relistQueue] // nil before the first start
 	wg      sync.WaitGroup              // the watch and the relist workers
+	// epoch counts the times the server's versions went back: a list
+	// begun in an earlier epoch may hold versions newer than the server's
+	// now, and is dropped.
+	epoch atomic.Uint64
 	// relisted is told of each relist a worker ended (export_test.go).
 	relisted func(ns, rv string)
 }
@@ -104,7 +109,7 @@ func (m *lazyMode[T]) stop() {
 func (m *lazyMode[T]) invalidate(obj any) {
 	if cm, ok := deletedObject(obj).(*corev1.ConfigMap); ok && slices.Contains(m.c.ownCMs, cm.Name) && !m.c.isCluster(cm) {
 		if q := m.relists.Load(); q != nil {
-			(*q).Add(cm.Namespace)
+			m.relist(*q, cm.Namespace)
 		}
 		return
 	}
@@ -116,11 +121,12 @@ func (m *lazyMode[T]) first(ctx context.Context, ns string, hold func(func(*reco
 	if m.c.system(ns) {
 		return nil
 	}
+	epoch := m.epoch.Load()
 	own, rv, err := m.list(ctx, ns)
 	if err != nil {
 		return err
 	}
-	hold(listed[T](own, rv))
+	hold(m.listed(own, rv, epoch))
 	return nil
 }
 
@@ -153,10 +159,13 @@ func (rec *record[T]) take(i int, cm *corev1.ConfigMap, rv string, list bool) bo
 	return true
 }
 
-// listed returns how to put what a list of a namespace gave at rv into
-// its record.
-func listed[T any](places []*corev1.ConfigMap, rv string) func(*record[T]) bool {
+// listed returns how to put what a list of a namespace begun in epoch
+// gave at rv into its record.
+func (m *lazyMode[T]) listed(places []*corev1.ConfigMap, rv string, epoch uint64) func(*record[T]) bool {
 	return func(rec *record[T]) bool {
+		if m.epoch.Load() != epoch {
+			return false // the server's versions went back since: listed again
+		}
 		rec.writable(len(places))
 		changed := false
 		for i, cm := range places {
@@ -293,18 +302,26 @@ func (m *lazyMode[T]) follow(ctx context.Context, rv *string) (resume bool) {
 	}
 }
 
-// ended logs why the shared watch ended for good and returns false; when
-// the server's versions went back (etcd restored from a snapshot), every
-// version a record holds is forgotten first: every list and event would
-// be older, and dropped as stale.
-func (m *lazyMode[T]) ended(st metav1.Status) bool {
-	if !versionsWentBack(st) {
-		m.c.log.Info("The ConfigMap watch ended; starting again from now", "reason", st.Reason, "message", st.Message)
+// ended logs why the shared watch ended, and reports whether it may
+// resume from the version it was at: not when that version expired (410
+// Gone), nor when the server's versions went back (etcd restored from a
+// snapshot), in which case every version a record holds is forgotten
+// first, since every list and event would be older, and dropped as stale.
+// Any other error (a throttled or failing server, a refusal) resumes
+// after the pause, relisting nothing.
+func (m *lazyMode[T]) ended(st metav1.Status) (resume bool) {
+	switch {
+	case versionsWentBack(st):
+		m.c.log.Info("The API server's resource versions went back (etcd restored from a snapshot?); listing every cached namespace again", "message", st.Message)
+		m.epoch.Add(1)
+		m.st.each(func(_ string, rec *record[T]) { rec.versions = nil })
+		return false
+	case st.Code == http.StatusGone || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone:
+		m.c.log.Info("The ConfigMap watch expired; starting again from now", "message", st.Message)
 		return false
 	}
-	m.c.log.Info("The API server's resource versions went back (etcd restored from a snapshot?); listing every cached namespace again", "message", st.Message)
-	m.st.each(func(_ string, rec *record[T]) { rec.versions = nil })
-	return false
+	m.c.log.Info("The ConfigMap watch failed; resuming", "reason", st.Reason, "code", st.Code, "message", st.Message)
+	return true
 }
 
 // versionsWentBack reports whether st refuses a watch for a version the
@@ -337,16 +354,26 @@ func (m *lazyMode[T]) sleep(ctx context.Context, d time.Duration) bool {
 // relistAll queues every cached namespace for a relist: the changes the
 // shared watch missed are in the lists.
 func (m *lazyMode[T]) relistAll() {
-	q, n := *m.relists.Load(), 0
+	var todo []string
 	m.st.each(func(ns string, _ *record[T]) {
 		if !m.c.system(ns) {
-			q.Add(ns)
-			n++
+			todo = append(todo, ns)
 		}
 	})
+	q := *m.relists.Load()
+	for _, ns := range todo {
+		m.relist(q, ns)
+	}
+	n := len(todo)
 	if n > 0 {
 		m.c.log.Info("Listing the cached namespaces again", "namespaces", n)
 	}
+}
+
+// relist queues ns on q for a relist.
+func (m *lazyMode[T]) relist(q relistQueue, ns string) {
+	m.st.relistQueued(ns)
+	q.Add(ns)
 }
 
 // relistWorker lists the namespaces q holds, until q shuts down. One
@@ -360,21 +387,25 @@ func (m *lazyMode[T]) relistWorker(ctx context.Context, q relistQueue) {
 		if shutdown {
 			return
 		}
+		seq := m.st.relistTaken(ns)
 		if m.st.cache.get(ns) == nil { // no longer cached
 			q.Forget(ns)
+			m.st.relistDone(ns, seq)
 			q.Done(ns)
 			continue
 		}
+		epoch := m.epoch.Load()
 		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
 		own, rv, err := m.list(lctx, ns)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
 			m.c.log.V(2).Info("Listing namespace ConfigMaps failed; retrying", "namespace", ns, "err", err, "failures", q.NumRequeues(ns)+1)
-			q.AddRateLimited(ns)
+			q.AddRateLimited(ns) // still owed: WaitForSubscribers waits for it
 		case err == nil:
 			q.Forget(ns)
-			m.st.hold(ns, listed[T](own, rv), true)
+			m.st.hold(ns, m.listed(own, rv, epoch), true)
+			m.st.relistDone(ns, seq)
 			if m.relisted != nil {
 				m.relisted(ns, rv)
 			}

@@ -596,3 +596,32 @@ func TestGateOpensWithNothingToRead(t *testing.T) {
 		t.Fatalf("started again, relist failing: timeout %d, want the 5 held", v)
 	}
 }
+
+// TestWaitForSubscribersWaitsForARelist invalidates a namespace ConfigMap
+// of a Lazy resolver, which lists the namespace again: WaitForSubscribers
+// waits for that list and the build after it.
+func TestWaitForSubscribersWaitsForARelist(t *testing.T) {
+	s := newScripted("300")
+	release := make(chan struct{})
+	s.script(overrides("100", 5), blocked(release, overrides("400", 9)))
+	r := s.lazy(t)
+	<-s.watches
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("timeout %d, want 5", v)
+	}
+	<-s.listed
+	r.Invalidate(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels}})
+	<-s.listed // the relist, waiting
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := r.WaitForSubscribers(ctx); err == nil {
+		t.Fatal("WaitForSubscribers returned while the relist was under way")
+	}
+	close(release)
+	if err := r.WaitForSubscribers(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := timeoutOf(t, r, "team"); v != 9 {
+		t.Errorf("timeout %d after WaitForSubscribers, want the relist's 9", v)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -97,17 +98,24 @@ type state[T any] struct {
 	queue       workqueue.TypedRateLimitingInterface[string]
 	dirty       map[string]bool // namespaces queued and not yet taken
 	working     bool            // the worker is on a key
-	settled     *sync.Cond      // on mu: nothing queued or worked on
-	worker      sync.WaitGroup
+	// relists holds the namespaces queued for a relist (Lazy mode), each
+	// with the number of its latest queuing.
+	relists   map[string]uint64
+	relistSeq uint64
+	settled   *sync.Cond // on mu: nothing queued, relisted or worked on
+	worker    sync.WaitGroup
 	// clusterMu keeps the cluster and selector ConfigMaps put in effect
 	// in the order they were read: one change is often seen twice (the
 	// cluster ConfigMap's informer and the labelled ConfigMaps').
 	clusterMu sync.Mutex
+	// clusterSeen counts the cluster and selector changes seen, for start
+	// to read again one that came while it read.
+	clusterSeen atomic.Uint64
 }
 
 func newState[T any](c *core[T]) *state[T] {
 	s := &state[T]{c: c, cache: newNSCache[T](), records: map[string]*record[T]{},
-		dirty: map[string]bool{}, selReported: map[string]string{}}
+		dirty: map[string]bool{}, relists: map[string]uint64{}, selReported: map[string]string{}}
 	s.settled = sync.NewCond(&s.mu)
 	s.subs.cache = s.cache
 	return s
@@ -121,9 +129,11 @@ const retryPause, retryPauseMost = 100 * time.Millisecond, 30 * time.Second
 // in effect, with events as the sink of Events, starts the worker until
 // ctx ends, and queues every namespace still cached from an earlier run.
 // An invalid cluster ConfigMap is an error unless StartOnDefaults is set,
-// in which case it is reported and the defaults apply.
+// in which case it is reported and the defaults apply. A cluster or
+// selector change seen while it reads is read again.
 func (s *state[T]) start(ctx context.Context, str store, events eventSink) error {
 	c := s.c
+	seen := s.clusterSeen.Load()
 	cms, err := str.clusters(ctx)
 	if err != nil {
 		return fmt.Errorf("namespaced: reading the cluster ConfigMaps: %w", err)
@@ -165,7 +175,13 @@ func (s *state[T]) start(ctx context.Context, str store, events eventSink) error
 		for s.work(ctx, q) {
 		}
 	})
-	context.AfterFunc(ctx, q.ShutDown) // the worker ends with ctx, too
+	context.AfterFunc(ctx, func() { s.halt(q) }) // the worker ends with ctx, too
+	if s.clusterSeen.Load() != seen {
+		s.changed(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.o.Namespace, Name: c.clusterCMs[0]}})
+		if c.selectorCMs != nil {
+			s.changed(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.o.Namespace}})
+		}
+	}
 	return nil
 }
 
@@ -174,14 +190,26 @@ func (s *state[T]) start(ctx context.Context, str store, events eventSink) error
 func (s *state[T]) stop() {
 	s.mu.Lock()
 	q := s.queue
-	s.queue = nil
-	clear(s.dirty)
-	s.settled.Broadcast()
 	s.mu.Unlock()
-	if q != nil {
-		q.ShutDown()
-	}
+	s.halt(q)
 	s.worker.Wait()
+}
+
+// halt shuts q down and, if it is the queue in effect, forgets what it
+// held: nothing is built until the next start.
+func (s *state[T]) halt(q workqueue.TypedRateLimitingInterface[string]) {
+	if q == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.queue == q {
+		s.queue = nil
+		clear(s.dirty)
+		clear(s.relists)
+		s.settled.Broadcast()
+	}
+	s.mu.Unlock()
+	q.ShutDown()
 }
 
 // work takes one namespace from the queue and builds it (2); it returns
@@ -196,9 +224,12 @@ func (s *state[T]) work(ctx context.Context, q workqueue.TypedRateLimitingInterf
 	delete(s.dirty, ns) // a change from now queues it again
 	s.working = true
 	rec := s.records[ns]
+	if rec != nil && rec.reading {
+		rec = nil // its miss builds it
+	}
 	s.mu.Unlock()
 	var err error
-	if rec != nil && !rec.reading { // evicted, or its miss builds it
+	if rec != nil {
 		_, _, err = s.build(ctx, ns, rec)
 	}
 	s.mu.Lock()
@@ -211,10 +242,15 @@ func (s *state[T]) work(ctx context.Context, q workqueue.TypedRateLimitingInterf
 	} else {
 		q.Forget(ns)
 	}
-	if len(s.dirty) == 0 {
+	s.settle()
+	return true
+}
+
+// settle wakes waitSettled when nothing is left; s.mu is held.
+func (s *state[T]) settle() {
+	if len(s.dirty) == 0 && len(s.relists) == 0 && !s.working {
 		s.settled.Broadcast()
 	}
-	return true
 }
 
 // build reads the inputs of ns as they are now and, unless they are what
@@ -264,6 +300,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 		return snap, false, nil // changed meanwhile: queued again, or read again by the miss
 	}
 	rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels = own, ls, cl, sels
+	rec.reading = false // built: changes from now are the worker's
 	if unchanged {
 		return snap, true, nil
 	}
@@ -278,11 +315,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	}
 	if snap != prev {
 		rec.entry.snap.Store(snap)
-		if prev == nil {
-			s.subs.post(ns, snap) // what a later change is from
-		} else {
-			s.subs.post(ns, nil)
-		}
+		s.subs.post(ns, snap, prev == nil)
 	}
 	return snap, true, nil
 }
@@ -335,9 +368,6 @@ func (s *state[T]) miss(ctx context.Context, ns string, first func(ctx context.C
 		}
 		s.mu.Lock()
 		evicted := s.records[ns] != rec
-		if current {
-			rec.reading = false
-		}
 		s.mu.Unlock()
 		if current || evicted {
 			return snap, nil
@@ -363,10 +393,12 @@ func (s *state[T]) changed(obj any) {
 	case *corev1.ConfigMap:
 		switch {
 		case c.isCluster(o):
+			s.clusterSeen.Add(1)
 			if err := s.readCluster(context.Background()); err != nil {
 				c.log.Error(err, "Reading the cluster ConfigMaps failed")
 			}
 		case o.Namespace == c.o.Namespace && c.selectorCMs != nil: // a selector ConfigMap, or one that was
+			s.clusterSeen.Add(1)
 			if err := s.readSelectors(context.Background()); err != nil {
 				c.log.Error(err, "Reading the selector ConfigMaps failed")
 			}
@@ -527,10 +559,36 @@ func (s *state[T]) each(fn func(ns string, rec *record[T])) {
 	}
 }
 
-// waitSettled returns once nothing is queued or worked on, or ctx is
-// done.
+// waitSettled returns once nothing is queued, relisted or worked on, or
+// ctx is done.
 func (s *state[T]) waitSettled(ctx context.Context) error {
-	return waitWhile(ctx, &s.mu, s.settled, func() bool { return len(s.dirty) > 0 || s.working })
+	return waitWhile(ctx, &s.mu, s.settled, func() bool { return len(s.dirty) > 0 || len(s.relists) > 0 || s.working })
+}
+
+// relistQueued records that ns is queued for a relist (Lazy mode).
+func (s *state[T]) relistQueued(ns string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.relistSeq++
+	s.relists[ns] = s.relistSeq
+}
+
+// relistTaken returns which queuing of ns a relist now under way answers.
+func (s *state[T]) relistTaken(ns string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.relists[ns]
+}
+
+// relistDone records the end of the relist of ns that answered queuing
+// seq, its result held (and ns queued) already.
+func (s *state[T]) relistDone(ns string, seq uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.relists[ns] == seq {
+		delete(s.relists, ns)
+		s.settle()
+	}
 }
 
 // waitWhile waits on cond, whose lock is mu, while more (called with mu
@@ -571,10 +629,12 @@ func (s *state[T]) evict(keep string) {
 func (s *state[T]) remove(ns string) {
 	s.cache.del(ns)
 	delete(s.records, ns)
+	delete(s.dirty, ns)
+	s.settle()
 	if s.held && !s.c.system(ns) {
 		s.c.m.watches.Dec()
 	}
-	s.subs.post(ns, nil) // for each subscription to forget what it saw
+	s.subs.post(ns, nil, false) // for each subscription to forget what it saw
 	s.c.m.cacheSize.Set(float64(s.cache.n))
 }
 

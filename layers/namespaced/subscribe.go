@@ -18,20 +18,22 @@ type subscribers[T any] struct {
 }
 
 // subscription is one subscriber, the namespaces whose snapshot changed
-// since it last looked, in order, each once, and the snapshot it saw last
-// of each: processorListener's shape. However often a namespace changes
-// while fn lags, fn is called once, from what it saw to what is now.
+// since it last looked, in order, each once with the newest snapshot
+// published, and the snapshot it saw last of each: processorListener's
+// shape. However often a namespace changes while fn lags, fn is called
+// once, from what it saw to what is now; a change is told even when the
+// namespace was evicted before fn got to it.
 type subscription[T any] struct {
-	fn    func(ns string, old, new *Snapshot[T])
-	cache *nsCache[T]
+	fn func(ns string, old, new *Snapshot[T])
 
-	mu     sync.Mutex
-	wake   *sync.Cond
-	queue  []string
-	queued map[string]bool
-	seen   map[string]*Snapshot[T]
-	busy   bool // fn is running
-	off    bool
+	mu    sync.Mutex
+	wake  *sync.Cond
+	queue []string
+	to    map[string]*Snapshot[T] // by namespace queued, the newest published
+	seen  map[string]*Snapshot[T]
+	cache *nsCache[T]
+	busy  bool // fn is running
+	off   bool
 }
 
 // add registers fn, having seen the snapshots in seen, starts its
@@ -39,7 +41,7 @@ type subscription[T any] struct {
 // is never called. The caller holds state.mu, so that no change is posted
 // between seen and the registration.
 func (s *subscribers[T]) add(fn func(ns string, old, new *Snapshot[T]), seen map[string]*Snapshot[T]) (cancel func()) {
-	sub := &subscription[T]{fn: fn, cache: s.cache, queued: map[string]bool{}, seen: seen}
+	sub := &subscription[T]{fn: fn, to: map[string]*Snapshot[T]{}, seen: seen, cache: s.cache}
 	sub.wake = sync.NewCond(&sub.mu)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,23 +77,36 @@ func (s *subscribers[T]) restart() {
 	s.stopped = false
 }
 
-// post queues ns, whose snapshot changed or which was evicted, for every
-// subscriber; first is its snapshot when it was just cached, which each
-// subscriber takes as seen: not a change, but what the next is from. The
-// caller holds state.mu, so that posts come in the order of the changes.
-func (s *subscribers[T]) post(ns string, first *Snapshot[T]) {
+// post tells every subscriber of snap, published for ns: first when ns was
+// just cached (what its next change is from, not a change), nil when ns
+// was evicted. The caller holds state.mu, so that posts come in the order
+// of the changes.
+func (s *subscribers[T]) post(ns string, snap *Snapshot[T], first bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sub := range s.list {
-		sub.mu.Lock()
-		if !sub.off && first != nil {
-			sub.seen[ns] = first
-		} else if !sub.off && !sub.queued[ns] {
-			sub.queued[ns] = true
+		sub.post(ns, snap, first)
+	}
+}
+
+func (sub *subscription[T]) post(ns string, snap *Snapshot[T], first bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	_, queued := sub.to[ns]
+	switch {
+	case sub.off:
+	case snap == nil: // evicted: a change queued is still told
+		if !queued {
+			delete(sub.seen, ns)
+		}
+	case first && !queued:
+		sub.seen[ns] = snap
+	default: // a change, or cached again with one not yet told
+		if !queued {
 			sub.queue = append(sub.queue, ns)
 			sub.wake.Broadcast()
 		}
-		sub.mu.Unlock()
+		sub.to[ns] = snap
 	}
 }
 
@@ -101,12 +116,13 @@ func (sub *subscription[T]) cancel() {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	sub.off = true
-	sub.queue, sub.queued, sub.seen = nil, nil, nil
+	sub.queue, sub.to, sub.seen = nil, nil, nil
 	sub.wake.Broadcast()
 }
 
-// run calls fn for each namespace queued whose snapshot is not the one fn
-// saw last, with no lock held, until the subscription is cancelled.
+// run calls fn for each namespace queued whose newest snapshot is not the
+// one fn saw last, with no lock held, until the subscription is
+// cancelled.
 func (sub *subscription[T]) run() {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
@@ -120,22 +136,14 @@ func (sub *subscription[T]) run() {
 		}
 		ns := sub.queue[0]
 		sub.queue = sub.queue[1:]
-		delete(sub.queued, ns)
-		var now *Snapshot[T]
-		if e := sub.cache.get(ns); e != nil {
-			now = e.snap.Load()
-		}
-		old := sub.seen[ns]
-		if now == nil { // evicted: not a change
-			delete(sub.seen, ns)
-			continue
-		}
-		if now == old {
-			continue
-		}
+		now, old := sub.to[ns], sub.seen[ns]
+		delete(sub.to, ns)
 		sub.seen[ns] = now
-		if old == nil {
-			continue // cached again since it was evicted: not a change
+		if sub.cache.get(ns) == nil {
+			delete(sub.seen, ns) // evicted: told now, then forgotten
+		}
+		if old == nil || old == now {
+			continue
 		}
 		sub.busy = true
 		sub.mu.Unlock()
@@ -144,7 +152,6 @@ func (sub *subscription[T]) run() {
 		sub.busy = false
 	}
 }
-
 // wait returns once fn has returned from every namespace queued, or the
 // subscription was cancelled, or ctx is done.
 func (sub *subscription[T]) wait(ctx context.Context) error {

@@ -446,3 +446,142 @@ func TestTenantChurnIsBounded(t *testing.T) {
 		t.Errorf("once the interval ends: timeout %d, want the last write's", got)
 	}
 }
+
+// TestChangeOfAnEvictedNamespaceIsTold changes a namespace while a slow
+// subscriber is still on another's change, and evicts it before the
+// subscriber gets to it: the change is told all the same.
+func TestChangeOfAnEvictedNamespaceIsTold(t *testing.T) {
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"}))
+	r, err := NewFromReader(objs, func() Options[*tenantConfig] { o := testOptions(t); o.CacheSize = 2; return o }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	for _, ns := range []string{"a", "b"} {
+		if _, err := r.ForNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var told []string
+	defer r.Subscribe(func(ns string, _, _ *Snapshot[*tenantConfig]) {
+		if ns == "b" {
+			close(entered)
+			<-release
+		}
+		mu.Lock()
+		told = append(told, ns)
+		mu.Unlock()
+	})()
+	edit := func(ns string, timeout string) {
+		cm := tenantCM(ns, map[string]string{"timeout": timeout})
+		objs.set(cm)
+		r.Invalidate(cm)
+	}
+	edit("b", "6")
+	<-entered
+	edit("a", "7")
+	if err := r.st.waitSettled(ctx); err != nil { // built, and queued behind b
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"d", "e"} { // a and b evicted
+		if _, err := r.ForNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := r.Cached("a"); ok {
+		t.Fatal("a is still cached")
+	}
+	close(release)
+	if err := r.WaitForSubscribers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(told) != "[b a]" {
+		t.Errorf("told %v, want b, then a's change though a was evicted", told)
+	}
+}
+
+// TestStartContextEnds ends the context Start was given, without Stop: no
+// namespace is built from then on, and WaitForSubscribers does not wait
+// for what no worker will build.
+func TestStartContextEnds(t *testing.T) {
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
+	r, err := NewFromReader(objs, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if _, err := r.ForNamespace(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	r.st.worker.Wait() // the worker ends with the context
+	cm := tenantCM("a", map[string]string{"timeout": "7"})
+	objs.set(cm)
+	r.Invalidate(cm)
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if err := r.WaitForSubscribers(wctx); err != nil {
+		t.Errorf("WaitForSubscribers after Start's context ended: %v", err)
+	}
+	if _, err := r.ForNamespace(context.Background(), "b"); err == nil {
+		t.Error("a resolve after Start's context ended built a snapshot")
+	}
+}
+
+// invalidatingReader is a Reader whose first read of the cluster
+// ConfigMap changes it and tells the resolver, as an informer's handler
+// does while Start reads.
+type invalidatingReader struct {
+	*objectReader
+	once func()
+}
+
+func (r *invalidatingReader) ConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	cm, err := r.objectReader.ConfigMap(ctx, ns, name)
+	if f := r.once; f != nil {
+		r.once = nil
+		f()
+	}
+	return cm, err
+}
+
+// TestClusterChangeDuringStart changes the cluster ConfigMap while Start
+// reads it: the change is put in effect, not the version Start read.
+func TestClusterChangeDuringStart(t *testing.T) {
+	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"}))
+	reader := &invalidatingReader{objectReader: objs}
+	r, err := NewFromReader(reader, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader.once = func() {
+		cm := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "200"})
+		cm.ResourceVersion = "2"
+		objs.set(cm)
+		r.Invalidate(cm)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	s, err := r.ForNamespace(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *s.Object.Timeout; got != 200 {
+		t.Errorf("timeout %d, want the 200 of the change made while Start read", got)
+	}
+}
