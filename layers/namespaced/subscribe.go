@@ -152,6 +152,7 @@ func (sub *subscription[T]) run() {
 		sub.busy = false
 	}
 }
+
 // wait returns once fn has returned from every namespace queued, or the
 // subscription was cancelled, or ctx is done.
 func (sub *subscription[T]) wait(ctx context.Context) error {
