@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/pipeline"
@@ -68,6 +69,15 @@ type Component[T runtime.Object] struct {
 	// is converted and validated. The keys it sets or changes are
 	// credited to "default" in provenance. A panic is an error.
 	Default func(versioned runtime.Object)
+	// FeatureGates, when set, returns the component's feature gates at
+	// their defaults, and every version of Kind keeps its gates where
+	// Kubernetes components do, in a top-level featureGates map. A gate a
+	// file names that they do not know is then taken out of the file as
+	// it is read, and refused with the file named, after the validator's
+	// errors (unless a layer above sets or removes it): refusing a
+	// hostile file of 250,000 unknown gates costs little more than
+	// reading it. The validator still validates the merged gates.
+	FeatureGates func() featuregate.MutableFeatureGate
 }
 
 // Loaded is a loaded configuration.
@@ -282,8 +292,23 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	out := &Loaded[T]{Hash: contents.Hash, At: time.Now()}
 
 	// (1)
+	var gate featuregate.MutableFeatureGate
+	var known func(string) bool
+	if c.FeatureGates != nil {
+		if err := keepsGates(c.Kind); err != nil {
+			return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)
+		}
+		gate = c.FeatureGates()
+		known = validation.Recognizes(gate)
+	}
 	var files []*File
-	newFile := func(path, kind string, mode scheme.Mode) *File { return c.newFile(path, kind, mode, contents) }
+	newFile := func(path, kind string, mode scheme.Mode) *File {
+		f := c.newFile(path, kind, mode, contents)
+		if known != nil {
+			f.gates = &gateCheck{known: known}
+		}
+		return f
+	}
 	target := func(flag, path string, dir bool) (*watch.Generation, error) {
 		g, ok := contents.Target(path)
 		switch {
@@ -378,6 +403,9 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	}
 	// (5), (6)
 	hooks := pipeline.Hooks{Default: c.Default}
+	if gate != nil {
+		hooks.Refused = refusedGates(gate, files, fileLayers, flagLayers)
+	}
 	if len(fields.OSFields()) > 0 {
 		hooks.Skip = func(key string) bool { return foreign(fields, key, goos) != "" }
 	}

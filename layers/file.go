@@ -44,6 +44,10 @@ type File struct {
 	// Files reads the file; nil means reading it on its own with
 	// watch.Read (a link resolved once, bounded, gzip decompressed).
 	Files Files
+
+	// gates, when set, takes the feature gates the component does not
+	// know out of the file as it is decoded, and keeps them.
+	gates *gateCheck
 }
 
 // Files reads configuration files. A component passes the snapshot it took
@@ -84,6 +88,9 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 		return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	opts := scheme.DecodeOptions{Source: f.Path, Mode: f.Mode, Into: into, AllowExperimental: f.AllowExperimental}
+	if f.gates != nil {
+		opts.Filter = f.gates.filter
+	}
 	doc, err := f.Kind.Decode(data, opts)
 	if errors.Is(err, scheme.ErrTypeMeta) && f.InheritTypeMeta {
 		if withMeta, ok := addTypeMeta(data, into.WithKind(f.Kind.GroupKind().Kind)); ok {

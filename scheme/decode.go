@@ -76,6 +76,10 @@ type DecodeOptions struct {
 	// AnyKind accepts every kind registered in the codec's group, not
 	// only the codec's Kind (for sets of manifests).
 	AnyKind bool
+	// Filter, when set, is given each document as JSON before it is
+	// decoded, and what it returns is decoded in its place (and is the
+	// Document's JSON).
+	Filter func(json []byte) []byte
 }
 
 // Document is one decoded document.
@@ -181,6 +185,9 @@ func (k *Kind) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Documen
 	j, warnings, err := k.toJSON(raw, n, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Filter != nil {
+		j = opts.Filter(j)
 	}
 	doc, err := k.decodeJSON(j, n, 0, opts)
 	if err == nil {

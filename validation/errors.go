@@ -106,6 +106,25 @@ func KeyOf(path string) string {
 	return merge.Pointer(segs...)
 }
 
+// Recognizes returns whether gate knows a feature of a name, one not yet
+// introduced at its emulated version included (SetFromMap says why such a
+// gate cannot be set).
+func Recognizes(gate featuregate.MutableFeatureGate) func(name string) bool {
+	known := map[featuregate.Feature]bool{}
+	for f := range gate.GetAll() {
+		known[f] = true
+	}
+	// GetAll leaves out gates not yet introduced at the emulated version.
+	if vg, ok := gate.(interface {
+		GetAllVersioned() map[featuregate.Feature]featuregate.VersionedSpecs
+	}); ok {
+		for f := range vg.GetAllVersioned() {
+			known[f] = true
+		}
+	}
+	return func(name string) bool { return known[featuregate.Feature(name)] }
+}
+
 // FeatureGates validates a map of feature gates against gate: an unknown
 // gate, and a locked gate set away from its locked value, are errors, one per
 // gate, at fldPath.Key(name), but for unknown gates past the first
@@ -117,23 +136,11 @@ func FeatureGates(gate featuregate.MutableFeatureGate, gates map[string]bool, fl
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	known := map[featuregate.Feature]bool{}
-	for f := range gate.GetAll() {
-		known[f] = true
-	}
-	// GetAll leaves out gates not yet introduced at the emulated version;
-	// SetFromMap knows them, and says why they cannot be set.
-	if vg, ok := gate.(interface {
-		GetAllVersioned() map[featuregate.Feature]featuregate.VersionedSpecs
-	}); ok {
-		for f := range vg.GetAllVersioned() {
-			known[f] = true
-		}
-	}
+	known := Recognizes(gate)
 	var errs field.ErrorList
 	unknown := 0
 	for _, n := range names {
-		if _, ok := known[featuregate.Feature(n)]; !ok {
+		if !known(n) {
 			// As SetFromMap says it, without a copy of the gate for each
 			// of a hostile file's thousands of names, and named no more
 			// often than a message lists problems.

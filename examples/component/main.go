@@ -33,6 +33,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/component/apis/config"
 	configscheme "github.com/stratacfg/strata/examples/component/apis/config/scheme"
+	"github.com/stratacfg/strata/examples/component/apis/config/validation"
 	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/watch"
@@ -59,8 +60,9 @@ func newComponent(rf *runFlags) (*layers.Component[*config.ComponentConfiguratio
 		return nil, err
 	}
 	return &layers.Component[*config.ComponentConfiguration]{
-		Name: "component",
-		Kind: kind,
+		Name:         "component",
+		Kind:         kind,
+		FeatureGates: validation.NewFeatureGate,
 		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			var (
 				port      int32

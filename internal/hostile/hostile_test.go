@@ -27,6 +27,7 @@ import (
 	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	config "github.com/stratacfg/strata/internal/testkind/component"
 	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
+	"github.com/stratacfg/strata/internal/testkind/component/validation"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -275,4 +276,30 @@ func TestWriteConfigTo(t *testing.T) {
 	if code := component(t).Execute(context.Background(), []string{"--config", cfg, "--explain", "--write-config-to", out}, &bytes.Buffer{}, &stderr, nil); code != 2 {
 		t.Errorf("--explain with --write-config-to: exit %d", code)
 	}
+}
+
+// A node's file, or an operator's mistake: a file of 250,000 feature
+// gates the component does not know, some 4 MB, is refused naming the
+// first few and counting the rest, without carrying every gate through
+// decoding, merging and defaulting (BenchmarkRefuseGates in
+// examples/component compares its time with reading the file).
+func TestNodeRefusesManyGates(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\nfeatureGates:\n")
+	for i := range 250_000 {
+		fmt.Fprintf(&b, "  G%06d: true\n", i)
+	}
+	p := filepath.Join(t.TempDir(), "gates.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := component(t)
+	c.FeatureGates = validation.NewFeatureGate
+	bounded(t, 256<<20, func() {
+		_, _, err := c.Load(context.Background(), []string{"--config", p})
+		if err == nil || !strings.Contains(err.Error(), "file "+p+": featureGates[G000000]: Invalid value: true: unrecognized feature gate: G000000") ||
+			!strings.Contains(err.Error(), "249981 more unrecognized feature gates") || len(err.Error()) > 8<<10 {
+			t.Errorf("Load: %.2000v", err)
+		}
+	})
 }

@@ -41,6 +41,9 @@ type Hooks struct {
 	// out before conversion, and their validation errors are dropped.
 	// No layer may set them; the caller refuses that first.
 	Skip func(key string) bool
+	// Refused are errors the caller found in the layers themselves, each
+	// credited to its layer already; they follow the validator's.
+	Refused validation.ErrorList
 }
 
 // Decode turns the merged values of r (paths resolved, as values holds
@@ -75,7 +78,7 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 	if err != nil {
 		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
 	}
-	obj, err := validate[T](k, versioned, hub, r, h.Skip)
+	obj, err := validate[T](k, versioned, hub, r, h)
 	return versioned, obj, err
 }
 
@@ -120,14 +123,14 @@ func safely(fn func()) (err error) {
 // Validate checks that hub is a T and validates it with the kind's
 // validator, attributing each error to the layer of r that set its field.
 func Validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result) (T, error) {
-	return validate[T](k, nil, hub, r, nil)
+	return validate[T](k, nil, hub, r, Hooks{})
 }
 
 // validate is Validate also validating versioned, the same configuration
 // in the merge version (nil when it is the hub), with the declarative
-// validation of its type, and dropping the errors of the keys skip
-// reports (nil for none).
-func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r *merge.Result, skip func(string) bool) (T, error) {
+// validation of its type, dropping the errors of the keys h.Skip reports
+// and adding h.Refused.
+func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r *merge.Result, h Hooks) (T, error) {
 	var zero T
 	obj, ok := hub.(T)
 	if !ok {
@@ -138,10 +141,10 @@ func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r
 		errs = k.Declared(versioned)
 	}
 	errs = append(errs, k.Validate(hub)...)
-	if skip != nil {
-		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return skip(validation.KeyOf(e.Field)) })
+	if h.Skip != nil {
+		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return h.Skip(validation.KeyOf(e.Field)) })
 	}
-	if errs := validation.Attribute(errs, r.SourceOf); len(errs) > 0 {
+	if errs := append(validation.Attribute(errs, r.SourceOf), h.Refused...); len(errs) > 0 {
 		return zero, fmt.Errorf("invalid configuration:\n%w", errs)
 	}
 	return obj, nil

@@ -1,0 +1,72 @@
+package layers
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"testing"
+)
+
+// FuzzGateFilter filters hostile documents: what the filter leaves alone
+// comes back byte for byte; what it changes is a JSON object whose other
+// members are untouched and whose featureGates holds what the document's
+// did, less the gates it took out, each of which known does not know.
+func FuzzGateFilter(f *testing.F) {
+	for _, seed := range []string{
+		`{"featureGates":{"Known":true,"Foo":false}}`,
+		`{"a":1,"featureGates":{"Foo":true,"Bar":null},"b":[{"featureGates":{"X":true}}]}`,
+		`{"featureGates":{"Foo":true},"featureGates":{"Bar":true}}`,
+		`{"featureGates":[true]}`,
+		`{"featureGates": {"Foo": true} , "z": "featureGates"}`,
+		`[{"featureGates":{"Foo":true}}]`,
+		`{"featureGates":{"Foo":1}}`,
+		`{"featureGates":{"Foo":true}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, j []byte) {
+		in := bytes.Clone(j)
+		g := &gateCheck{known: func(n string) bool { return n == "Known" }}
+		out := g.filter(j)
+		if !bytes.Equal(j, in) {
+			t.Fatalf("the filter changed its input: %q", j)
+		}
+		if g.unknown == nil {
+			if !bytes.Equal(out, in) {
+				t.Fatalf("nothing taken out, yet %q became %q", in, out)
+			}
+			return
+		}
+		var before, after map[string]json.RawMessage
+		if err := json.Unmarshal(in, &before); err != nil {
+			t.Fatalf("gates taken out of a document that is no object: %q: %v", in, err)
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("the filter made %q of %q: %v", out, in, err)
+		}
+		var was, is map[string]*bool
+		if err := json.Unmarshal(before["featureGates"], &was); err != nil {
+			t.Fatalf("gates taken out of %q: %v", before["featureGates"], err)
+		}
+		if err := json.Unmarshal(after["featureGates"], &is); err != nil {
+			t.Fatal(err)
+		}
+		for n, v := range g.unknown {
+			if n == "Known" || was[n] == nil || *was[n] != v {
+				t.Fatalf("gate %q=%v taken out of %q", n, v, before["featureGates"])
+			}
+			if _, ok := is[n]; ok {
+				t.Fatalf("gate %q taken out, yet left in %q", n, out)
+			}
+			delete(was, n)
+		}
+		if !maps.EqualFunc(was, is, func(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }) {
+			t.Fatalf("gates kept: %v, want %v", is, was)
+		}
+		delete(before, "featureGates")
+		delete(after, "featureGates")
+		if !maps.EqualFunc(before, after, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+			t.Fatalf("other members changed: %q became %q", in, out)
+		}
+	})
+}
