@@ -17,7 +17,7 @@ import (
 // the median and the 99th percentile (goal: p99 under 50ms).
 func BenchmarkDetectionLatency(b *testing.B) {
 	dir := b.TempDir()
-	kw := watchtest.NewKubeletWriter(b, dir)
+	kw := watchtest.NewAtomicWriter(dir)
 	kw.Write(b, payload(0))
 	published := make(chan int, 16)
 	w, err := New(Options[int]{
@@ -61,7 +61,7 @@ func tenFileMount(b *testing.B) string {
 	for i := range 10 {
 		files[fmt.Sprintf("file-%d.yaml", i)] = fmt.Sprintf("%02048d", i)
 	}
-	watchtest.NewKubeletWriter(b, dir).Write(b, files)
+	watchtest.NewAtomicWriter(dir).Write(b, files)
 	return dir
 }
 

@@ -20,7 +20,7 @@ import (
 func TestEventsFileInConfigMapMount(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	kw := watchtest.NewKubeletWriter(t, dir)
+	kw := watchtest.NewAtomicWriter(dir)
 	kw.Write(t, map[string]string{"config": "v0", "other": "x"})
 	w, rec := newTextWatcher(t, filepath.Join(dir, "config"), nil)
 	start(t, w, rec)
@@ -102,7 +102,7 @@ func TestEventsPathCreatedLater(t *testing.T) {
 	if err := os.MkdirAll(mount, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	kw := watchtest.NewKubeletWriter(t, mount)
+	kw := watchtest.NewAtomicWriter(mount)
 	kw.Write(t, map[string]string{"config": "arrived"})
 	if r := rec.next(t); r.Value != "arrived" {
 		t.Fatalf("%+v", r)
@@ -152,7 +152,7 @@ func TestEventsLostWatch(t *testing.T) {
 func TestEventsLinkSwapReadAtOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	kw := watchtest.NewKubeletWriter(t, dir)
+	kw := watchtest.NewAtomicWriter(dir)
 	kw.Write(t, map[string]string{"config": "v0"})
 	w, rec := newTextWatcher(t, filepath.Join(dir, "config"), func(o *Options[string]) { o.Debounce = time.Hour })
 	start(t, w, rec)

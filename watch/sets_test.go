@@ -20,21 +20,21 @@ import (
 // marker, as prow's updateconfig writes them.
 type shards struct {
 	t    *testing.T
-	a, b *watchtest.KubeletWriter
+	a, b *watchtest.AtomicWriter
 	root string
 }
 
 func newShards(t *testing.T) *shards {
 	root := t.TempDir()
 	watchtest.WriteFiles(t, root, map[string]string{"a/.keep": "", "b/.keep": ""})
-	return &shards{t: t, root: root, a: watchtest.NewKubeletWriter(t, filepath.Join(root, "a")), b: watchtest.NewKubeletWriter(t, filepath.Join(root, "b"))}
+	return &shards{t: t, root: root, a: watchtest.NewAtomicWriter(filepath.Join(root, "a")), b: watchtest.NewAtomicWriter(filepath.Join(root, "b"))}
 }
 
 func (s *shards) paths() []string {
 	return []string{filepath.Join(s.root, "a"), filepath.Join(s.root, "b")}
 }
 
-func (s *shards) write(w *watchtest.KubeletWriter, version string) {
+func (s *shards) write(w *watchtest.AtomicWriter, version string) {
 	w.Write(s.t, map[string]string{"VERSION": version + "\n", "config.yaml": "version: " + version + "\n"})
 }
 
@@ -158,7 +158,7 @@ func TestMarkersMoveWithProw(t *testing.T) {
 	}
 	rec.next(t)
 	for _, step := range []struct {
-		shard   *watchtest.KubeletWriter
+		shard   *watchtest.AtomicWriter
 		version string
 		want    string
 		back    string
@@ -321,11 +321,11 @@ func TestStartWaitsForAPendingFirstLoad(t *testing.T) {
 func TestSettleCoalescesABurst(t *testing.T) {
 	root := t.TempDir()
 	var paths []string
-	var writers []*watchtest.KubeletWriter
+	var writers []*watchtest.AtomicWriter
 	for i := range 5 {
 		dir := filepath.Join(root, fmt.Sprint(i))
 		watchtest.WriteFiles(t, dir, nil)
-		w := watchtest.NewKubeletWriter(t, dir)
+		w := watchtest.NewAtomicWriter(dir)
 		w.Write(t, map[string]string{"VERSION": "1"})
 		paths, writers = append(paths, dir), append(writers, w)
 	}
@@ -362,7 +362,7 @@ func TestContentHash(t *testing.T) {
 	toFiles := func(m Mount) (map[string]string, map[string][]byte) { return m.Data, m.BinaryData }
 	for _, m := range []Mount{cmA, cmB} {
 		data, binary := toFiles(m)
-		if err := watchtest.NewKubeletWriter(t, m.Path).TryWriteBinary(data, binary); err != nil {
+		if err := watchtest.NewAtomicWriter(m.Path).TryWriteBinary(data, binary); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -429,7 +429,7 @@ func TestWatchDirs(t *testing.T) {
 	root := t.TempDir()
 	mount := filepath.Join(root, "mount")
 	os.Mkdir(mount, 0o755)
-	kw := watchtest.NewKubeletWriter(t, mount)
+	kw := watchtest.NewAtomicWriter(mount)
 	kw.Write(t, map[string]string{"config.yaml": "x"})
 	g := watchtest.NewGitSync(filepath.Join(root, "git"), "link")
 	os.Mkdir(g.Root, 0o755)

@@ -61,8 +61,10 @@ func Tool(t testing.TB, name string) string {
 }
 
 // KubeletWriter writes payloads into a directory with kubelet's AtomicWriter
-// (k8s.io/kubernetes/pkg/volume/util), running in the atomicwriter driver.
-// It is not safe for concurrent use.
+// (k8s.io/kubernetes/pkg/volume/util), running in the atomicwriter driver
+// that `make tools` builds. Unit tests use AtomicWriter, its steps in Go;
+// internal/kubetest/volume checks the two against each other. It is not
+// safe for concurrent use.
 type KubeletWriter struct {
 	Dir   string
 	cmd   *exec.Cmd
