@@ -5,8 +5,8 @@
 // validation reads the configuration of the object's own namespace from
 // the context, with no second decode of the request.
 //
-//	r, err := strataknative.New(cmw, namespaced.ListerReader(cms, nil), opts)
-//	...
+//	r, err := strataknative.New(kubeclient.Get(ctx), cmw, opts) // in the controller's constructor
+//	go r.Start(ctx)                                             // it waits until sharedmain has started cmw
 //	wc := func(ctx context.Context) context.Context { return strataknative.WithResolver(store.ToContext(ctx), r) }
 //	// in the type's SetDefaults(ctx) or Validate(ctx):
 //	snap, err := strataknative.ForNamespace[*Config](ctx, obj.Namespace)
@@ -19,36 +19,81 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"knative.dev/pkg/configmap"
 
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
-// New returns a resolver built with namespaced.NewFromReader whose cluster
-// ConfigMaps are what w delivers, and whose namespace ConfigMaps (and
-// namespace labels, with selector layers) are read through namespaces,
-// the listers of an informer the controller runs. It registers its
-// observers on w, so call it before w.Start; when w can watch with a
-// default (knative's InformedWatcher), a cluster ConfigMap that does not
-// exist is an empty one, so that Start does not wait for it. Tell the
-// resolver of namespace ConfigMap changes with its EventHandler on that
-// informer, then Start it.
-func New[T any](w configmap.Watcher, namespaces namespaced.Reader, o namespaced.Options[T]) (*namespaced.Resolver[T], error) {
-	cr := &clusterReader{namespace: o.Namespace, rest: namespaces, cms: map[string]*corev1.ConfigMap{}}
-	r, err := namespaced.NewFromReader(cr, o)
+// Resolver is a namespaced resolver wired into a knative controller: its
+// cluster ConfigMaps are those the controller's configmap.Watcher
+// delivers, and its namespace ConfigMaps (and the selector ConfigMaps and
+// namespace labels, with selector layers) come from informers of its own,
+// each filtered by the labels that mark what strata reads.
+type Resolver[T any] struct {
+	*namespaced.Resolver[T]
+	factories []informers.SharedInformerFactory
+	cluster   *clusterReader
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // stops the informers; nil before Start
+}
+
+// New returns a resolver of o over kc whose cluster ConfigMaps are what w
+// delivers. It registers its observers on w, so call it where a knative
+// controller is constructed, before sharedmain starts w; when w can watch
+// with a default (knative's InformedWatcher), a cluster ConfigMap that does
+// not exist is an empty one. Start it in any order with w: Start waits,
+// within its context, until its informers have synced and w has delivered
+// every cluster ConfigMap.
+func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Options[T]) (*Resolver[T], error) {
+	filtered := func(namespace string, set map[string]string) informers.SharedInformerFactory {
+		sel := labels.SelectorFromSet(set).String()
+		return informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(namespace),
+			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }))
+	}
+	own := filtered(metav1.NamespaceAll, o.Labels)
+	r := &Resolver[T]{factories: []informers.SharedInformerFactory{own}}
+	rest := &listers{cms: []corelisters.ConfigMapLister{own.Core().V1().ConfigMaps().Lister()}}
+	handled := []cache.SharedIndexInformer{own.Core().V1().ConfigMaps().Informer()}
+	if o.Selectors != nil {
+		sels := filtered(o.Namespace, o.Selectors.Labels)
+		all := informers.NewSharedInformerFactory(kc, 0)
+		r.factories = append(r.factories, sels, all)
+		rest.cms = append(rest.cms, sels.Core().V1().ConfigMaps().Lister())
+		rest.nss = all.Core().V1().Namespaces().Lister()
+		handled = append(handled, sels.Core().V1().ConfigMaps().Informer(), all.Core().V1().Namespaces().Informer())
+	}
+	r.cluster = &clusterReader{namespace: o.Namespace, rest: rest, cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{})}
+	for _, name := range clusterNames(o) {
+		if !slices.Contains(r.cluster.names, name) {
+			r.cluster.names = append(r.cluster.names, name)
+		}
+	}
+	inner, err := namespaced.NewFromReader(r.cluster, o)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range clusterNames(o) {
-		cr.names = append(cr.names, name)
+	r.Resolver = inner
+	for _, inf := range handled {
+		if _, err := inf.AddEventHandler(inner.EventHandler()); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range r.cluster.names {
 		observe := func(cm *corev1.ConfigMap) {
-			cr.set(name, cm)
-			r.Invalidate(cm)
+			r.cluster.set(name, cm)
+			inner.Invalidate(cm)
 		}
 		if dw, ok := w.(configmap.DefaultingWatcher); ok {
 			dw.WatchWithDefault(corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: name}}, observe)
@@ -57,6 +102,87 @@ func New[T any](w configmap.Watcher, namespaces namespaced.Reader, o namespaced.
 		}
 	}
 	return r, nil
+}
+
+// Start starts the resolver's informers, waits until they have synced and
+// the watcher has delivered every cluster ConfigMap, and starts the
+// resolver. It returns ctx's error if ctx ends first.
+func (r *Resolver[T]) Start(ctx context.Context) error {
+	r.mu.Lock()
+	if r.cancel != nil {
+		r.mu.Unlock()
+		return errors.New("strataknative: the resolver was started already")
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.mu.Unlock()
+	for _, f := range r.factories {
+		f.Start(ctx.Done())
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("strataknative: the informer of %v did not sync: %w", typ, context.Cause(ctx))
+			}
+		}
+	}
+	select {
+	case <-r.cluster.delivered:
+	case <-ctx.Done():
+		return fmt.Errorf("strataknative: the configmap.Watcher delivered %s, of %s: %w", r.cluster.got(), strings.Join(r.cluster.names, ", "), context.Cause(ctx))
+	}
+	return r.Resolver.Start(ctx)
+}
+
+// Stop stops the resolver and its informers, and waits for them.
+func (r *Resolver[T]) Stop() {
+	r.Resolver.Stop()
+	r.mu.Lock()
+	cancel := r.cancel
+	r.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	for _, f := range r.factories {
+		f.Shutdown()
+	}
+}
+
+// listers reads namespace ConfigMaps from one or more ConfigMap listers
+// (each holding the ConfigMaps of one label set) and namespace labels from
+// a Namespace lister.
+type listers struct {
+	cms []corelisters.ConfigMapLister
+	nss corelisters.NamespaceLister
+}
+
+func (l *listers) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	for _, cms := range l.cms {
+		if cm, err := namespaced.ListerReader(cms, nil).ConfigMap(ctx, namespace, name); cm != nil || err != nil {
+			return cm, err
+		}
+	}
+	return nil, nil
+}
+
+func (l *listers) ConfigMaps(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	var out []*corev1.ConfigMap
+	seen := map[string]bool{}
+	for _, cms := range l.cms {
+		got, err := cms.ConfigMaps(namespace).List(sel)
+		if err != nil {
+			return nil, err
+		}
+		for _, cm := range got {
+			if !seen[cm.Name] {
+				seen[cm.Name] = true
+				out = append(out, cm)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (l *listers) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	return namespaced.ListerReader(nil, l.nss).NamespaceLabels(ctx, name)
 }
 
 // clusterNames returns the cluster ConfigMaps of o.
@@ -78,14 +204,38 @@ type clusterReader struct {
 	rest      namespaced.Reader
 	names     []string
 
-	mu  sync.RWMutex
-	cms map[string]*corev1.ConfigMap
+	mu        sync.RWMutex
+	cms       map[string]*corev1.ConfigMap
+	seen      map[string]bool
+	delivered chan struct{} // closed once every name was delivered
 }
 
 func (c *clusterReader) set(name string, cm *corev1.ConfigMap) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cms[name] = cm
+	if !c.seen[name] {
+		c.seen[name] = true
+		if len(c.seen) == len(c.names) {
+			close(c.delivered)
+		}
+	}
+}
+
+// got names the cluster ConfigMaps delivered so far.
+func (c *clusterReader) got() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, n := range c.names {
+		if c.seen[n] {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 func (c *clusterReader) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
@@ -114,8 +264,8 @@ type resolverKey struct{}
 // WithResolver returns ctx carrying r: the context a knative webhook's
 // wrap-context function gives (defaulting.NewAdmissionController's wc),
 // before the request is decoded. It reads nothing.
-func WithResolver[T any](ctx context.Context, r *namespaced.Resolver[T]) context.Context {
-	return context.WithValue(ctx, resolverKey{}, r)
+func WithResolver[T any](ctx context.Context, r *Resolver[T]) context.Context {
+	return context.WithValue(ctx, resolverKey{}, r.Resolver)
 }
 
 // ErrNoResolver is returned by ForNamespace when the context carries no

@@ -4,17 +4,18 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"knative.dev/pkg/configmap/informer"
 
 	"github.com/stratacfg/strata/integrations/strataknative"
+	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -59,29 +60,24 @@ func options() namespaced.Options[*config] {
 	}
 }
 
-// start wires a resolver the way a knative controller would: its
-// InformedWatcher of the system namespace, and a label-filtered ConfigMap
-// informer for the namespace layers.
-func start(t testing.TB, kc kubernetes.Interface) *namespaced.Resolver[*config] {
+// start wires a resolver the way a knative controller would: built in
+// the controller's constructor with the watcher of the system namespace,
+// started while sharedmain starts the watcher.
+func start(t testing.TB, kc kubernetes.Interface) *strataknative.Resolver[*config] {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cmw := informer.NewInformedWatcher(kc, "pipelines")
-	f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "pipeline-config=true" }))
-	cms := f.Core().V1().ConfigMaps()
-	r, err := strataknative.New(cmw, namespaced.ListerReader(cms.Lister(), nil), options())
+	r, err := strataknative.New(kc, cmw, options())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cms.Informer().AddEventHandler(r.EventHandler()); err != nil {
-		t.Fatal(err)
-	}
-	f.Start(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
+	started := make(chan error, 1)
+	go func() { started <- r.Start(ctx) }() // before the watcher: it waits
 	if err := cmw.Start(ctx.Done()); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Start(ctx); err != nil {
+	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.Stop)
@@ -150,21 +146,20 @@ func Example() {
 		Data: map[string]string{"default-timeout-minutes": "50"}})
 	ctx := context.Background()
 
-	// The controller's watcher of its namespace, and an informer of the
-	// labelled namespace ConfigMaps.
+	// In the controller's constructor: the resolver, beside the watcher
+	// of its namespace.
 	cmw := informer.NewInformedWatcher(kc, "pipelines")
-	f := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "pipeline-config=true" }))
-	cms := f.Core().V1().ConfigMaps()
-	r, err := strataknative.New(cmw, namespaced.ListerReader(cms.Lister(), nil), options())
+	r, err := strataknative.New(kc, cmw, options())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	cms.Informer().AddEventHandler(r.EventHandler())
-	f.Start(ctx.Done())
-	f.WaitForCacheSync(ctx.Done())
+	// As sharedmain starts the watcher; Start waits for it.
 	cmw.Start(ctx.Done())
-	r.Start(ctx)
+	if err := r.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer r.Stop()
 
 	// A webhook's wrap-context function gives the resolver; the type's
@@ -174,4 +169,77 @@ func Example() {
 	fmt.Println("timeout:", snap.Object.TimeoutMinutes)
 	// Output:
 	// timeout: 50
+}
+
+// TestStartWaitsForTheWatcher gives up when the watcher never delivers
+// the cluster ConfigMaps, saying which it is waiting for.
+func TestStartWaitsForTheWatcher(t *testing.T) {
+	kc := fake.NewClientset()
+	r, err := strataknative.New(kc, informer.NewInformedWatcher(kc, "pipelines"), options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err = r.Start(ctx)
+	if err == nil || !strings.Contains(err.Error(), "the configmap.Watcher delivered none, of config-defaults, feature-flags") {
+		t.Errorf("Start without the watcher: %v", err)
+	}
+	r.Stop()
+}
+
+// TestSelectorLayers follows a selector layer and the labels of the
+// namespaces it selects through the resolver's own informers.
+func TestSelectorLayers(t *testing.T) {
+	kind, err := testkind.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := fake.NewClientset(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{"tier": "bronze"}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "strata-system", Name: "gold", Labels: map[string]string{"config.strata.dev/type": "selector"},
+			Annotations: map[string]string{namespaced.DefaultSelectorAnnotation: "tier=gold"}},
+			Data: map[string]string{"default-timeout-seconds": "40"}},
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmw := informer.NewInformedWatcher(kc, "strata-system")
+	r, err := strataknative.New(kc, cmw, namespaced.Options[*testkind.Defaults]{
+		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
+		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: map[string]string{"config.strata.dev/type": "namespace"},
+		Selectors: &namespaced.Selectors{Labels: map[string]string{"config.strata.dev/type": "selector"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmw.Start(ctx.Done()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	timeout := func() int64 {
+		s, err := r.ForNamespace(ctx, "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Object.DefaultTimeoutSeconds == nil {
+			return 0
+		}
+		return *s.Object.DefaultTimeoutSeconds
+	}
+	if got := timeout(); got == 40 {
+		t.Errorf("a bronze namespace has the gold selector layer's timeout")
+	}
+	if _, err := kc.CoreV1().Namespaces().Update(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{"tier": "gold"}}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for timeout() != 40 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := timeout(); got != 40 {
+		t.Errorf("a gold namespace: timeout %d, want the selector layer's 40", got)
+	}
 }
