@@ -332,7 +332,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		if err != nil {
 			return nil, err
 		}
-		paths, skipped := dropIns(g)
+		paths, skipped := c.DropIns.dropIns(g)
 		out.Skipped = skipped
 		for _, p := range paths {
 			f := newFile(p, KindDropIn, dropInMode)

@@ -321,10 +321,29 @@ func (p DropInPolicy) read(o watch.ReadOptions) watch.ReadOptions {
 
 // dropIns returns the drop-ins of the directory target g in the order
 // they apply, and the entries left out, each with why
-// ("config.d/README: no extension; drop-ins end in .conf").
-func dropIns(g *watch.Generation) (paths, skipped []string) {
+// ("config.d/README: no extension; drop-ins end in .conf"). g holds what
+// read selected, or, for a watch that checks markers beside the drop-ins
+// (WatchOptions.Consistent), the whole tree: p chooses from it alike.
+func (p DropInPolicy) dropIns(g *watch.Generation) (paths, skipped []string) {
+	dirs := map[string]bool{}
 	for _, f := range g.Files {
-		paths = append(paths, filepath.Join(g.Path, filepath.FromSlash(f.Name)))
+		at := filepath.Join(g.Path, filepath.FromSlash(f.Name))
+		if top, _, nested := strings.Cut(f.Name, "/"); nested && !p.Recursive {
+			if !dirs[top] {
+				dirs[top] = true
+				why := p.Why(top)
+				if why == "" {
+					why = "a directory"
+				}
+				skipped = append(skipped, filepath.Join(g.Path, top)+": "+why)
+			}
+			continue
+		}
+		if why := p.Why(path.Base(f.Name)); why != "" {
+			skipped = append(skipped, at+": "+why)
+			continue
+		}
+		paths = append(paths, at)
 	}
 	for _, s := range g.Skipped {
 		skipped = append(skipped, filepath.Join(g.Path, filepath.FromSlash(s.Name))+": "+s.Reason)

@@ -97,7 +97,7 @@ func (c *Component[T]) Migrate(ctx context.Context, cl *CommandLine, gv schema.G
 		if !ok || !g.Dir {
 			return nil, fmt.Errorf("--config-dir %s: not a directory of drop-ins", dir)
 		}
-		paths, _ := dropIns(g)
+		paths, _ := c.DropIns.dropIns(g)
 		for _, p := range paths {
 			f := c.newFile(p, KindDropIn, dropInMode, contents)
 			f.InheritTypeMeta = !c.DropIns.RequireTypeMeta

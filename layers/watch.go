@@ -28,6 +28,21 @@ type WatchOptions[T runtime.Object] struct {
 	// command line (what Execute passed to run): the watcher starts from
 	// it and loads again only files that changed since.
 	From *Loaded[T]
+	// Consistent, when set, checks that the files read are a set whose
+	// parts fit together before they are loaded: watch.MarkersAgree holds
+	// back a projected volume kubelet has updated in part (see
+	// watch.Options.Consistent). The check sees the whole tree of
+	// --config-dir, so that each ConfigMap of a projected volume can keep
+	// its marker in a directory of its own beside the drop-ins.
+	Consistent func(c *watch.Contents) error
+	// PendingTimeout is how long files may stay inconsistent before the
+	// attempt is reported as a failure; watch.DefaultPendingTimeout when
+	// zero. The running configuration stays meanwhile.
+	PendingTimeout time.Duration
+	// Settle, when set, waits out a burst of updates (kubelet updating the
+	// ConfigMaps of several mounts one after another) so that it is one
+	// reload (see watch.Options.Settle).
+	Settle time.Duration
 }
 
 // Watch loads the configuration the command line names and keeps it live:
@@ -54,13 +69,22 @@ func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOption
 	if o.From != nil {
 		fromHash = o.From.Hash
 	}
+	read := c.readOptions(cl)
+	if o.Consistent != nil {
+		// The markers beside the drop-ins reach the check: the whole tree
+		// of each directory is read, and the drop-ins chosen from it.
+		read.Select, read.Tree = nil, true
+	}
 	var w *watch.Watcher[*Loaded[T]]
 	w, err := watch.New(watch.Options[*Loaded[T]]{
 		Paths: paths,
 		// Read as Load reads them.
-		Read:         c.readOptions(cl),
-		PollInterval: o.PollInterval,
-		Metrics:      o.Metrics,
+		Read:           read,
+		PollInterval:   o.PollInterval,
+		Metrics:        o.Metrics,
+		Consistent:     o.Consistent,
+		PendingTimeout: o.PendingTimeout,
+		Settle:         o.Settle,
 		// Started from what was loaded, when the caller has it.
 		Initial:     o.From,
 		InitialHash: fromHash,
