@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/zpages"
 )
@@ -57,7 +58,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // TestWatch runs the component with --watch on two ConfigMap mounts, one
 // holding --config and one --config-dir, which kubelet's AtomicWriter
-// updates.
+// updates; its server answers behind idle and half-sent connections.
 func TestWatch(t *testing.T) {
 	port := freePort(t)
 	cfgMount, dropMount := t.TempDir(), t.TempDir()
@@ -80,6 +81,9 @@ func TestWatch(t *testing.T) {
 	}()
 	eventually(t, "the server", func() bool { return strings.Contains(stderr.String(), "serving /configz") })
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// A client holding idle and half-sent connections does not keep a
+	// probe from /statusz.
+	httpservetest.Siege(t, fmt.Sprintf("127.0.0.1:%d", port), nil, "/statusz", http.StatusOK)
 	// /configz answers component-base's configz JSON by default.
 	configz := func() map[string]any {
 		var m map[string]map[string]any

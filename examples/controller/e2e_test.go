@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/kubetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -47,7 +50,8 @@ func resolveJSON(t *testing.T, args ...string) Output {
 
 // TestController applies the shipped manifests with kubectl, runs the
 // controller, and checks the Jobs it defaults; resolve against the cluster
-// must agree with resolve from the files.
+// must agree with resolve from the files, and the controller's /metrics
+// answers behind idle and half-sent connections.
 func TestController(t *testing.T) {
 	kubectl(t, server, "apply", "-f", manifests)
 	for _, ns := range []string{"team-a", "team-b", "team-c"} {
@@ -62,13 +66,25 @@ func TestController(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var logs watchtest.Buffer
-	go func() { done <- runController(ctx, server.Client(t), ModeLazy, "", &logs) }()
+	go func() { done <- runController(ctx, server.Client(t), ModeLazy, "127.0.0.1:0", &logs) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("controller: %v", err)
 		}
 	}()
+	// A client holding idle and half-sent connections does not keep a
+	// probe from /metrics.
+	served := regexp.MustCompile(`serving /metrics on (\S+)`)
+	var metricsAddr string
+	eventually(t, 10*time.Second, func() string {
+		if m := served.FindStringSubmatch(logs.String()); m != nil {
+			metricsAddr = m[1]
+			return ""
+		}
+		return "the controller serves no /metrics; its log:\n" + logs.String()
+	})
+	httpservetest.Siege(t, metricsAddr, nil, "/metrics", http.StatusOK)
 
 	c := server.Client(t)
 	job := func(ns string) *batchv1.Job {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
+	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
@@ -38,6 +41,9 @@ type cluster struct {
 	// zpages is the base URL of the metrics server, which serves the
 	// z-pages.
 	zpages string
+	// webhook is the address the webhook serves on, and webhookCerts
+	// the directory of its serving certificate.
+	webhook, webhookCerts string
 }
 
 var (
@@ -172,7 +178,9 @@ func newCluster(t testing.TB) (*cluster, error) {
 	c, kubeconfig := cl.c, cl.kubeconfig
 	metrics := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	cl.zpages = "http://" + metrics
-	args := []string{"--kubeconfig", kubeconfig, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(freePort(t)), "--cert-dir", filepath.Join(certDir, "webhook"), "--metrics-bind-address", metrics}
+	port := freePort(t)
+	cl.webhook, cl.webhookCerts = "127.0.0.1:"+strconv.Itoa(port), filepath.Join(certDir, "webhook")
+	args := []string{"--kubeconfig", kubeconfig, "--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(port), "--cert-dir", cl.webhookCerts, "--metrics-bind-address", metrics}
 	go func() { cl.done <- run(ctx, args, cl.stderr) }()
 	// Ready when a dry-run Job comes back defaulted: the webhook is
 	// registered and the API server calls it.
@@ -275,8 +283,16 @@ func (cl *cluster) annotations(t testing.TB, ns, name string) map[string]string 
 	return job.Annotations
 }
 
+// TestJobsDefaultedAtAdmission creates Jobs through the API server: its
+// webhook gives them their namespace's defaults and keeps what they set,
+// the reconciler annotates them, and a tenant's edit reaches both. The
+// webhook answers behind idle and half-sent connections.
 func TestJobsDefaultedAtAdmission(t *testing.T) {
 	cl := startCluster(t)
+	// A client holding idle and half-sent connections does not keep a
+	// probe from the webhook: a GET, which carries no AdmissionReview, is answered
+	// with an AdmissionReview that refuses it, in a 200.
+	httpservetest.Siege(t, cl.webhook, httpservetest.Trusting(t, filepath.Join(cl.webhookCerts, servingcert.CertFile)), WebhookPath, http.StatusOK)
 	a := cl.namespace(t, "team-a")
 	cm := cl.overrides(t, a, map[string]string{"default-timeout-seconds": "120", "default-service-account": "builder", "default-labels": "{team: a}"})
 

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
@@ -138,6 +139,9 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("building jobdefaults: %v\n%s", err, out)
 	}
 	a := startReplica(t, bin, "a", cl)
+	// A client holding idle and half-sent connections does not keep a
+	// probe from the health endpoint.
+	httpservetest.Siege(t, a.probeAddr, nil, "/healthz", http.StatusOK)
 	// a is the leader once it has pointed the API server at itself.
 	eventually(t, "replica a registering the webhook", func() string {
 		if url := webhookURL(t, cl); !strings.Contains(url, ":"+strconv.Itoa(a.webhookPort)+"/") {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/zpages"
 )
@@ -20,9 +21,13 @@ func zget(t *testing.T, cl *cluster, path, accept string) (int, string) {
 
 // TestZPages reads the manager's z-pages on its metrics server: a
 // namespace's configuration with the source of every key, the cluster's
-// without one, the flags as set and the resolver's status.
+// without one, the flags as set and the resolver's status. The server
+// answers behind idle and half-sent connections.
 func TestZPages(t *testing.T) {
 	cl := startCluster(t)
+	// A client holding idle and half-sent connections does not keep a
+	// probe from /metrics.
+	httpservetest.Siege(t, strings.TrimPrefix(cl.zpages, "http://"), nil, "/metrics", http.StatusOK)
 	ns := cl.namespace(t, "team-z")
 	cl.overrides(t, ns, map[string]string{"default-timeout-seconds": "240"})
 

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stratacfg/strata/examples/manifests/admission"
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/watch"
 )
@@ -193,8 +194,8 @@ func TestOnceFailure(t *testing.T) {
 // TestLiveReload runs the command on a ConfigMap-style mount that kubelet's
 // AtomicWriter updates: every update is read whole from one generation, a
 // refused one keeps the set in effect and is counted once however often
-// the directory is polled, and the metrics carry kube-apiserver's names
-// and the plugin.
+// the directory is polled, the metrics carry kube-apiserver's names and
+// the plugin, and /metrics answers behind idle and half-sent connections.
 func TestLiveReload(t *testing.T) {
 	dir := t.TempDir()
 	kw := watchtest.NewKubeletWriter(t, dir)
@@ -212,6 +213,9 @@ func TestLiveReload(t *testing.T) {
 	if initial.Status != "success" || len(initial.Objects) != 3 {
 		t.Fatalf("initial line %+v", initial)
 	}
+	// A client holding idle and half-sent connections does not keep a
+	// probe from /metrics.
+	httpservetest.Siege(t, metricsAddr(t, stderr.String()), nil, "/metrics", http.StatusOK)
 
 	// A refused update: one failure line, then silence while the polls
 	// read the same content again.
@@ -255,13 +259,20 @@ func TestLiveReload(t *testing.T) {
 	}
 }
 
-func scrape(t *testing.T, stderr string) string {
+// metricsAddr is the address the command's stderr says it serves
+// /metrics on.
+func metricsAddr(t *testing.T, stderr string) string {
 	t.Helper()
 	addr := regexp.MustCompile(`serving /metrics on (\S+)`).FindStringSubmatch(stderr)
 	if addr == nil {
 		t.Fatalf("no metrics address in %q", stderr)
 	}
-	resp, err := http.Get("http://" + addr[1] + "/metrics")
+	return addr[1]
+}
+
+func scrape(t *testing.T, stderr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + metricsAddr(t, stderr) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/kubetest"
+	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/internal/watchtest"
 )
 
@@ -194,18 +196,31 @@ type agent struct {
 	cmd     *exec.Cmd
 	metrics string
 	stderr  *watchtest.Buffer
+	// metricsAddr and webhookAddr are where its servers listen, certDir
+	// the directory of the webhook's serving certificate.
+	metricsAddr, webhookAddr, certDir string
 }
 
-func startRun(t *testing.T) *agent {
+// freeAddr is a loopback address with a port free when it returns.
+func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	a := &agent{metrics: "http://" + addr + "/metrics", stderr: &watchtest.Buffer{}}
-	a.cmd = exec.Command(bin, "run", "--kubeconfig", server.Kubeconfig, "--metrics-bind-address", addr, "--cert-dir", t.TempDir())
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startRun(t *testing.T) *agent {
+	t.Helper()
+	addr, webhook := freeAddr(t), freeAddr(t)
+	_, port, err := net.SplitHostPort(webhook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{metrics: "http://" + addr + "/metrics", stderr: &watchtest.Buffer{}, metricsAddr: addr, webhookAddr: webhook, certDir: t.TempDir()}
+	a.cmd = exec.Command(bin, "run", "--kubeconfig", server.Kubeconfig, "--metrics-bind-address", addr, "--webhook-host", "127.0.0.1", "--webhook-port", port, "--cert-dir", a.certDir)
 	a.cmd.Stderr = a.stderr
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -305,8 +320,9 @@ func patch(t *testing.T, c dynamic.Interface, kind, ns, name, patch string) {
 // TestRun keeps every Plugin's values effective as what feeds them
 // changes (an override, a cluster's labels, a definition's default, a
 // preset's value, an override deleted), writes status.appliedOverrides,
-// rewrites no Plugin whose values did not change, and refuses in its
-// webhook what it cannot compute values from.
+// rewrites no Plugin whose values did not change, refuses in its webhook
+// what it cannot compute values from, and serves /metrics and the webhook
+// behind idle and half-sent connections.
 func TestRun(t *testing.T) {
 	c := dynamic.NewForConfigOrDie(server.Config)
 	const ns = "org"
@@ -323,6 +339,13 @@ func TestRun(t *testing.T) {
 		t.Errorf("status.appliedOverrides %v", applied)
 	}
 	waitValues(t, c, ns, "cert-manager-us", map[string]string{"replicas": "2", "installCRDs": "false"})
+
+	// Both servers are up once values are written. A client holding idle
+	// and half-sent connections keeps neither /metrics nor the webhook
+	// from anyone; a GET of the webhook carries no AdmissionReview and is
+	// refused with 400.
+	httpservetest.Siege(t, a.metricsAddr, nil, "/metrics", http.StatusOK)
+	httpservetest.Siege(t, a.webhookAddr, httpservetest.Trusting(t, filepath.Join(a.certDir, servingcert.CertFile)), "/validate", http.StatusBadRequest)
 
 	// An override changes.
 	patch(t, c, greenhouse.KindPluginOverride, ns, "prod-clusters", `{"spec":{"overrides":[{"name":"retention","value":"30d"},{"name":"logLevel","value":"debug"}]}}`)

@@ -6,6 +6,7 @@ package httpservetest
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -114,4 +115,20 @@ func Siege(t testing.TB, addr string, tlsConfig *tls.Config, path string, want i
 	if least := len(held) + 1 - max; ended < least {
 		t.Errorf("httpservetest: the server closed %d of %d held connections, want at least %d: it keeps more than %d open", ended, len(held), least, max)
 	}
+}
+
+// Trusting returns a client's TLS configuration that trusts the
+// certificate in the PEM file certFile, a command's self-signed serving
+// certificate, for Siege.
+func Trusting(t testing.TB, certFile string) *tls.Config {
+	t.Helper()
+	cert, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(cert) {
+		t.Fatalf("httpservetest: no certificate in %s", certFile)
+	}
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 }
