@@ -23,7 +23,7 @@ func TestSameEffectiveConfiguration(t *testing.T) {
 	if got := s.Object.Plain(); got != want {
 		t.Errorf("strata:\n got %+v\nwant %+v", got, want)
 	}
-	if src, _ := s.Provenance().SourceOf("/enable-retries"); src.Origin != namespaced.KindNamespace {
+	if src, _ := s.Provenance().SourceOf("/enable-retries"); src.Origin != namespaced.OriginNamespace {
 		t.Errorf("strata: /enable-retries comes from %v, want the namespace layer", src)
 	}
 

@@ -204,7 +204,7 @@ func (c *Component[T]) LoadFiles(ctx context.Context, cl *CommandLine, files *wa
 // or a watcher read), while running is in effect. Keys marked
 // restart-only whose effective values changed keep their running values:
 // they are listed in RestartRequired, and provenance credits them to
-// KindRunning, shadowing the layer that set the new value. Nothing is
+// OriginRunning, shadowing the layer that set the new value. Nothing is
 // applied on error.
 func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files *watch.Contents, running *Loaded[T]) (*Loaded[T], error) {
 	next, err := c.load(ctx, cl, files, nil)
@@ -266,10 +266,10 @@ func (c *Component[T]) fileModes(cl *CommandLine) (file, dropIn scheme.Mode, err
 	return file, dropIn, nil
 }
 
-// newFile is one of the command line's files, kind its source kind, read
-// from files.
-func (c *Component[T]) newFile(path, kind string, mode scheme.Mode, files Files) *File {
-	return &File{Path: path, SourceKind: kind, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: files}
+// newFile is one of the command line's files, origin where it stands
+// among them, read from files.
+func (c *Component[T]) newFile(path, origin string, mode scheme.Mode, files Files) *File {
+	return &File{Path: path, Origin: origin, Kind: c.Kind, Mode: mode, AllowExperimental: c.AllowExperimental, Files: files}
 }
 
 func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watch.Contents, pin map[string]string) (*Loaded[T], error) {
@@ -302,8 +302,8 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		known = validation.Recognizes(gate)
 	}
 	var files []*File
-	newFile := func(path, kind string, mode scheme.Mode) *File {
-		f := c.newFile(path, kind, mode, contents)
+	newFile := func(path, origin string, mode scheme.Mode) *File {
+		f := c.newFile(path, origin, mode, contents)
 		if known != nil {
 			f.gates = &gateCheck{known: known}
 		}
@@ -325,7 +325,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		if _, err := target("config", p, false); err != nil {
 			return nil, err
 		}
-		files = append(files, newFile(p, KindFile, fileMode))
+		files = append(files, newFile(p, OriginFile, fileMode))
 	}
 	if dir := cl.Config.ConfigDir; dir != "" {
 		g, err := target("config-dir", dir, true)
@@ -335,7 +335,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		paths, skipped := c.DropIns.dropIns(g)
 		out.Skipped = skipped
 		for _, p := range paths {
-			f := newFile(p, KindDropIn, dropInMode)
+			f := newFile(p, OriginDropIn, dropInMode)
 			f.InheritTypeMeta = !c.DropIns.RequireTypeMeta
 			files = append(files, f)
 		}
@@ -344,7 +344,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		if _, err := target("instance-config", p, false); err != nil {
 			return nil, err
 		}
-		files = append(files, newFile(p, KindInstanceConfig, fileMode))
+		files = append(files, newFile(p, OriginInstanceConfig, fileMode))
 	}
 	// The defaults of --config's own version, when it is not the merge
 	// version, beneath every layer: a file keeps the meaning its version
@@ -353,7 +353,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	fields, goos := c.Kind.MergeFields(), c.goos()
 	var fileLayers, versionDefaults []*merge.Layer
 	for _, f := range files {
-		l, defaults, warnings, err := f.decode(f.SourceKind == KindFile)
+		l, defaults, warnings, err := f.decode(f.Origin == OriginFile)
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +399,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 				values[k], running[k] = v, v
 			}
 		}
-		pipeline.Engine.Fill(out.Provenance, merge.Source{Origin: KindRunning, Name: "restart required"}, running)
+		pipeline.Engine.Fill(out.Provenance, merge.Source{Origin: OriginRunning, Name: "restart required"}, running)
 	}
 	// (5), (6)
 	hooks := pipeline.Hooks{Default: c.Default}
@@ -429,7 +429,7 @@ func (c *Component[T]) goos() string {
 // field in a file every instance reads (--config and its drop-ins), or a
 // field of an operating system other than goos.
 func admit(l *merge.Layer, fields *validation.Fields, goos string) error {
-	shared := (l.Source.Origin == KindFile || l.Source.Origin == KindDropIn) && len(fields.Keys(validation.InstanceOnly)) > 0
+	shared := (l.Source.Origin == OriginFile || l.Source.Origin == OriginDropIn) && len(fields.Keys(validation.InstanceOnly)) > 0
 	// The first offending key in sorted order is named; a file of many
 	// keys is not sorted to find none.
 	var first, why string
@@ -507,13 +507,13 @@ func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[st
 		src, _ := r.SourceOf(key)
 		var base string
 		switch {
-		case isFileKind(src.Origin):
+		case isFileOrigin(src.Origin):
 			dir, err := filepath.Abs(filepath.Dir(src.Name))
 			if err != nil {
 				return nil, err
 			}
 			base = dir
-		case src.Origin == KindFlag || src.Origin == KindLegacyDefault:
+		case src.Origin == OriginFlag || src.Origin == OriginLegacyDefault:
 			base = wd
 		default:
 			continue

@@ -86,7 +86,7 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 			to = map[string]string{from: ""} // its own key
 		}
 		for to := range to {
-			if cur, ok := out[to]; ok && cur.Source != KindDefault {
+			if cur, ok := out[to]; ok && cur.Source != OriginDefault {
 				continue
 			}
 			out[to] = p

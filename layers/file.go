@@ -29,9 +29,9 @@ import (
 type File struct {
 	// Path is the file to read.
 	Path string
-	// SourceKind is the source kind reported in provenance: KindFile,
-	// KindDropIn or KindInstanceConfig.
-	SourceKind string
+	// Origin is the origin reported in provenance: OriginFile,
+	// OriginDropIn or OriginInstanceConfig.
+	Origin string
 	// Kind is the configuration kind the file holds.
 	Kind *scheme.Kind
 	Mode scheme.Mode
@@ -120,7 +120,7 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 			return nil, nil, nil, fmt.Errorf("%s: the defaults of %s: %w", f.Path, doc.GVK.GroupVersion(), err)
 		}
 		if len(vals) > 0 {
-			defaults = &merge.Layer{Source: merge.Source{Origin: KindDefault, Name: doc.GVK.GroupVersion().String()}, Values: vals}
+			defaults = &merge.Layer{Source: merge.Source{Origin: OriginDefault, Name: doc.GVK.GroupVersion().String()}, Values: vals}
 		}
 	}
 	delete(values, "/apiVersion")
@@ -138,7 +138,7 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 	}
 	sum := sha256.Sum256(raw)
 	return &merge.Layer{
-		Source: merge.Source{Origin: f.SourceKind, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
+		Source: merge.Source{Origin: f.Origin, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
 		Values: values,
 	}, defaults, warnings, nil
 }

@@ -210,7 +210,7 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 		t.Fatalf("RestartRequired = %q", got)
 	}
 	p, _ := next.Provenance.Explain("/syncFrequency")
-	if p.Source.Origin != layers.KindRunning || len(p.Shadowed) == 0 || p.Shadowed[0].Source.Name != "/etc/c.yaml" {
+	if p.Source.Origin != layers.OriginRunning || len(p.Shadowed) == 0 || p.Shadowed[0].Source.Name != "/etc/c.yaml" {
 		t.Fatalf("provenance of /syncFrequency: %+v", p)
 	}
 	// Once nothing restart-only differs, nothing is pinned.
@@ -227,8 +227,8 @@ func TestKindDefaultIsThePipelines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src, _ := loaded.Provenance.SourceOf("/syncFrequency"); src.Origin != layers.KindDefault {
-		t.Errorf("a defaulted key is credited to %q, not layers.KindDefault %q", src.Origin, layers.KindDefault)
+	if src, _ := loaded.Provenance.SourceOf("/syncFrequency"); src.Origin != layers.OriginDefault {
+		t.Errorf("a defaulted key is credited to %q, not layers.OriginDefault %q", src.Origin, layers.OriginDefault)
 	}
 }
 

@@ -86,7 +86,7 @@ func (c *Component[T]) Migrate(ctx context.Context, cl *CommandLine, gv schema.G
 	m := &migrator[T]{c: c, gv: gv, dst: typed.For(reflect.TypeOf(obj))}
 	var out []Migration
 	if p := cl.Config.ConfigFile; p != "" {
-		mig, err := m.config(ctx, c.newFile(p, KindFile, mode, contents))
+		mig, err := m.config(ctx, c.newFile(p, OriginFile, mode, contents))
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (c *Component[T]) Migrate(ctx context.Context, cl *CommandLine, gv schema.G
 		}
 		paths, _ := c.DropIns.dropIns(g)
 		for _, p := range paths {
-			f := c.newFile(p, KindDropIn, dropInMode, contents)
+			f := c.newFile(p, OriginDropIn, dropInMode, contents)
 			f.InheritTypeMeta = !c.DropIns.RequireTypeMeta
 			l, _, _, err := f.decode(false)
 			if err != nil {
@@ -163,7 +163,7 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		again := m.c.newFile(f.Path, KindFile, f.Mode, single(f.Path, doc))
+		again := m.c.newFile(f.Path, OriginFile, f.Mode, single(f.Path, doc))
 		set, theirs, _, err := again.decode(true)
 		if err != nil {
 			return nil, fmt.Errorf("%s: the migrated file does not decode: %w", f.Path, err)

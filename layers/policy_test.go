@@ -147,7 +147,7 @@ func TestComponentDefault(t *testing.T) {
 	if err != nil || loaded.Object.TLSCertFile != "/etc/component/tls.crt" {
 		t.Fatalf("%v %+v", err, loaded)
 	}
-	if src, _ := loaded.Provenance.SourceOf("/tlsCertFile"); src.Origin != layers.KindDefault {
+	if src, _ := loaded.Provenance.SourceOf("/tlsCertFile"); src.Origin != layers.OriginDefault {
 		t.Errorf("/tlsCertFile from %s, want default", src)
 	}
 	c.Default = func(runtime.Object) { panic("boom") }

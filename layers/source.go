@@ -21,21 +21,22 @@
 // from ConfigMaps is layers/namespaced.
 package layers
 
-// Source kinds that name where a value came from in provenance.
+// Origins name where a value came from in provenance (merge.Source's
+// Origin).
 const (
-	KindDefault        = "default"
-	KindLegacyDefault  = "legacy-default"
-	KindFile           = "file"
-	KindDropIn         = "drop-in"
-	KindInstanceConfig = "instance-config"
-	KindFlag           = "flag"
-	// KindRunning credits a restart-only key that a reload left at its
+	OriginDefault        = "default"
+	OriginLegacyDefault  = "legacy-default"
+	OriginFile           = "file"
+	OriginDropIn         = "drop-in"
+	OriginInstanceConfig = "instance-config"
+	OriginFlag           = "flag"
+	// OriginRunning credits a restart-only key that a reload left at its
 	// running value.
-	KindRunning = "running"
+	OriginRunning = "running"
 )
 
-// isFileKind reports whether a source of kind k is a file whose directory
-// relative paths resolve against.
-func isFileKind(k string) bool {
-	return k == KindFile || k == KindDropIn || k == KindInstanceConfig
+// isFileOrigin reports whether a source of origin k is a file whose
+// directory relative paths resolve against.
+func isFileOrigin(k string) bool {
+	return k == OriginFile || k == OriginDropIn || k == OriginInstanceConfig
 }

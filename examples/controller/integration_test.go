@@ -243,12 +243,12 @@ func TestOverridesAndPolicy(t *testing.T) {
 		t.Errorf("team a: rejected %v, want %v", got, want)
 	}
 	for _, d := range s.Rejected() {
-		if d.Source.Origin != namespaced.KindNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
+		if d.Source.Origin != namespaced.OriginNamespace || d.Source.Name != a+"/"+OverridesName || d.Source.Version == "" {
 			t.Errorf("rejected key %s names source %+v, want the namespace ConfigMap and its version", d.Key, d.Source)
 		}
 	}
 	p, _ := s.Provenance().Explain("/default-timeout-seconds")
-	if p.Source.Origin != namespaced.KindNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Origin != namespaced.KindCluster {
+	if p.Source.Origin != namespaced.OriginNamespace || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Origin != namespaced.OriginCluster {
 		t.Errorf("provenance of default-timeout-seconds: %+v", p)
 	}
 	if got := fmt.Sprint(s.Overrides()); got != "[default-timeout-seconds default-ttl-seconds-after-finished]" {
@@ -350,7 +350,7 @@ func TestInvalidTenantConfigMap(t *testing.T) {
 		}
 		return fmt.Sprintf("no InvalidConfiguration event on %s/%s: %v", a, OverridesName, events.Items)
 	})
-	if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": namespaced.KindNamespace}); got != 1 {
+	if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": namespaced.OriginNamespace}); got != 1 {
 		t.Errorf("invalid_configmaps_total{kind=namespace} = %v, want 1", got)
 	}
 	// A value that does not even parse is ignored the same way.
@@ -391,7 +391,7 @@ func TestClusterConfigMapLifecycle(t *testing.T) {
 	// An invalid update is refused; the last good configuration stays.
 	f.put(f.system, ClusterConfigMap, nil, map[string]string{"default-timeout-seconds": "-5"})
 	eventually(t, 10*time.Second, func() string {
-		if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": namespaced.KindCluster}); got != 1 {
+		if got := f.metric("test_invalid_configmaps_total", map[string]string{"kind": namespaced.OriginCluster}); got != 1 {
 			return fmt.Sprintf("invalid_configmaps_total{kind=cluster} = %v", got)
 		}
 		return ""

@@ -25,8 +25,8 @@ import (
 	"github.com/stratacfg/strata/validation"
 )
 
-// KindDefault is the source kind of the values defaulting filled.
-const KindDefault = "default"
+// OriginDefault is the origin of the values defaulting filled.
+const OriginDefault = "default"
 
 // Engine is the merge engine's hooks.
 var Engine = mergeengine.Get[*merge.Result, *merge.Layer, merge.Source]()
@@ -49,7 +49,7 @@ type Hooks struct {
 // Decode turns the merged values of r (paths resolved, as values holds
 // them) into the typed configuration: it decodes them as a document of the
 // merge version, which defaults it; runs the caller's hooks on it; records
-// in r the keys defaulting filled or changed, as KindDefault; converts to
+// in r the keys defaulting filled or changed, as OriginDefault; converts to
 // the hub; and validates, naming the layer that set each offending key. It
 // returns the defaulted versioned object and the hub object. r must not be
 // shared yet.
@@ -73,7 +73,7 @@ func Decode[T runtime.Object](k *scheme.Kind, values map[string]string, r *merge
 			return nil, zero, err
 		}
 	}
-	Engine.Fill(r, merge.Source{Origin: KindDefault}, Defaulted(values, flat, typeOf(k)))
+	Engine.Fill(r, merge.Source{Origin: OriginDefault}, Defaulted(values, flat, typeOf(k)))
 	hub, err := k.Scheme().ConvertToVersion(versioned.DeepCopyObject(), k.Hub())
 	if err != nil {
 		return nil, zero, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)

@@ -113,7 +113,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 		}
 	}
 	versioned := obj
-	Engine.FillFunc(res, merge.Source{Origin: KindDefault}, func(values map[string]string) map[string]string { // (4)
+	Engine.FillFunc(res, merge.Source{Origin: OriginDefault}, func(values map[string]string) map[string]string { // (4)
 		flat, err := flatten(versioned)
 		if err != nil {
 			return nil

@@ -22,9 +22,9 @@ type inputs[T any] struct {
 
 // ignoredLayer is a layer left out as a whole, with why.
 type ignoredLayer struct {
-	cm   *corev1.ConfigMap
-	kind string
-	err  *LayerError
+	cm     *corev1.ConfigMap
+	origin string
+	err    *LayerError
 }
 
 // build merges in into a snapshot: the cluster layer, the selector layers
@@ -44,24 +44,24 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 			continue
 		}
 		if sl.err != nil {
-			ignored = append(ignored, ignoredLayer{cm: sl.cm, kind: KindSelector, err: sl.err})
+			ignored = append(ignored, ignoredLayer{cm: sl.cm, origin: OriginSelector, err: sl.err})
 			continue
 		}
 		l := *sl.layer
 		l.Policy = in.cluster.policy.selector
 		optional = append(optional, &l)
-		owner = append(owner, ignoredLayer{cm: sl.cm, kind: KindSelector})
+		owner = append(owner, ignoredLayer{cm: sl.cm, origin: OriginSelector})
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
-			l, _, err := c.configMapLayer(cm, KindNamespace)
+			l, _, err := c.configMapLayer(cm, OriginNamespace)
 			if err != nil {
-				ignored = append(ignored, ignoredLayer{cm: cm, kind: KindNamespace, err: &LayerError{Source: ConfigMapSource(cm, KindNamespace), Err: err}})
+				ignored = append(ignored, ignoredLayer{cm: cm, origin: OriginNamespace, err: &LayerError{Source: ConfigMapSource(cm, OriginNamespace), Err: err}})
 				continue
 			}
 			l.Policy = in.cluster.policy.tenant
 			optional = append(optional, l)
-			owner = append(owner, ignoredLayer{cm: cm, kind: KindNamespace})
+			owner = append(owner, ignoredLayer{cm: cm, origin: OriginNamespace})
 		}
 	}
 	if len(optional) == 0 && len(ignored) == 0 {

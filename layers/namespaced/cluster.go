@@ -35,9 +35,9 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 		if cm == nil {
 			continue
 		}
-		l, raw, err := c.configMapLayer(cm, KindCluster)
+		l, raw, err := c.configMapLayer(cm, OriginCluster)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ConfigMapSource(cm, KindCluster), err)
+			return nil, fmt.Errorf("%s: %w", ConfigMapSource(cm, OriginCluster), err)
 		}
 		st.layers = append(st.layers, l)
 		for k, v := range raw {

@@ -13,18 +13,18 @@ import (
 	"github.com/stratacfg/strata/merge"
 )
 
-// Source kinds of the Kubernetes layers.
+// Origins of the Kubernetes layers (merge.Source's Origin).
 const (
-	// KindCluster is the cluster ConfigMap in the component's namespace.
-	KindCluster = "cluster"
-	// KindSelector is a ConfigMap in the component's namespace that
+	// OriginCluster is the cluster ConfigMap in the component's namespace.
+	OriginCluster = "cluster"
+	// OriginSelector is a ConfigMap in the component's namespace that
 	// applies to the namespaces its label selector matches.
-	KindSelector = "selector"
-	// KindNamespace is a ConfigMap a namespace owns.
-	KindNamespace = "namespace"
+	OriginSelector = "selector"
+	// OriginNamespace is a ConfigMap a namespace owns.
+	OriginNamespace = "namespace"
 )
 
-// configMapLayer turns the data of cm into a raw layer of the given kind,
+// configMapLayer turns the data of cm into a raw layer of the given origin,
 // and returns the data it read. Every data key is one leaf, its value
 // converted as the model says (for a Kind, by the type of that member of
 // the merge version, so "false" stays an explicit false). Keys that begin
@@ -35,8 +35,8 @@ const (
 // A ConfigMap over the size (counted decompressed) or key-count limit is
 // refused whole before any value is converted. The error names the key;
 // the caller names the ConfigMap.
-func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, kind string) (*merge.Layer, map[string]string, error) {
-	src := ConfigMapSource(cm, kind)
+func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, origin string) (*merge.Layer, map[string]string, error) {
+	src := ConfigMapSource(cm, origin)
 	if n := len(cm.Data) + len(cm.BinaryData); n > c.o.MaxConfigMapKeys {
 		return nil, nil, fmt.Errorf("%d keys, over the limit of %d keys a ConfigMap may hold here", n, c.o.MaxConfigMapKeys)
 	}
@@ -130,10 +130,10 @@ type LayerError struct {
 func (e *LayerError) Error() string { return e.Source.String() + ": ignored: " + e.Err.Error() }
 func (e *LayerError) Unwrap() error { return e.Err }
 
-// ConfigMapSource is the provenance source of a ConfigMap: the kind, its
+// ConfigMapSource is the provenance source of a ConfigMap: its origin, its
 // namespace/name and its resourceVersion.
-func ConfigMapSource(cm *corev1.ConfigMap, kind string) merge.Source {
-	return merge.Source{Origin: kind, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
+func ConfigMapSource(cm *corev1.ConfigMap, origin string) merge.Source {
+	return merge.Source{Origin: origin, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

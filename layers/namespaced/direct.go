@@ -126,7 +126,7 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 		return nil, err
 	}
 	for _, ig := range ignored {
-		if d.reported.first(ig.kind+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm.ResourceVersion) {
+		if d.reported.first(ig.origin+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm.ResourceVersion) {
 			c.ignored(d.events, ig)
 		}
 	}

@@ -122,8 +122,8 @@ func (t *reportTable) first(id, version string) bool {
 // tenant's (or a selector ConfigMap's author's), not the controller's:
 // the line is informational, the Event is the warning.
 func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
-	c.log.Info("Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.kind, "reason", ig.err.Err.Error())
-	c.m.invalid.WithLabelValues(ig.kind).Inc()
+	c.log.Info("Ignoring an invalid ConfigMap", "configMap", ig.cm.Namespace+"/"+ig.cm.Name, "kind", ig.origin, "reason", ig.err.Err.Error())
+	c.m.invalid.WithLabelValues(ig.origin).Inc()
 	if events != nil {
 		events.warn(ig.cm, ReasonInvalidConfiguration, "Merge", "Ignored as a whole: "+ig.err.Err.Error())
 	}
@@ -132,7 +132,7 @@ func (c *core[T]) ignored(events eventSink, ig ignoredLayer) {
 // refused reports a cluster ConfigMap that was not applied.
 func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 	c.log.Error(err, "Refused an invalid ConfigMap; the last good configuration stays")
-	c.m.invalid.WithLabelValues(KindCluster).Inc()
+	c.m.invalid.WithLabelValues(OriginCluster).Inc()
 	if cm != nil && events != nil {
 		events.warn(cm, ReasonInvalidConfiguration, "Apply", "Not applied, the last good configuration stays: "+err.Error())
 	}

@@ -35,7 +35,7 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 		sl := &selectorLayer{cm: cm, selector: labels.Nothing()}
 		text, ok := cm.Annotations[annotation]
 		sel, err := labels.Parse(text)
-		src := ConfigMapSource(cm, KindSelector)
+		src := ConfigMapSource(cm, OriginSelector)
 		switch {
 		case !ok:
 			sl.err = &LayerError{Source: src, Err: fmt.Errorf("no %s annotation", annotation)}
@@ -45,7 +45,7 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 			sl.selector = sel
 			reqs, _ := sel.Requirements()
 			sl.terms = len(reqs)
-			if sl.layer, _, err = c.configMapLayer(cm, KindSelector); err != nil {
+			if sl.layer, _, err = c.configMapLayer(cm, OriginSelector); err != nil {
 				sl.err = &LayerError{Source: src, Err: err}
 			}
 		}

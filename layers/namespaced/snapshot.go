@@ -100,7 +100,7 @@ func (s *Snapshot[T]) KeyName(key string) string { return s.display(key) }
 func (s *Snapshot[T]) Overrides() []string {
 	var out []string
 	for _, k := range s.result.Keys() {
-		if src, ok := s.result.SourceOf(k); ok && (src.Origin == KindNamespace || src.Origin == KindSelector) {
+		if src, ok := s.result.SourceOf(k); ok && (src.Origin == OriginNamespace || src.Origin == OriginSelector) {
 			out = append(out, s.display(k))
 		}
 	}

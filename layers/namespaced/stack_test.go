@@ -22,7 +22,7 @@ func stacks(t testing.TB, r *DryRun[*tenantConfig], cluster map[string]string) (
 	t.Helper()
 	var lower []*merge.Layer
 	if cluster != nil {
-		l, _, err := r.c.configMapLayer(configMap("ops", "config", nil, cluster), KindCluster)
+		l, _, err := r.c.configMapLayer(configMap("ops", "config", nil, cluster), OriginCluster)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,7 +106,7 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		if fast.FieldByField() {
 			fastUsed++
 		}
-		ns, _, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), KindNamespace)
+		ns, _, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), OriginNamespace)
 		if err != nil {
 			continue
 		}
@@ -155,7 +155,7 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	f.Add("timeout", "-5", "beta-thing", "maybe")
 	f.Add("log-dir", "x\"y", "retries", "2147483648")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
-		ns, _, err := r.c.configMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), KindNamespace)
+		ns, _, err := r.c.configMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), OriginNamespace)
 		if err != nil {
 			return // not a layer: ignored before either decode
 		}
@@ -185,7 +185,7 @@ func TestStackFallsBack(t *testing.T) {
 	if err != nil || *s.Object.Timeout != 60 {
 		t.Errorf("tombstone: %v, %v", s, err)
 	}
-	if src, _ := s.Provenance().SourceOf("/timeout"); src.Origin != layers.KindDefault {
+	if src, _ := s.Provenance().SourceOf("/timeout"); src.Origin != layers.OriginDefault {
 		t.Errorf("tombstoned key credited to %v, want default", src)
 	}
 	if s.Object.Kind != "tenantConfig" || s.Object.APIVersion != tenantGV.String() {

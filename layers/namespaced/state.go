@@ -654,7 +654,7 @@ func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refu
 		rec.reported = map[string]string{}
 	}
 	for _, ig := range ignored {
-		if first(rec.reported, ig.kind+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm) {
+		if first(rec.reported, ig.origin+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm) {
 			s.c.ignored(s.events, ig)
 		}
 	}

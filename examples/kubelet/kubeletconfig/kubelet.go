@@ -89,10 +89,10 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := push(merge.Source{Origin: layers.KindDefault}, &kubeletconfig.KubeletConfiguration{}, defaults); err != nil {
+	if err := push(merge.Source{Origin: layers.OriginDefault}, &kubeletconfig.KubeletConfiguration{}, defaults); err != nil {
 		return nil, err
 	}
-	if err := push(merge.Source{Origin: layers.KindLegacyDefault, Name: "kubelet's legacy defaults"}, defaults, kc); err != nil {
+	if err := push(merge.Source{Origin: layers.OriginLegacyDefault, Name: "kubelet's legacy defaults"}, defaults, kc); err != nil {
 		return nil, err
 	}
 	initial := kc.DeepCopy()
@@ -126,7 +126,7 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 		out.Warnings = file.warnings
 		stack = append(stack, file.layer)
 		kc = file.config
-		if err := push(merge.Source{Origin: layers.KindDefault, Name: "for " + path}, file.raw, kc); err != nil {
+		if err := push(merge.Source{Origin: layers.OriginDefault, Name: "for " + path}, file.raw, kc); err != nil {
 			return nil, err
 		}
 	}
@@ -174,7 +174,7 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := push(merge.Source{Origin: layers.KindDefault, Name: "after the drop-ins"}, merged, kc); err != nil {
+		if err := push(merge.Source{Origin: layers.OriginDefault, Name: "after the drop-ins"}, merged, kc); err != nil {
 			return nil, err
 		}
 	}
@@ -268,7 +268,7 @@ func loadFile(k *scheme.Kind, path string) (*loaded, error) {
 	resolve(out.config, filepath.Dir(abs))
 	fillEviction(out.config)
 	// The layer: what the file sets, paths resolved as above.
-	f := &layers.File{Path: abs, SourceKind: layers.KindFile, Kind: k, Mode: scheme.Warn, Files: snapshot{abs: data}}
+	f := &layers.File{Path: abs, Origin: layers.OriginFile, Kind: k, Mode: scheme.Warn, Files: snapshot{abs: data}}
 	if out.layer, _, err = f.Decode(); err != nil {
 		return nil, err
 	}
@@ -356,7 +356,7 @@ func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, error) {
 	}
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
-	return &merge.Layer{Source: merge.Source{Origin: layers.KindDropIn, Name: path}, Values: values}, nil
+	return &merge.Layer{Source: merge.Source{Origin: layers.OriginDropIn, Name: path}, Values: values}, nil
 }
 
 // kubeletDropIns lists the drop-ins of dir as kubelet's
@@ -406,7 +406,7 @@ func readFile(k *scheme.Kind, path string) ([]byte, error) {
 // no set flag (kubelet's parse resets --log-*-split-stream whether or not
 // they are given) to kubelet's command line as a whole.
 func pushFlags(k *scheme.Kind, stack *[]*merge.Layer, fs *pflag.FlagSet, keys map[string]string, before, after *kubeletconfig.KubeletConfiguration) error {
-	changed, err := diffLayer(k, merge.Source{Origin: layers.KindFlag, Name: "kubelet's command line"}, before, after)
+	changed, err := diffLayer(k, merge.Source{Origin: layers.OriginFlag, Name: "kubelet's command line"}, before, after)
 	if err != nil || len(changed.Values) == 0 {
 		return err
 	}
@@ -427,7 +427,7 @@ func pushFlags(k *scheme.Kind, stack *[]*merge.Layer, fs *pflag.FlagSet, keys ma
 				name := byKey[bound]
 				l := perFlag[name]
 				if l == nil {
-					l = &merge.Layer{Source: merge.Source{Origin: layers.KindFlag, Name: "--" + name}, Values: map[string]string{}}
+					l = &merge.Layer{Source: merge.Source{Origin: layers.OriginFlag, Name: "--" + name}, Values: map[string]string{}}
 					perFlag[name] = l
 					order = append(order, name)
 				}
@@ -490,7 +490,7 @@ func provenance(stack []*merge.Layer, final []byte) (*merge.Result, error) {
 	delete(want, "/apiVersion")
 	delete(want, "/kind")
 	got := merge.Merge(stack...).Values()
-	fill := &merge.Layer{Source: merge.Source{Origin: layers.KindDefault}, Values: map[string]string{}}
+	fill := &merge.Layer{Source: merge.Source{Origin: layers.OriginDefault}, Values: map[string]string{}}
 	for key, v := range want {
 		if got[key] != v {
 			fill.Values[key] = v
