@@ -38,12 +38,11 @@ func ciTree(files, size, gen int) map[string]string {
 // waitGeneration waits until s serves gen for id.
 func waitGeneration(tb testing.TB, s TreeServer, id CIIdentity, gen int) {
 	tb.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if data, ok := s.Get(id); ok && GenerationOf(data) == gen {
-			return
-		}
-		time.Sleep(time.Millisecond)
+	if watchtest.Until(60*time.Second, func() bool {
+		data, ok := s.Get(id)
+		return ok && GenerationOf(data) == gen
+	}) {
+		return
 	}
 	tb.Fatalf("generation %d of %v not served within 60s", gen, id)
 }
@@ -159,7 +158,7 @@ func benchReload(b *testing.B, start func(TreeOptions) (TreeServer, error)) {
 			due := time.Now()
 			for i := 0; !stop.Load(); i++ {
 				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
+					time.Sleep(d) // a reader paced at a fixed rate
 				}
 				began := time.Now()
 				if _, ok := s.Get(ids[i%len(ids)]); !ok {

@@ -336,6 +336,8 @@ func TestNoTornReads(t *testing.T) {
 	wg.Add(3)
 	go reader(ReadOptions{})
 	go reader(ReadOptions{})
+	// A slow reader: its pause between pinning the generation and reading
+	// it is the window a writer must not tear, which only time opens.
 	go reader(ReadOptions{pause: func() { time.Sleep(200 * time.Microsecond) }})
 
 	for gen := 1; gen <= updates; gen++ {
@@ -344,10 +346,7 @@ func TestNoTornReads(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for watcher.Current() != updates && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	watchtest.Until(10*time.Second, func() bool { return watcher.Current() == updates })
 	if got := watcher.Current(); got != updates {
 		t.Fatalf("watcher holds generation %d, want the final %d", got, updates)
 	}
@@ -492,6 +491,7 @@ func TestNoMixedSnapshotsAcrossTargets(t *testing.T) {
 			}
 			wg.Add(3)
 			go reader(ReadOptions{})
+			// A slow reader, whose pause only time can open.
 			go reader(ReadOptions{pause: func() { time.Sleep(100 * time.Microsecond) }})
 			go naiveReader()
 			for gen := 1; gen <= updates; gen++ {

@@ -27,10 +27,7 @@ func goroutines() int { return runtime.NumGoroutine() }
 // running shortly after it stopped everything.
 func waitGoroutines(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for goroutines() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	watchtest.Until(5*time.Second, func() bool { return goroutines() <= before })
 	if n := goroutines(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("goroutine leak: %d running, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])
@@ -289,12 +286,8 @@ func (f *fakeNotifier) WatchList() []string {
 // waitFor waits until the watch list is exactly dirs.
 func (f *fakeNotifier) waitFor(t *testing.T, dirs ...string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !slices.Equal(f.WatchList(), dirs) {
-		if time.Now().After(deadline) {
-			t.Fatalf("watches %v, want %v", f.WatchList(), dirs)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !watchtest.Until(5*time.Second, func() bool { return slices.Equal(f.WatchList(), dirs) }) {
+		t.Fatalf("watches %v, want %v", f.WatchList(), dirs)
 	}
 }
 

@@ -47,12 +47,8 @@ func getAs(t *testing.T, url, accept string) (string, string) {
 // eventually polls cond until it holds or 10s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !watchtest.Until(10*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

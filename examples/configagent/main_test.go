@@ -125,15 +125,15 @@ func (a *agentRun) get(t *testing.T, path string) (int, string, string) {
 // waitFor waits until path answers code.
 func (a *agentRun) waitFor(t *testing.T, path string, code int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(a.base + path); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == code {
-				return
-			}
+	if watchtest.Until(20*time.Second, func() bool {
+		resp, err := http.Get(a.base + path)
+		if err != nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == code
+	}) {
+		return
 	}
 	t.Fatalf("%s did not answer %d within 20s; stderr:\n%s", path, code, a.stderr.String())
 }
@@ -141,12 +141,11 @@ func (a *agentRun) waitFor(t *testing.T, path string, code int) {
 // waitServes waits until path serves generation gen.
 func (a *agentRun) waitServes(t *testing.T, path string, gen int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if code, _, body := a.get(t, path); code == http.StatusOK && generationOf(body) == gen {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if watchtest.Until(20*time.Second, func() bool {
+		code, _, body := a.get(t, path)
+		return code == http.StatusOK && generationOf(body) == gen
+	}) {
+		return
 	}
 	t.Fatalf("%s did not serve generation %d within 20s; stdout:\n%s", path, gen, a.stdout.String())
 }
@@ -155,10 +154,8 @@ func (a *agentRun) waitServes(t *testing.T, path string, gen int) {
 // there, or after 10 s: a snapshot is served before its line is printed.
 func (a *agentRun) linesWhen(t *testing.T, done func([]line) bool) []line {
 	t.Helper()
-	ls := a.lines(t)
-	for deadline := time.Now().Add(10 * time.Second); !done(ls) && time.Now().Before(deadline); ls = a.lines(t) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	var ls []line
+	watchtest.Until(10*time.Second, func() bool { ls = a.lines(t); return done(ls) })
 	return ls
 }
 
@@ -255,7 +252,7 @@ func TestShardsUnderKubeletWriter(t *testing.T) {
 			if err := writers[name].TryWriteBinary(nil, shardPayload(t, shards[name], gen)); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+			time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond) // kubelet syncs each volume in its own time
 		}
 	}
 	a.waitServes(t, "/config?org=org&repo=delta&branch=main", updates)
@@ -406,10 +403,7 @@ func TestInvalidReloadKeepsTheLastGood(t *testing.T) {
 		if err := g.Write(bad.files); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(20 * time.Second)
-		for count(a.lines(t), "failure") < i+1 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		watchtest.Until(20*time.Second, func() bool { return count(a.lines(t), "failure") >= i+1 })
 		ls := a.lines(t)
 		if l := ls[len(ls)-1]; l.Status != "failure" || !strings.Contains(l.Error, bad.want) || l.Files != 2 || l.Generation == gen {
 			t.Fatalf("bad revision %d: %+v, want a failure naming %q", i, l, bad.want)
@@ -481,7 +475,7 @@ func TestPendingFirstSnapshot(t *testing.T) {
 	write(b1, "y", 1)
 	a := startAgent(t, "--source", a1.Path(), "--source", b1.Path(), "--version-key", "VERSION", "--poll-interval", "50ms", "--settle", "0")
 	a.waitFor(t, "/healthz", http.StatusOK)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // four polls: readiness must not come, and no signal marks an absence
 	if code, _, _ := a.get(t, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz %d on a pending first snapshot", code)
 	}

@@ -117,18 +117,15 @@ func TestController(t *testing.T) {
 		job(tc.ns)
 		want := resolveJSON(t, "--namespace", tc.ns, "--from-dir", manifests)
 		var got *batchv1.Job
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		watchtest.Until(20*time.Second, func() bool {
 			var err error
 			got, err = c.BatchV1().Jobs(tc.ns).Get(context.Background(), "work", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := got.Annotations[namespaced.AnnotationResolvedHash]; ok || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			_, ok := got.Annotations[namespaced.AnnotationResolvedHash]
+			return ok
+		})
 		if h := got.Annotations[namespaced.AnnotationResolvedHash]; h != want.Hash {
 			t.Errorf("%s: resolved-hash %q, want %q; controller log:\n%s", tc.ns, h, want.Hash, logs.String())
 			continue

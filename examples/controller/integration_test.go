@@ -18,6 +18,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/internal/kubetest"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -134,17 +135,7 @@ func (f *fixture) resolve(ns string) *namespaced.Snapshot[*v1alpha1.JobDefaults]
 // eventually polls cond until it returns "" or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		msg := cond()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, msg)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	watchtest.Eventually(t, timeout, cond)
 }
 
 // timeout reads a namespace's default-timeout-seconds until it is want.
@@ -457,7 +448,7 @@ func TestLazyModeSharesOneWatch(t *testing.T) {
 	}
 	before := counts()
 	for settled := false; !settled; {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // a quiet period: nothing signals that no more will come
 		now := counts()
 		settled, before = now == before, now
 	}

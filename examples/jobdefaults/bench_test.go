@@ -34,6 +34,7 @@ import (
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/integrations/stratacr"
 	"github.com/stratacfg/strata/internal/servingcert"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -347,9 +348,8 @@ func benchWebhook(cl *cluster, name string, register func(ctrl.Manager) (string,
 	if err != nil {
 		return nil, err
 	}
-	for started := mgr.GetWebhookServer().StartedChecker(); started(nil) != nil; {
-		time.Sleep(10 * time.Millisecond)
-	}
+	started := mgr.GetWebhookServer().StartedChecker()
+	watchtest.Until(time.Minute, func() bool { return started(nil) == nil })
 	hook := webhookConfiguration(host, port, caBundle)
 	hook.Name = "bench-" + name
 	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + path
@@ -361,17 +361,13 @@ func benchWebhook(cl *cluster, name string, register func(ctrl.Manager) (string,
 		return nil, err
 	}
 	// Ready when a dry-run Job goes through it.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := cl.c.BatchV1().Jobs(benchWebhookNamespace).Create(context.Background(), jobObject(benchWebhookNamespace, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			stopMgr()
-			return nil, fmt.Errorf("the %s webhook: %w", name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var probeErr error
+	if !watchtest.Until(30*time.Second, func() bool {
+		_, probeErr = cl.c.BatchV1().Jobs(benchWebhookNamespace).Create(context.Background(), jobObject(benchWebhookNamespace, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return probeErr == nil
+	}) {
+		stopMgr()
+		return nil, fmt.Errorf("the %s webhook: %w", name, probeErr)
 	}
 	return func() error {
 		err := hooks.Delete(context.Background(), hook.Name, metav1.DeleteOptions{})

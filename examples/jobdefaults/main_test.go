@@ -185,22 +185,24 @@ func newCluster(t testing.TB) (*cluster, error) {
 	// Ready when a dry-run Job comes back defaulted: the webhook is
 	// registered and the API server calls it.
 	probe := cl.namespace(t, "probe")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		job, err := c.BatchV1().Jobs(probe).Create(ctxb, jobObject(probe, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && job.Spec.ActiveDeadlineSeconds != nil {
-			return cl, nil
-		}
+	var exited error
+	if watchtest.Until(60*time.Second, func() bool {
+		var job *batchv1.Job
+		job, err = c.BatchV1().Jobs(probe).Create(ctxb, jobObject(probe, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		select {
 		case code := <-cl.done:
-			return nil, fmt.Errorf("jobdefaults exited with %d:\n%s", code, cl.stderr.String())
+			exited = fmt.Errorf("jobdefaults exited with %d:\n%s", code, cl.stderr.String())
+			return true
 		default:
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the webhook did not default a Job within 60s (last error %v):\n%s", err, cl.stderr.String())
+		return err == nil && job.Spec.ActiveDeadlineSeconds != nil
+	}) {
+		if exited != nil {
+			return nil, exited
 		}
-		time.Sleep(100 * time.Millisecond)
+		return cl, nil
 	}
+	return nil, fmt.Errorf("the webhook did not default a Job within 60s (last error %v):\n%s", err, cl.stderr.String())
 }
 
 func (cl *cluster) namespace(t testing.TB, name string) string {
@@ -261,16 +263,9 @@ func eventually(t testing.TB, what string, cond func() string) {
 // eventuallyWithin polls cond until it returns "" or d passes.
 func eventuallyWithin(t testing.TB, d time.Duration, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		msg := cond()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s", what, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var msg string
+	if !watchtest.Until(d, func() bool { msg = cond(); return msg == "" }) {
+		t.Fatalf("%s: %s", what, msg)
 	}
 }
 

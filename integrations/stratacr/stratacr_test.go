@@ -25,6 +25,7 @@ import (
 
 	"github.com/stratacfg/strata/integrations/stratacr"
 	"github.com/stratacfg/strata/internal/testkind"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -143,16 +144,14 @@ func TestSource(t *testing.T) {
 	}
 	nr.Invalidate(cm)
 	var got []string
-	deadline := time.Now().Add(5 * time.Second)
-	for len(got) < 2 && time.Now().Before(deadline) {
-		if q.Len() == 0 {
-			time.Sleep(10 * time.Millisecond)
-			continue
+	watchtest.Until(5*time.Second, func() bool {
+		for q.Len() > 0 {
+			req, _ := q.Get()
+			got = append(got, req.String())
+			q.Done(req)
 		}
-		req, _ := q.Get()
-		got = append(got, req.String())
-		q.Done(req)
-	}
+		return len(got) >= 2
+	})
 	slices.Sort(got)
 	if fmt.Sprint(got) != "[team-a/j1 team-a/j2]" || q.Len() != 0 {
 		t.Errorf("enqueued %v (and %d more), want team-a's two Jobs", got, q.Len())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stratacfg/strata/integrations/strataknative"
 	"github.com/stratacfg/strata/internal/testkind"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -96,19 +97,16 @@ func TestClusterLayerFromTheWatcher(t *testing.T) {
 	ctx := context.Background()
 	eventually := func(want config) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		var got config
+		if !watchtest.Until(5*time.Second, func() bool {
 			s, err := r.ForNamespace(ctx, "team")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *s.Object == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%+v, want %+v", *s.Object, want)
-			}
-			time.Sleep(10 * time.Millisecond)
+			got = *s.Object
+			return got == want
+		}) {
+			t.Fatalf("%+v, want %+v", got, want)
 		}
 	}
 	eventually(config{TimeoutMinutes: 50, APIFields: "beta"}) // feature-flags absent: the gate closed
@@ -235,10 +233,7 @@ func TestSelectorLayers(t *testing.T) {
 	if _, err := kc.CoreV1().Namespaces().Update(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{"tier": "gold"}}}, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for timeout() != 40 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	watchtest.Until(5*time.Second, func() bool { return timeout() == 40 })
 	if got := timeout(); got != 40 {
 		t.Errorf("a gold namespace: timeout %d, want the selector layer's 40", got)
 	}

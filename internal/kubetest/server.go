@@ -202,30 +202,33 @@ func (s *Server) startAPIServer() error {
 	return nil
 }
 
-// waitReady waits for /readyz to answer ok, or for the server to exit.
+// waitReady waits for /readyz to answer ok, asking every 100 ms (the
+// server announces readiness only there), or for either server to exit.
 func (s *Server) waitReady() error {
-	deadline := time.Now().Add(startTimeout)
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
 	var last error
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		exited := s.exited
-		s.mu.Unlock()
+	for {
+		if _, err := os.Stat(s.Config.TLSClientConfig.CAFile); err == nil {
+			if last = s.ready(); last == nil {
+				return nil
+			}
+		}
 		select {
 		case <-exited:
 			return fmt.Errorf("kube-apiserver exited before it was ready; its log:\n%s", s.tail())
 		case <-s.etcdExit:
 			return fmt.Errorf("etcd exited; the servers' log:\n%s", s.tail())
-		default:
+		case <-deadline.C:
+			return fmt.Errorf("kube-apiserver not ready after %s (last error: %v); the servers' log:\n%s", startTimeout, last, s.tail())
+		case <-tick.C:
 		}
-		if _, err := os.Stat(s.Config.TLSClientConfig.CAFile); err == nil {
-			last = s.ready()
-			if last == nil {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("kube-apiserver not ready after %s (last error: %v); the servers' log:\n%s", startTimeout, last, s.tail())
 }
 
 func (s *Server) ready() error {

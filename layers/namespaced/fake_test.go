@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/stratacfg/strata/internal/testkind"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -100,12 +101,8 @@ func TestFakeClientsets(t *testing.T) {
 					t.Fatalf("timeout %d, want the override's 5", got)
 				}
 				edit("team", "7")
-				deadline := time.Now().Add(5 * time.Second)
-				for timeout() != 7 {
-					if time.Now().After(deadline) {
-						t.Fatalf("the edit did not reach the snapshot in 5s: timeout %d", timeout())
-					}
-					time.Sleep(10 * time.Millisecond)
+				if !watchtest.Until(5*time.Second, func() bool { return timeout() == 7 }) {
+					t.Fatalf("the edit did not reach the snapshot in 5s: timeout %d", timeout())
 				}
 				if mode == "direct" {
 					return
@@ -182,12 +179,8 @@ func TestSharedWatchExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
-	deadline := time.Now().Add(5 * time.Second)
-	for timeout() != 9 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the change missed by the expired watch did not reach the snapshot: timeout %d", timeout())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !watchtest.Until(5*time.Second, func() bool { return timeout() == 9 }) {
+		t.Fatalf("the change missed by the expired watch did not reach the snapshot: timeout %d", timeout())
 	}
 	select {
 	case <-shared: // a new shared watch
@@ -252,19 +245,16 @@ func TestParsedOnFakeClientsets(t *testing.T) {
 			defer r.Stop()
 			waitFor := func(want sectioned) {
 				t.Helper()
-				deadline := time.Now().Add(5 * time.Second)
-				for {
+				var got sectioned
+				if !watchtest.Until(5*time.Second, func() bool {
 					s, err := r.ForNamespace(ctx, "team")
 					if err != nil {
 						t.Fatal(err)
 					}
-					if *s.Object == want {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%+v, want %+v", *s.Object, want)
-					}
-					time.Sleep(10 * time.Millisecond)
+					got = *s.Object
+					return got == want
+				}) {
+					t.Fatalf("%+v, want %+v", got, want)
 				}
 			}
 			waitFor(sectioned{Timeout: "100", Retries: "1"}) // the gate closed

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -154,12 +155,8 @@ func expired(w *watch.FakeWatcher) {
 
 func eventually(t *testing.T, r *namespaced.Resolver[*jobDefaults], want int64, why string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for timeoutOf(t, r, "team") != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timeout %d after 5s, want %d", why, timeoutOf(t, r, "team"), want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !watchtest.Until(5*time.Second, func() bool { return timeoutOf(t, r, "team") == want }) {
+		t.Fatalf("%s: timeout %d after 5s, want %d", why, timeoutOf(t, r, "team"), want)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // TestMain fails the package when goroutines its tests started are still
@@ -14,10 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	before := runtime.NumGoroutine()
 	code := m.Run()
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	watchtest.Until(10*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before && code == 0 {
 		buf := make([]byte, 1<<20)
 		fmt.Fprintf(os.Stderr, "goroutine leak: %d running after the tests, %d before\n%s", n, before, buf[:runtime.Stack(buf, true)])

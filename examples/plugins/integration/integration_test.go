@@ -142,12 +142,8 @@ func apply(t *testing.T, c dynamic.Interface, ns string, u *unstructured.Unstruc
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !watchtest.Until(30*time.Second, cond) {
+		t.Fatalf("%s: not within 30s", what)
 	}
 }
 
@@ -286,19 +282,16 @@ func pluginState(t *testing.T, c dynamic.Interface, ns, name string) (map[string
 func waitValues(t *testing.T, c dynamic.Interface, ns, name string, want map[string]string) {
 	t.Helper()
 	var got map[string]string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if watchtest.Until(30*time.Second, func() bool {
 		got, _, _ = pluginState(t, c, ns, name)
-		ok := true
 		for k, v := range want {
 			if got[k] != v {
-				ok = false
+				return false
 			}
 		}
-		if ok {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return true
+	}) {
+		return
 	}
 	t.Fatalf("%s/%s holds %v, want %v", ns, name, got, want)
 }
@@ -388,7 +381,7 @@ func TestRun(t *testing.T) {
 		} else {
 			stable, unchanged = 0, n
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a quiet period: nothing signals that no more writes will come
 	}
 	rewritten := a.counter(t, "plugins_rewritten_total")
 	apply(t, c, ns, manifests(t, "../testdata/greenhouse/clusters.yaml")[0].DeepCopy()) // exists already: no event

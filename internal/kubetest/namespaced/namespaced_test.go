@@ -26,6 +26,7 @@ import (
 
 	"github.com/stratacfg/strata/internal/kubetest"
 	"github.com/stratacfg/strata/internal/testkind"
+	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -208,21 +209,16 @@ func subscribe(r resolver) *notifications {
 // it says, then a quiet moment more, and returns the counts.
 func (n *notifications) settle(t *testing.T, want map[string]int) map[string]int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	watchtest.Until(10*time.Second, func() bool {
 		n.mu.Lock()
-		done := true
+		defer n.mu.Unlock()
 		for ns, c := range want {
 			if n.counts[ns] < c {
-				done = false
+				return false
 			}
 		}
-		n.mu.Unlock()
-		if done || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 	time.Sleep(300 * time.Millisecond) // a duplicate would come now
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -266,12 +262,8 @@ func TestModesAgainstAPIServer(t *testing.T) {
 			cached := mode != "direct"
 			wait := func(want int64, ns string) {
 				t.Helper()
-				deadline := time.Now().Add(10 * time.Second)
-				for timeoutOf(t, r, ns) != want {
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: timeout %d, want %d", ns, timeoutOf(t, r, ns), want)
-					}
-					time.Sleep(10 * time.Millisecond)
+				if !watchtest.Until(10*time.Second, func() bool { return timeoutOf(t, r, ns) == want }) {
+					t.Fatalf("%s: timeout %d, want %d", ns, timeoutOf(t, r, ns), want)
 				}
 			}
 
@@ -347,10 +339,7 @@ func TestReaderModeStartsNoWatch(t *testing.T) {
 	for i := range 20 {
 		w.put(a, "overrides", tenantLabels, map[string]string{"default-timeout-seconds": strconv.Itoa(20 + i)})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for timeoutOf(t, r, a) != 39 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	watchtest.Until(10*time.Second, func() bool { return timeoutOf(t, r, a) == 39 })
 	if got := timeoutOf(t, r, a); got != 39 {
 		t.Errorf("after 20 edits: timeout %d, want 39", got)
 	}
@@ -388,34 +377,31 @@ func TestTenantSeesWhyKeysWereRefused(t *testing.T) {
 	if _, err := r.ForNamespace(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var found []string
+	watchtest.Until(10*time.Second, func() bool {
 		evs, err := w.c.EventsV1().Events(a).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var found []string
+		found = nil
 		for _, e := range evs.Items {
 			if e.Reason == namespaced.ReasonKeysRefused && e.Regarding.UID == cm.UID {
 				found = append(found, e.Note)
 			}
 		}
-		if len(found) == 1 {
-			note := found[0]
-			for _, want := range []string{`key "default-service-account": locked by the operator`, `key "max-timeout-seconds": cluster-only key`} {
-				if !strings.Contains(note, want) {
-					t.Errorf("the Event's note %q lacks %q", note, want)
-				}
-			}
-			if strings.Contains(note, "default-timeout-seconds") {
-				t.Errorf("the note names an applied key: %q", note)
-			}
-			return
+		return len(found) > 0
+	})
+	if len(found) != 1 {
+		t.Fatalf("%d KeysRefused Events on %s/overrides: %q", len(found), a, found)
+	}
+	note := found[0]
+	for _, want := range []string{`key "default-service-account": locked by the operator`, `key "max-timeout-seconds": cluster-only key`} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the Event's note %q lacks %q", note, want)
 		}
-		if len(found) > 1 || time.Now().After(deadline) {
-			t.Fatalf("%d KeysRefused Events on %s/overrides: %q", len(found), a, found)
-		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.Contains(note, "default-timeout-seconds") {
+		t.Errorf("the note names an applied key: %q", note)
 	}
 }
 
@@ -448,14 +434,14 @@ func TestNoLockout(t *testing.T) {
 			const stored = "judged against the last valid cluster configuration (or the defaults): the cluster ConfigMaps as stored are refused"
 			check := func(cm *corev1.ConfigMap) ([]string, error) {
 				t.Helper()
-				deadline := time.Now().Add(10 * time.Second)
-				for {
-					warnings, err := r.CheckConfigMap(ctx, cm)
-					if err != nil || slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, stored) }) || time.Now().After(deadline) {
-						return warnings, err
-					}
-					time.Sleep(10 * time.Millisecond) // until the resolver has seen the invalid one
-				}
+				var warnings []string
+				var err error
+				// Until the resolver has seen the invalid one.
+				watchtest.Until(10*time.Second, func() bool {
+					warnings, err = r.CheckConfigMap(ctx, cm)
+					return err != nil || slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, stored) })
+				})
+				return warnings, err
 			}
 			cluster := func(data map[string]string) *corev1.ConfigMap {
 				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.system, Name: "defaults"}, Data: data}
@@ -494,16 +480,13 @@ func TestNoLockout(t *testing.T) {
 			}
 			// Stored back as it was in effect: no warning any more.
 			w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100"})
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				warnings, err := r.CheckConfigMap(ctx, tenant(map[string]string{"default-timeout-seconds": "5"}))
-				if err == nil && len(warnings) == 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the stored ConfigMap restored: %q, %v", warnings, err)
-				}
-				time.Sleep(10 * time.Millisecond)
+			var warnings []string
+			var err error
+			if !watchtest.Until(10*time.Second, func() bool {
+				warnings, err = r.CheckConfigMap(ctx, tenant(map[string]string{"default-timeout-seconds": "5"}))
+				return err == nil && len(warnings) == 0
+			}) {
+				t.Fatalf("the stored ConfigMap restored: %q, %v", warnings, err)
 			}
 		})
 	}

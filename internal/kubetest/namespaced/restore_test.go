@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stratacfg/strata/internal/kubetest"
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // TestEtcdRestored restores etcd, under running Lazy and Informer
@@ -60,9 +61,9 @@ func TestEtcdRestored(t *testing.T) {
 // its default timeout there in r, and fails with what each resolved last.
 func await(t *testing.T, mode string, r resolver, want map[string]int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var off []string
+	var off []string
+	if !watchtest.Until(time.Minute, func() bool {
+		off = nil
 		for ns, v := range want {
 			s, err := r.ForNamespace(t.Context(), ns)
 			switch {
@@ -72,12 +73,8 @@ func await(t *testing.T, mode string, r resolver, want map[string]int64) {
 				off = append(off, fmt.Sprintf("%s: %d, want %d", ns, *s.Object.DefaultTimeoutSeconds, v))
 			}
 		}
-		if len(off) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s resolver, a minute on: %v", mode, off)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(off) == 0
+	}) {
+		t.Fatalf("%s resolver, a minute on: %v", mode, off)
 	}
 }
