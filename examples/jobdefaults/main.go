@@ -75,7 +75,7 @@ const (
 	WebhookPath = "/mutate-batch-v1-job"
 	// ConfigMapWebhookName names the ValidatingWebhookConfiguration of
 	// the layer ConfigMaps; ConfigMapWebhookPath is where it serves.
-	ConfigMapWebhookName = "strata-jobdefaults-configmaps"
+	ConfigMapWebhookName = "configmaps.jobdefaults.config.strata.dev"
 	ConfigMapWebhookPath = "/validate-configmaps"
 	// FieldManager names the controller's writes.
 	FieldManager = "strata-jobdefaults"
@@ -265,8 +265,7 @@ func start(ctx context.Context, f *flags) error {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		tenant, cluster := r.AdmissionSelectors()
-		if err := registerWebhook(ctx, mgr.GetAPIReader(), mgr.GetClient(), f, caBundle, tenant, cluster); err != nil {
+		if err := registerWebhook(ctx, mgr.GetAPIReader(), mgr.GetClient(), f, caBundle, o); err != nil {
 			return fmt.Errorf("registering the webhook: %w", err)
 		}
 		log.Info("Webhook registered", "configuration", WebhookName, "url", fmt.Sprintf("https://%s:%d%s", f.host, f.port, WebhookPath))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -45,46 +46,22 @@ func webhookConfiguration(host string, port int, caBundle []byte) *admissionregi
 	}
 }
 
-// configMapWebhookConfiguration is the ValidatingWebhookConfiguration that
-// sends the layer ConfigMaps (the namespace overrides, and the ConfigMaps
-// of the controller's namespace) to https://host:port/validate-configmaps,
-// with the selectors the resolver gives, so that no other ConfigMap
-// reaches it. It fails open: the resolver refuses an invalid layer at run
-// time anyway, and an operator must be able to fix the cluster ConfigMap
-// while the controller is down; the webhook is there so that whoever
-// writes a layer learns at once what is wrong with it.
-func configMapWebhookConfiguration(host string, port int, caBundle []byte, tenant, cluster namespaced.WebhookSelectors) *admissionregistrationv1.ValidatingWebhookConfiguration {
-	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + ConfigMapWebhookPath
-	ignore, none, scope := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.NamespacedScope
-	hook := func(name string, sel namespaced.WebhookSelectors) admissionregistrationv1.ValidatingWebhook {
-		return admissionregistrationv1.ValidatingWebhook{
-			Name:         name,
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}, Scope: &scope},
-			}},
-			ObjectSelector: sel.ObjectSelector, NamespaceSelector: sel.NamespaceSelector,
-			FailurePolicy: &ignore, SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: new(int32(5)),
-		}
-	}
-	return &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapWebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{
-			hook("overrides.jobdefaults.config.strata.dev", tenant),
-			hook("cluster.jobdefaults.config.strata.dev", cluster),
-		},
-	}
-}
-
 // registerWebhook creates the webhook configurations, or updates them to
-// point at this process.
-func registerWebhook(ctx context.Context, reader client.Reader, c client.Client, f *flags, caBundle []byte, tenant, cluster namespaced.WebhookSelectors) error {
+// point at this process: the Job webhook, and the layer ConfigMaps'
+// (namespaced.ConfigMapWebhook: only the ConfigMaps the resolver reads,
+// failing open, so that an operator can fix the cluster ConfigMap while
+// the controller is down).
+func registerWebhook(ctx context.Context, reader client.Reader, c client.Client, f *flags, caBundle []byte, o namespaced.Options[*v1alpha1.JobDefaults]) error {
 	if err := ensure(ctx, reader, c, webhookConfiguration(f.host, f.port, caBundle), &admissionregistrationv1.MutatingWebhookConfiguration{},
 		func(cur, want *admissionregistrationv1.MutatingWebhookConfiguration) { cur.Webhooks = want.Webhooks }); err != nil {
 		return err
 	}
-	return ensure(ctx, reader, c, configMapWebhookConfiguration(f.host, f.port, caBundle, tenant, cluster), &admissionregistrationv1.ValidatingWebhookConfiguration{},
+	url := "https://" + net.JoinHostPort(f.host, strconv.Itoa(f.port)) + ConfigMapWebhookPath
+	cms, err := namespaced.ConfigMapWebhook(o, ConfigMapWebhookName, admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle})
+	if err != nil {
+		return err
+	}
+	return ensure(ctx, reader, c, cms, &admissionregistrationv1.ValidatingWebhookConfiguration{},
 		func(cur, want *admissionregistrationv1.ValidatingWebhookConfiguration) { cur.Webhooks = want.Webhooks })
 }
 

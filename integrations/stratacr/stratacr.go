@@ -276,8 +276,8 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 // namespaced.Resolver.CheckConfigMap does: an invalid cluster or tenant
 // ConfigMap is denied with its problems, a tenant ConfigMap with refused
 // keys is admitted with one warning per key. Register it on the manager's
-// webhook server, for CREATE and UPDATE of ConfigMaps with the selectors
-// of namespaced.Resolver.AdmissionSelectors.
+// webhook server, and with the API server as namespaced.ConfigMapWebhook
+// builds the registration.
 func (r *Resolver[T]) ConfigMapWebhook() *admission.Webhook {
 	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
 		if req.Kind.Group != "" || req.Kind.Kind != "ConfigMap" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {

@@ -9,11 +9,14 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stratacfg/strata/internal/text"
 )
@@ -114,8 +117,8 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 // AdmissionHandler returns an admission.k8s.io/v1 webhook handler that
 // checks ConfigMaps with CheckConfigMap on CREATE and UPDATE: an invalid
 // layer is denied with its problems, refused keys come back as admission
-// warnings. Register it for ConfigMaps with the selectors
-// AdmissionSelectors gives, so that no other ConfigMap reaches it.
+// warnings. Register it as ConfigMapWebhook builds the registration, so
+// that no other ConfigMap reaches it.
 func (r *Resolver[T]) AdmissionHandler() http.Handler { return r.c.admissionHandler(r.st.view) }
 
 // admissionHandler is AdmissionHandler checking against what view
@@ -175,22 +178,31 @@ func (c *core[T]) review(ctx context.Context, view func(context.Context) (cluste
 	return resp
 }
 
-// WebhookSelectors are the selectors of a webhook registration.
-type WebhookSelectors struct {
-	ObjectSelector    *metav1.LabelSelector
-	NamespaceSelector *metav1.LabelSelector
-}
-
-// AdmissionSelectors returns the selectors of the two webhooks that check
-// layer ConfigMaps and see no other: tenant selects the namespace layers
-// (the required labels, outside the system namespaces and the component's
-// own), cluster the ConfigMaps of the component's namespace (its cluster
-// and selector ConfigMaps).
-func (r *Resolver[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
-	return r.c.admissionSelectors()
-}
-
-func (c *core[T]) admissionSelectors() (tenant, cluster WebhookSelectors) {
+// ConfigMapWebhook returns the ValidatingWebhookConfiguration named name
+// that sends the layer ConfigMaps of a resolver built with o to client,
+// and no other ConfigMap. It needs no resolver: an installer, a chart's
+// generator or a test builds it from the options alone. name is a fully
+// qualified domain name (three segments at least, as webhook names must
+// be); its two webhooks are named after it:
+//
+//   - tenant.NAME sees the namespace layers: the ConfigMaps that carry
+//     o.Labels, outside the system namespaces and o.Namespace;
+//   - cluster.NAME sees the ConfigMaps of o.Namespace, its cluster and
+//     selector ConfigMaps.
+//
+// Both check CREATE and UPDATE of v1 ConfigMaps, have no side effects,
+// speak AdmissionReview v1, time out after 5 s and fail open: the
+// resolver refuses a bad layer at run time in any case, and an operator
+// must be able to fix the cluster ConfigMap while the webhook is down.
+// Serve AdmissionHandler (or stratacr's ConfigMapWebhook) at client.
+func ConfigMapWebhook[T any](o Options[T], name string, client admissionregistrationv1.WebhookClientConfig) (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || strings.Count(name, ".") < 2 {
+		return nil, fmt.Errorf("namespaced: webhook name %q: a fully qualified domain name is needed, of three segments at least", name)
+	}
+	c, err := newCore(o)
+	if err != nil {
+		return nil, err
+	}
 	const nameLabel = "kubernetes.io/metadata.name" // set on every namespace since Kubernetes 1.22
 	excluded := []string{c.o.Namespace}
 	if c.o.Tenancy.SystemNamespaces == nil {
@@ -198,15 +210,30 @@ func (c *core[T]) admissionSelectors() (tenant, cluster WebhookSelectors) {
 	} else {
 		excluded = append(excluded, c.o.Tenancy.SystemNamespaces...)
 	}
-	tenant = WebhookSelectors{
-		ObjectSelector: &metav1.LabelSelector{MatchLabels: maps.Clone(c.o.Labels)},
-		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-			{Key: nameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded}}},
+	ignore, none, scope := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.NamespacedScope
+	hook := func(prefix string, objects, namespaces *metav1.LabelSelector) admissionregistrationv1.ValidatingWebhook {
+		cc := client
+		cc.CABundle = slices.Clone(client.CABundle)
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:         prefix + "." + name,
+			ClientConfig: cc,
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}, Scope: &scope},
+			}},
+			ObjectSelector: objects, NamespaceSelector: namespaces,
+			FailurePolicy: &ignore, SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: new(int32(5)),
+		}
 	}
-	cluster = WebhookSelectors{
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{nameLabel: c.o.Namespace}},
-	}
-	return tenant, cluster
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			hook("tenant", &metav1.LabelSelector{MatchLabels: maps.Clone(c.o.Labels)},
+				&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: nameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: excluded}}}),
+			hook("cluster", nil, &metav1.LabelSelector{MatchLabels: map[string]string{nameLabel: c.o.Namespace}}),
+		},
+	}, nil
 }
 
 // storedInvalid is the warning of a ConfigMap judged against the last

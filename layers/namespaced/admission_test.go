@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -139,9 +141,47 @@ func TestAdmissionHandler(t *testing.T) {
 		t.Errorf("a delete is not checked: %+v", resp)
 	}
 
-	tenantSel, clusterSel := r.AdmissionSelectors()
-	if tenantSel.ObjectSelector.MatchLabels["pipeline-config"] != "true" || tenantSel.NamespaceSelector.MatchExpressions[0].Values[0] != "pipelines" ||
-		clusterSel.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "pipelines" {
-		t.Errorf("selectors %+v %+v", tenantSel, clusterSel)
+}
+
+// TestConfigMapWebhook builds the registration of the ConfigMap webhook
+// from the options alone: two webhooks that fail open, one for the
+// tenants' labelled ConfigMaps outside the system namespaces and the
+// component's, one for the component's namespace.
+func TestConfigMapWebhook(t *testing.T) {
+	url := "https://127.0.0.1:9443/validate-configmaps"
+	ca := []byte("PEM")
+	vwc, err := ConfigMapWebhook(pipelineOptions(), "configmaps.pipelines.example.dev", admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca[0] = 'X' // the configuration keeps its own copy
+	if vwc.Name != "configmaps.pipelines.example.dev" || len(vwc.Webhooks) != 2 {
+		t.Fatalf("%+v", vwc)
+	}
+	tenant, cluster := vwc.Webhooks[0], vwc.Webhooks[1]
+	if tenant.Name != "tenant.configmaps.pipelines.example.dev" || tenant.ObjectSelector.MatchLabels["pipeline-config"] != "true" ||
+		!slices.Equal(tenant.NamespaceSelector.MatchExpressions[0].Values, []string{"pipelines", "kube-system", "kube-public", "kube-node-lease"}) ||
+		tenant.NamespaceSelector.MatchExpressions[0].Operator != metav1.LabelSelectorOpNotIn {
+		t.Errorf("tenant webhook %+v", tenant)
+	}
+	if cluster.Name != "cluster.configmaps.pipelines.example.dev" || cluster.ObjectSelector != nil ||
+		cluster.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "pipelines" {
+		t.Errorf("cluster webhook %+v", cluster)
+	}
+	for _, h := range vwc.Webhooks {
+		if *h.FailurePolicy != admissionregistrationv1.Ignore || *h.SideEffects != admissionregistrationv1.SideEffectClassNone ||
+			*h.ClientConfig.URL != url || string(h.ClientConfig.CABundle) != "PEM" ||
+			!slices.Equal(h.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}) ||
+			!slices.Equal(h.Rules[0].Resources, []string{"configmaps"}) {
+			t.Errorf("webhook %s: %+v", h.Name, h)
+		}
+	}
+	if _, err := ConfigMapWebhook(pipelineOptions(), "configmaps", admissionregistrationv1.WebhookClientConfig{URL: &url}); err == nil || !strings.Contains(err.Error(), "fully qualified") {
+		t.Errorf("a name of one segment: %v", err)
+	}
+	bad := pipelineOptions()
+	bad.Labels = nil
+	if _, err := ConfigMapWebhook(bad, "configmaps.pipelines.example.dev", admissionregistrationv1.WebhookClientConfig{URL: &url}); err == nil {
+		t.Error("options without labels: no error")
 	}
 }

@@ -64,11 +64,6 @@ func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (w
 // AdmissionHandler is Resolver.AdmissionHandler over CheckConfigMap.
 func (d *Direct[T]) AdmissionHandler() http.Handler { return d.c.admissionHandler(d.cluster) }
 
-// AdmissionSelectors is Resolver.AdmissionSelectors.
-func (d *Direct[T]) AdmissionSelectors() (tenant, cluster WebhookSelectors) {
-	return d.c.admissionSelectors()
-}
-
 // ForNamespace reads and returns the snapshot of namespace ns. The error
 // is about reading; invalid tenant input never fails a resolve.
 func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
