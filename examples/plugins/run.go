@@ -443,7 +443,7 @@ func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), erro
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(webhookPath, &validator{objs: greenhouse.Store{Ctx: ctx, R: c.listers}, log: c.log})
+	mux.Handle(webhookPath, (&validator{objs: greenhouse.Store{Ctx: ctx, R: c.listers}, log: c.log}).handler())
 	srv, ln, err := httpserve.Listen(net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)), mux)
 	if err != nil {
 		return nil, fmt.Errorf("the webhook's listener: %w", err)

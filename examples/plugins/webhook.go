@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/internal/admissionreview"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -27,10 +26,6 @@ const (
 	webhookName = "strata-plugins.greenhouse.sap"
 	webhookPath = "/validate"
 )
-
-// maxReview bounds an AdmissionReview's body: the API server's own limit
-// on an object is 3 MiB.
-const maxReview = 6 << 20
 
 // validator refuses what the example cannot compute a Plugin's values
 // from: an option given twice in one list, a preset with two overrides
@@ -41,27 +36,14 @@ type validator struct {
 	log  klog.Logger
 }
 
-func (v *validator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxReview+1))
-	if err != nil || len(body) > maxReview {
-		http.Error(w, "the review cannot be read, or is too large", http.StatusBadRequest)
-		return
-	}
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
-		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
-		return
-	}
-	req := review.Request
-	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	if err := v.validate(req.Kind.Kind, req.Namespace, req.Object.Raw); err != nil {
-		resp.Allowed = false
-		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid, Message: err.Error()}
-	}
-	review.Response, review.Request = resp, nil
-	out, _ := json.Marshal(review)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
+// handler serves the validator's reviews.
+func (v *validator) handler() http.Handler {
+	return admissionreview.Handler(func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		if err := v.validate(req.Kind.Kind, req.Namespace, req.Object.Raw); err != nil {
+			return admissionreview.Denied(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, err.Error())
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	})
 }
 
 // validate checks one object of kind.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stratacfg/strata/internal/admissionreview"
 	"github.com/stratacfg/strata/internal/text"
 )
 
@@ -124,53 +124,31 @@ func (r *Resolver[T]) AdmissionHandler() http.Handler { return r.c.admissionHand
 // admissionHandler is AdmissionHandler checking against what view
 // returns.
 func (c *core[T]) admissionHandler(view func(context.Context) (clusterView[T], error)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(req.Body, maxReview+1))
-		if err != nil || len(body) > maxReview {
-			http.Error(w, "the review cannot be read, or is over 6 MiB", http.StatusRequestEntityTooLarge)
-			return
-		}
-		var review admissionv1.AdmissionReview
-		if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
-			http.Error(w, "not an admission.k8s.io/v1 AdmissionReview", http.StatusBadRequest)
-			return
-		}
-		resp := c.review(req.Context(), view, review.Request)
-		review.Request, review.Response = nil, resp
-		out, _ := json.Marshal(review)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(out)
+	return admissionreview.Handler(func(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return c.review(ctx, view, req)
 	})
 }
 
-// maxReview bounds an AdmissionReview: a ConfigMap is at most 1 MiB, and
-// an update carries two.
-const maxReview = 6 << 20
-
 // review answers one admission request.
 func (c *core[T]) review(ctx context.Context, view func(context.Context) (clusterView[T], error), req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	resp := &admissionv1.AdmissionResponse{Allowed: true}
 	if req.Kind.Group != "" || req.Kind.Kind != "ConfigMap" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return resp
 	}
 	var cm corev1.ConfigMap
 	if err := json.Unmarshal(req.Object.Raw, &cm); err != nil {
-		resp.Allowed = false
-		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest, Message: "not a ConfigMap: " + err.Error()}
-		return resp
+		return admissionreview.Denied(http.StatusBadRequest, metav1.StatusReasonBadRequest, "not a ConfigMap: "+err.Error())
 	}
 	if cm.Namespace == "" {
 		cm.Namespace = req.Namespace
 	}
 	warnings, err := c.check(ctx, view, &cm)
 	if err != nil {
-		resp.Allowed = false
 		code := int32(http.StatusUnprocessableEntity)
 		if errors.Is(err, errNotStarted) {
 			code = http.StatusServiceUnavailable
 		}
-		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: metav1.StatusReasonInvalid, Message: text.Cut(err.Error(), maxNote*4)}
-		return resp
+		return admissionreview.Denied(code, metav1.StatusReasonInvalid, text.Cut(err.Error(), maxNote*4))
 	}
 	for _, w := range warnings {
 		resp.Warnings = append(resp.Warnings, text.Cut(w, 512))
