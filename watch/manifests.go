@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,14 @@ type ManifestSet struct {
 	// Hash is the content hash of the files it was loaded from, their
 	// names included.
 	Hash string
+	// APIServerHash is the hash kube-apiserver reports for the same
+	// directory once loaded (KEP-5793's
+	// apiserver_manifest_admission_config_controller_last_config_info
+	// {hash}, which HA drift checks compare across API servers): sha256
+	// over the bytes of each non-empty manifest file followed by a NUL
+	// byte, in name order, names left out, written "sha256:<hex>"; empty
+	// for a directory with no such file.
+	APIServerHash string
 }
 
 // Names returns "Kind/name" of every object, sorted.
@@ -142,7 +151,7 @@ func LoadManifests(g *Generation, opts ManifestOptions) (*ManifestSet, error) {
 	if opts.Decoder == nil || opts.Accept == nil {
 		return nil, errors.New("watch: ManifestOptions need a Decoder and an Accept function")
 	}
-	set := &ManifestSet{Hash: g.Hash}
+	set := &ManifestSet{Hash: g.Hash, APIServerHash: apiserverHash(g)}
 	var errs []error
 	// (1)
 	for _, sk := range g.Skipped {
@@ -311,6 +320,26 @@ func isManifest(name string) bool {
 	return false
 }
 
+// apiserverHash is ManifestSet.APIServerHash of the manifests of g, the
+// files directly in its directory.
+func apiserverHash(g *Generation) string {
+	files := slices.SortedFunc(slices.Values(g.Files), func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	h := sha256.New()
+	hashed := false
+	for _, f := range files {
+		if !isManifest(f.Name) || strings.Contains(f.Name, "/") || len(f.Data) == 0 {
+			continue
+		}
+		h.Write(f.Data)
+		h.Write([]byte{0})
+		hashed = true
+	}
+	if !hashed {
+		return ""
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
+}
+
 // selectManifest takes the names isManifest takes, dot-files included.
 func selectManifest(name string) string {
 	if isManifest(name) {
@@ -321,6 +350,8 @@ func selectManifest(name string) string {
 
 // Manifests returns watcher options that keep dir's manifest set live: the
 // caller adds OnReload, Metrics and intervals, then calls New and Start.
+// last_config_info reports the hash kube-apiserver reports for the set in
+// effect (ManifestSet.APIServerHash).
 // An empty directory is an empty set; a missing one is an error.
 func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
 	return Options[*ManifestSet]{
@@ -329,6 +360,7 @@ func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
 		Load: func(_ context.Context, c *Contents) (*ManifestSet, error) {
 			return LoadManifests(c.Generations[0], opts)
 		},
+		MetricsHash: func(s *ManifestSet) string { return s.APIServerHash },
 	}
 }
 

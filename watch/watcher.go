@@ -99,6 +99,10 @@ type Options[T any] struct {
 	Settle time.Duration
 	// Metrics, when set, count reloads.
 	Metrics *Metrics
+	// MetricsHash, when set, is the hash last_config_info reports for a
+	// value in effect, instead of the content hash (Manifests reports
+	// the hash kube-apiserver reports for the same directory).
+	MetricsHash func(T) string
 	// Clock is the clock for polls, debouncing and retries; nil means
 	// the real clock.
 	Clock clock.WithTicker
@@ -670,7 +674,11 @@ func (w *Watcher[T]) report(status string, initial bool, hash string, err error,
 	if kept != nil {
 		r.Value, keptHash = kept.value, kept.hash
 	}
-	w.opts.Metrics.observe(status, now, keptHash, took, len(rollbacks))
+	metricHash := keptHash
+	if kept != nil && w.opts.MetricsHash != nil {
+		metricHash = w.opts.MetricsHash(kept.value)
+	}
+	w.opts.Metrics.observe(status, now, metricHash, took, len(rollbacks))
 	for _, rb := range rollbacks {
 		w.logger.Info("A part of the configuration went back to an older version", "part", rb.Part, "from", rb.From, "to", rb.To)
 	}

@@ -7,11 +7,16 @@
 //
 // Every reload attempt prints one JSON line:
 //
-//	{"status":"success","hash":"sha256:…","objects":["ValidatingAdmissionPolicy/a.static.k8s.io",…],"error":""}
-//	{"status":"failure","hash":"sha256:…","objects":[…],"error":"…"}
+//	{"status":"success","hash":"sha256:…","apiserverHash":"sha256:…","objects":["ValidatingAdmissionPolicy/a.static.k8s.io",…],"error":""}
+//	{"status":"failure","hash":"sha256:…","apiserverHash":"sha256:…","objects":[…],"error":"…"}
 //
 // objects are the objects in effect after the attempt, sorted: on a
-// failure, the previous set, which stays. The same content is attempted
+// failure, the previous set, which stays. apiserverHash is what
+// kube-apiserver reports for the set in effect in
+// apiserver_manifest_admission_config_controller_last_config_info{hash}
+// (a refused reload leaves it as it was; empty when nothing was ever
+// loaded, or the directory holds no manifest), so that an HA drift check
+// knows from the directory what each API server must report. The same content is attempted
 // once: a refused directory is not refused again on every poll. With
 // --once the command loads once, prints the line and exits 0 on success,
 // 1 on failure; otherwise a failed first load exits 1 and the command runs
@@ -54,10 +59,11 @@ func main() {
 
 // line is what the command prints for a reload attempt.
 type line struct {
-	Status  string   `json:"status"`
-	Hash    string   `json:"hash"`
-	Objects []string `json:"objects"`
-	Error   string   `json:"error"`
+	Status        string   `json:"status"`
+	Hash          string   `json:"hash"`
+	APIServerHash string   `json:"apiserverHash"`
+	Objects       []string `json:"objects"`
+	Error         string   `json:"error"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -102,7 +108,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			l.Hash = g.Hash
 			var set *watch.ManifestSet
 			if set, err = watch.LoadManifests(g, opts); err == nil {
-				l.Objects = set.Names()
+				l.Objects, l.APIServerHash = set.Names(), set.APIServerHash
 			}
 		}
 		if err != nil {
@@ -124,7 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	w.OnReload = func(r watch.Reload[*watch.ManifestSet]) {
 		l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
 		if r.Value != nil {
-			l.Objects = r.Value.Names()
+			l.Objects, l.APIServerHash = r.Value.Names(), r.Value.APIServerHash
 		}
 		if r.Err != nil {
 			l.Error = r.Err.Error()

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -117,6 +119,32 @@ func absTestdata(t *testing.T, plugin string) string {
 }
 
 // TestOnce loads each plugin's shipped directory once.
+// apiserverHash is the hash kube-apiserver reports for dir, as its
+// manifest loader computes it (k8s.io/apiserver
+// pkg/admission/plugin/manifest LoadFiles): each non-empty .yaml, .yml or
+// .json file directly in dir, in name order, its bytes and a NUL.
+func apiserverHash(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		if ext := strings.ToLower(filepath.Ext(e.Name())); e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 0 {
+			h.Write(append(b, 0))
+		}
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
+}
+
 func TestOnce(t *testing.T) {
 	want := map[string][]string{
 		admission.ValidatingAdmissionPolicy:  {"ValidatingAdmissionPolicy/deny-privileged.static.k8s.io", "ValidatingAdmissionPolicy/require-team-label.static.k8s.io", "ValidatingAdmissionPolicyBinding/deny-privileged.static.k8s.io"},
@@ -134,11 +162,14 @@ func TestOnce(t *testing.T) {
 		if l.Status != "success" || strings.Join(l.Objects, ",") != strings.Join(want[plugin], ",") || !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(l.Hash) || l.Error != "" {
 			t.Errorf("%s: line %+v", plugin, l)
 		}
+		if want := apiserverHash(t, absTestdata(t, plugin)); l.APIServerHash != want {
+			t.Errorf("%s: apiserverHash %q, want kube-apiserver's %q", plugin, l.APIServerHash, want)
+		}
 	}
-	// The raw line: the four keys, objects sorted.
+	// The raw line: the five keys, objects sorted.
 	var stdout bytes.Buffer
 	run(t.Context(), []string{"--dir", absTestdata(t, admission.MutatingAdmissionWebhook), "--plugin", admission.MutatingAdmissionWebhook, "--once"}, &stdout, io.Discard)
-	if !regexp.MustCompile(`^\{"status":"success","hash":"sha256:[0-9a-f]{64}","objects":\["MutatingWebhookConfiguration/inject.static.k8s.io"\],"error":""\}\n$`).MatchString(stdout.String()) {
+	if !regexp.MustCompile(`^\{"status":"success","hash":"sha256:[0-9a-f]{64}","apiserverHash":"sha256:[0-9a-f]{64}","objects":\["MutatingWebhookConfiguration/inject.static.k8s.io"\],"error":""\}\n$`).MatchString(stdout.String()) {
 		t.Errorf("stdout %q", stdout.String())
 	}
 }
@@ -222,16 +253,18 @@ func TestLiveReload(t *testing.T) {
 	bad := with(base, "30-orphan.yaml", strings.Replace(strings.SplitN(base["10-deny-privileged.yaml"], "---\n", 2)[1], "name: deny-privileged.static.k8s.io\nspec:\n  policyName: deny-privileged", "name: orphan.static.k8s.io\nspec:\n  policyName: gone", 1))
 	kw.Write(t, bad)
 	l := out.next(t)
-	if l.Status != "failure" || strings.Join(l.Objects, ",") != strings.Join(initial.Objects, ",") || l.Hash == initial.Hash || !strings.Contains(l.Error, "30-orphan.yaml") {
+	if l.Status != "failure" || strings.Join(l.Objects, ",") != strings.Join(initial.Objects, ",") || l.Hash == initial.Hash || !strings.Contains(l.Error, "30-orphan.yaml") ||
+		l.APIServerHash != initial.APIServerHash || initial.APIServerHash == "" {
 		t.Fatalf("refused update: line %+v", l)
 	}
 	out.quiet(t, 300*time.Millisecond) // fifteen polls
 
-	// A rename changes the hash, as the set's provenance changes.
+	// A rename changes the hash, as the set's provenance changes, but not
+	// kube-apiserver's, which hashes the files' bytes in name order only.
 	renamed := with(base, "20-require-team-label.json", "", "25-require-team-label.json", base["20-require-team-label.json"])
 	kw.Write(t, renamed)
 	l = out.next(t)
-	if l.Status != "success" || strings.Join(l.Objects, ",") != strings.Join(initial.Objects, ",") || l.Hash == initial.Hash {
+	if l.Status != "success" || strings.Join(l.Objects, ",") != strings.Join(initial.Objects, ",") || l.Hash == initial.Hash || l.APIServerHash != initial.APIServerHash {
 		t.Fatalf("renamed file: line %+v", l)
 	}
 
@@ -246,7 +279,7 @@ func TestLiveReload(t *testing.T) {
 	for _, m := range []string{
 		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="success"} 3`,
 		`apiserver_manifest_admission_config_controller_automatic_reloads_total{plugin="ValidatingAdmissionPolicy",status="failure"} 1`,
-		`apiserver_manifest_admission_config_controller_last_config_info{hash="` + l.Hash + `",plugin="ValidatingAdmissionPolicy"} 1`,
+		`apiserver_manifest_admission_config_controller_last_config_info{hash="` + l.APIServerHash + `",plugin="ValidatingAdmissionPolicy"} 1`,
 		`apiserver_manifest_admission_config_controller_automatic_reload_last_timestamp_seconds{plugin="ValidatingAdmissionPolicy",status="failure"}`,
 	} {
 		if !strings.Contains(body, m) {

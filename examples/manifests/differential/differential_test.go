@@ -23,6 +23,7 @@ import (
 type outcome struct {
 	err     error
 	objects map[string]string
+	hash    string // what kube-apiserver reports in last_config_info{hash}
 }
 
 func (o outcome) names() []string {
@@ -62,6 +63,7 @@ func upstream(t *testing.T, dir, plugin string) outcome {
 	case admission.ValidatingAdmissionPolicy:
 		r, err := policyloader.LoadValidatingManifestsFromDirectory(dir)
 		if o.err = err; err == nil {
+			o.hash = r.Hash
 			for _, p := range r.Policies {
 				record(t, &o, "ValidatingAdmissionPolicy", p)
 			}
@@ -72,6 +74,7 @@ func upstream(t *testing.T, dir, plugin string) outcome {
 	case admission.MutatingAdmissionPolicy:
 		r, err := policyloader.LoadMutatingManifestsFromDirectory(dir)
 		if o.err = err; err == nil {
+			o.hash = r.Hash
 			for _, p := range r.Policies {
 				record(t, &o, "MutatingAdmissionPolicy", p)
 			}
@@ -82,6 +85,7 @@ func upstream(t *testing.T, dir, plugin string) outcome {
 	case admission.ValidatingAdmissionWebhook:
 		r, err := webhookloader.LoadValidatingManifests(dir)
 		if o.err = err; err == nil {
+			o.hash = r.Hash
 			for _, c := range r.Configurations {
 				record(t, &o, "ValidatingWebhookConfiguration", c)
 			}
@@ -89,6 +93,7 @@ func upstream(t *testing.T, dir, plugin string) outcome {
 	case admission.MutatingAdmissionWebhook:
 		r, err := webhookloader.LoadMutatingManifests(dir)
 		if o.err = err; err == nil {
+			o.hash = r.Hash
 			for _, c := range r.Configurations {
 				record(t, &o, "MutatingWebhookConfiguration", c)
 			}
@@ -104,6 +109,7 @@ func strata(t *testing.T, dir, plugin string) outcome {
 	var o outcome
 	set, err := admission.Load(dir, plugin)
 	if o.err = err; err == nil {
+		o.hash = set.APIServerHash
 		for _, m := range set.Objects {
 			record(t, &o, m.Kind, m.Object.(metav1.Object))
 		}
@@ -120,6 +126,8 @@ func compare(t *testing.T, dir, plugin string) (up, st outcome) {
 		t.Errorf("kube-apiserver: %v; strata: %v\n(kube-apiserver objects %v, strata objects %v)", up.err, st.err, up.names(), st.names())
 	case up.err == nil && !slices.Equal(up.names(), st.names()):
 		t.Errorf("both accept, different objects:\nkube-apiserver %v\nstrata         %v", up.names(), st.names())
+	case up.err == nil && up.hash != st.hash:
+		t.Errorf("both accept, different hashes: kube-apiserver reports %q, strata %q", up.hash, st.hash)
 	case up.err == nil:
 		for k, v := range up.objects {
 			if st.objects[k] != v {
