@@ -61,8 +61,14 @@ type Component[T runtime.Object] struct {
 	// GOOS is the operating system the fields marked for one
 	// (`strata:"os=linux"`) are checked against; runtime.GOOS when
 	// empty. A field of another OS is neither defaulted nor validated,
-	// and a file or flag that sets it is an error.
+	// and a file or flag that sets it is an error, unless SkipForeignOS.
 	GOOS string
+	// SkipForeignOS is for fleets of several operating systems that share
+	// their files (kubeadm hands every node one kubelet-config): a field
+	// of another OS that a file sets is skipped instead of refused, never
+	// applied, and Loaded.Skipped and --explain name it with why. A flag
+	// that sets one is still an error: a command line is this host's.
+	SkipForeignOS bool
 	// Default, when set, defaults what the scheme's defaulting leaves
 	// for the component to decide (kubelet's eviction thresholds), on
 	// the merged, scheme-defaulted object of the merge version, before it
@@ -93,7 +99,10 @@ type Loaded[T runtime.Object] struct {
 	Warnings []string
 	// Skipped lists the entries of the drop-in directory that were left
 	// out, each with why ("config.d/README: no extension; drop-ins end in
-	// .conf", "config.d/old.conf: a directory").
+	// .conf", "config.d/old.conf: a directory"), and, with SkipForeignOS,
+	// the fields of another OS files set ("file shared.yaml: field
+	// windowsPriorityClass is for windows only, and this system is
+	// linux").
 	Skipped []string
 	// RestartRequired lists the restart-only keys whose new values a
 	// Reload did not apply: Object keeps the running values, and the
@@ -357,6 +366,11 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		if err != nil {
 			return nil, err
 		}
+		if c.SkipForeignOS {
+			var skipped []string
+			l, skipped = skipForeign(l, fields, goos)
+			out.Skipped = append(out.Skipped, skipped...)
+		}
 		if err := admit(l, fields, goos); err != nil {
 			return nil, err
 		}
@@ -462,6 +476,22 @@ func foreign(fields *validation.Fields, key, goos string) string {
 		return os
 	}
 	return ""
+}
+
+// skipForeign returns l without the keys of an operating system other
+// than goos, and says of each, in key order, that it was skipped and why.
+func skipForeign(l *merge.Layer, fields *validation.Fields, goos string) (*merge.Layer, []string) {
+	out := withoutForeign(l, fields, goos)
+	if out == l {
+		return l, nil
+	}
+	var skipped []string
+	for _, key := range slices.Sorted(maps.Keys(l.Values)) {
+		if os := foreign(fields, key, goos); os != "" {
+			skipped = append(skipped, fmt.Sprintf("%s: field %s is for %s only, and this system is %s", l.Source, fieldName(key), os, goos))
+		}
+	}
+	return out, skipped
 }
 
 // withoutForeign returns l without the keys of an operating system other

@@ -20,6 +20,8 @@ import (
 type Explanation struct {
 	Config     json.RawMessage          `json:"config"`
 	Provenance map[string]KeyProvenance `json:"provenance"`
+	// Skipped is Loaded.Skipped: what was read and left out, with why.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // KeyProvenance says where one key's value came from.
@@ -57,7 +59,7 @@ func (c *Component[T]) Explain(cfg *Loaded[T], gv schema.GroupVersion) (*Explana
 			return nil, fmt.Errorf("explaining in %s: %w", gv, err)
 		}
 	}
-	return &Explanation{Config: json.RawMessage(doc), Provenance: prov}, nil
+	return &Explanation{Config: json.RawMessage(doc), Provenance: prov, Skipped: cfg.Skipped}, nil
 }
 
 // provenanceIn keys prov, the provenance of the merge version's keys of r,

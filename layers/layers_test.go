@@ -85,7 +85,7 @@ func TestCheckStringsCatchesUndeclared(t *testing.T) {
 		} `json:"nested"`
 		Untouched int `json:"untouched"`
 	}
-	fields, err := validation.FieldsFor(reflectType[v1](), nil)
+	fields, err := validation.FieldsFor(reflectType[v1](), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestCheckStringsCatchesUndeclared(t *testing.T) {
 	if len(r.errs) != 3 {
 		t.Errorf("CheckStrings reported %d fields, want 3:\n%s", len(r.errs), got)
 	}
-	if _, err := validation.FieldsFor(reflectType[v1](), map[string]validation.Marker{"/nope": validation.Path}); err == nil {
+	if _, err := validation.FieldsFor(reflectType[v1](), map[string]validation.Marker{"/nope": validation.Path}, nil); err == nil {
 		t.Error("FieldsFor accepted a declared key that is no field")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -192,6 +193,51 @@ func TestOSFields(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestSkipForeignOS shares one file between a linux and a windows host,
+// as a mixed fleet does: each skips the other's field, never applies it,
+// and says so in Loaded.Skipped and the explanation; a flag that sets
+// another OS's field is still refused.
+func TestSkipForeignOS(t *testing.T) {
+	dir := t.TempDir()
+	write := writer(t, dir)
+	shared := write("shared.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\ncgroupDriver: systemd\npriorityClass: HIGH\nport: 9000\n")
+	dropIns := filepath.Dir(write("agent.d/10.conf", "priorityClass: NORMAL\n"))
+	for _, tc := range []struct {
+		goos, driver, class string
+		skipped             []string
+	}{
+		{"linux", "systemd", "", []string{
+			"file " + shared + ": field priorityClass is for windows only, and this system is linux",
+			"drop-in " + filepath.Join(dropIns, "10.conf") + ": field priorityClass is for windows only, and this system is linux",
+		}},
+		{"windows", "", "NORMAL", []string{"file " + shared + ": field cgroupDriver is for linux only, and this system is windows"}},
+	} {
+		t.Run(tc.goos, func(t *testing.T) {
+			c := agentComponent(t, tc.goos)
+			c.SkipForeignOS = true
+			loaded, _, err := c.Load(context.Background(), []string{"--config", shared, "--config-dir", dropIns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := loaded.Object; o.CgroupDriver != tc.driver || o.PriorityClass != tc.class || o.Port != 9000 {
+				t.Errorf("cgroupDriver %q, priorityClass %q, port %d; want %q, %q, 9000", o.CgroupDriver, o.PriorityClass, o.Port, tc.driver, tc.class)
+			}
+			if !slices.Equal(loaded.Skipped, tc.skipped) {
+				t.Errorf("skipped %q, want %q", loaded.Skipped, tc.skipped)
+			}
+			e, err := c.Explain(loaded, c.Kind.MergeVersion())
+			if err != nil || !slices.Equal(e.Skipped, tc.skipped) {
+				t.Errorf("explanation skips %q (%v), want %q", e.Skipped, err, tc.skipped)
+			}
+		})
+	}
+	c := agentComponent(t, "windows")
+	c.SkipForeignOS = true
+	if _, _, err := c.Load(context.Background(), []string{"--config", shared, "--cgroup-driver", "cgroupfs"}); err == nil || !strings.Contains(err.Error(), "flag --cgroup-driver: field cgroupDriver is for linux only, and this system is windows") {
+		t.Errorf("a linux field from a flag on windows: %v", err)
 	}
 }
 

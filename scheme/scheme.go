@@ -86,6 +86,10 @@ type Version struct {
 	// kind and the structs of k8s.io/component-base come ready-made
 	// (validation.ReadyMade).
 	Markers map[string]validation.Marker
+	// OS declares the operating system of fields of types the author does
+	// not own, as `strata:"os=linux"` does of tagged fields: key → GOOS
+	// (kubelet's singleProcessOOMKill and userNamespaces are linux's).
+	OS map[string]string
 	// Fields declares steps in the lifecycle of the version's fields:
 	// those deprecated, still read with a warning, and those removed or
 	// renamed, refused with a tombstone that says what became of them.
@@ -292,7 +296,7 @@ func New(cfg Config) (*Kind, error) {
 		if err != nil {
 			continue // a version that holds other kinds of the group
 		}
-		f, err := validation.FieldsFor(reflect.TypeOf(obj), k.versions[gv.Version].Markers)
+		f, err := validation.FieldsFor(reflect.TypeOf(obj), k.versions[gv.Version].Markers, k.versions[gv.Version].OS)
 		if err != nil {
 			return nil, fmt.Errorf("scheme: markers of %s: %w", gv, err)
 		}

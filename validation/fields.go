@@ -100,12 +100,13 @@ type patternMarker struct {
 
 // FieldsFor reads the markers of the versioned type t from its struct tags
 // and adds declared, keyed by JSON pointer patterns ("*" matches one
-// segment). Some come ready-made: apiVersion and kind are not paths, and
+// segment), and oses, the operating system of fields whose type has no
+// such tag (key → GOOS, as `strata:"os=GOOS"` says it). Some come ready-made: apiVersion and kind are not paths, and
 // the structs of k8s.io/component-base a configuration embeds carry their
 // markers wherever they are (ReadyMade). It fails on an unknown tag value,
 // on a declared key that is no field of t, and on a field marked both path
 // and not-path.
-func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
+func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]string) (*Fields, error) {
 	f := &Fields{t: typed.For(t), markers: map[string]Marker{}, oses: map[string]string{}}
 	var errs []string
 	for _, k := range []string{"/apiVersion", "/kind"} {
@@ -147,6 +148,18 @@ func FieldsFor(t reflect.Type, declared map[string]Marker) (*Fields, error) {
 			continue
 		}
 		f.markers[key] |= m
+	}
+	for key, goos := range oses {
+		switch _, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); {
+		case !ok:
+			errs = append(errs, fmt.Sprintf("declared key %s is no field of %s", key, t))
+		case goos == "" || strings.ToLower(goos) != goos:
+			errs = append(errs, fmt.Sprintf("field %s: %q is no operating system as GOOS names them", key, goos))
+		case f.oses[key] != "" && f.oses[key] != goos:
+			errs = append(errs, fmt.Sprintf("field %s is tagged for %s and declared for %s", key, f.oses[key], goos))
+		default:
+			f.oses[key] = goos
+		}
 	}
 	for key, m := range f.markers {
 		if m&Path != 0 && m&NotPath != 0 {

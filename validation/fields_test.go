@@ -25,7 +25,7 @@ func TestFieldsUnder(t *testing.T) {
 			N int `json:"n"`
 		} `json:"plain"`
 	}
-	f, err := FieldsFor(reflect.TypeFor[doc](), map[string]Marker{"/volumes/*": Path})
+	f, err := FieldsFor(reflect.TypeFor[doc](), map[string]Marker{"/volumes/*": Path}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestReadyMadeMarkers(t *testing.T) {
 		Logging    logsapi.LoggingConfiguration                                         `json:"logging"`
 		Others     map[string]componentbaseconfigv1alpha1.ClientConnectionConfiguration `json:"others"`
 	}
-	f, err := FieldsFor(reflect.TypeFor[doc](), nil)
+	f, err := FieldsFor(reflect.TypeFor[doc](), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestOSMarkers(t *testing.T) {
 		} `json:"win" strata:"os=windows"`
 		Port int `json:"port"`
 	}
-	f, err := FieldsFor(reflect.TypeFor[doc](), nil)
+	f, err := FieldsFor(reflect.TypeFor[doc](), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +104,29 @@ func TestOSMarkers(t *testing.T) {
 		Mac   string `json:"mac" strata:"os=Darwin"`
 		Count int    `json:"count" strata:"empty-is-unset"`
 	}
-	_, err = FieldsFor(reflect.TypeFor[bad](), nil)
+	_, err = FieldsFor(reflect.TypeFor[bad](), nil, nil)
 	for _, want := range []string{
 		"field /win/driver is for linux, inside /win, which is for windows",
 		`field /mac: os="Darwin" is no operating system as GOOS names them`,
 		"field /count is marked empty-is-unset but is no map or slice",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error containing %q", err, want)
+		}
+	}
+	// Declared for a type the author does not own, as kubelet's.
+	f, err = FieldsFor(reflect.TypeFor[doc](), nil, map[string]string{"/port": "linux", "/driver": "linux"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if goos, at, _ := f.OS("/port"); goos != "linux" || at != "/port" {
+		t.Errorf("declared OS(/port) = %q at %q", goos, at)
+	}
+	_, err = FieldsFor(reflect.TypeFor[doc](), nil, map[string]string{"/nope": "linux", "/port": "Linux", "/driver": "windows"})
+	for _, want := range []string{
+		"declared key /nope is no field of",
+		`field /port: "Linux" is no operating system as GOOS names them`,
+		"field /driver is tagged for linux and declared for windows",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want an error containing %q", err, want)
@@ -127,7 +145,7 @@ func TestMarkersInLists(t *testing.T) {
 	type doc struct {
 		Users []user `json:"users"`
 	}
-	_, err := FieldsFor(reflect.TypeFor[doc](), nil)
+	_, err := FieldsFor(reflect.TypeFor[doc](), nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "field /users/*/password: secret applies to no field inside a list element") {
 		t.Errorf("got %v", err)
 	}
@@ -137,7 +155,7 @@ func TestMarkersInLists(t *testing.T) {
 	type pools struct {
 		Pools map[string]pool `json:"pools"`
 	}
-	f, err := FieldsFor(reflect.TypeFor[pools](), nil)
+	f, err := FieldsFor(reflect.TypeFor[pools](), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

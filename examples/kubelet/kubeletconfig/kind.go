@@ -51,9 +51,19 @@ func NewKind() (*scheme.Kind, error) {
 		Group:    Group,
 		Kind:     Kind,
 		Scheme:   s,
-		Versions: []scheme.Version{{Version: "v1beta1", Markers: paths}},
+		Versions: []scheme.Version{{Version: "v1beta1", Markers: paths, OS: linuxOnly}},
 		Check:    scheme.CheckFunc(validate),
 	})
+}
+
+// linuxOnly are the fields kubelet refuses on Windows
+// (pkg/kubelet/apis/config/validation, validation_windows.go: "is not
+// supported on Windows"), so that one file shared by Linux and Windows
+// nodes skips them on Windows (Component.SkipForeignOS) instead of
+// failing there.
+var linuxOnly = map[string]string{
+	"/singleProcessOOMKill": "linux",
+	"/userNamespaces":       "linux",
 }
 
 // validate is kubelet's validation under the feature gates the

@@ -42,7 +42,8 @@ func Load(k *scheme.Kind, profile string, args []string) (*Result, error) {
 // drop-ins the .conf files directly in --config-dir, dot-files left out,
 // decoded strictly, relative paths resolved against the drop-in's own
 // directory; kubelet's default eviction thresholds filled in after
-// everything merged, when no layer set any.
+// everything merged, when no layer set any; a Linux-only field a shared
+// file sets skipped on another OS, and said so, where kubelet fails.
 func NewComponent(k *scheme.Kind) *layers.Component[*kubeletconfig.KubeletConfiguration] {
 	return &layers.Component[*kubeletconfig.KubeletConfiguration]{
 		Name:           "kubelet-config",
@@ -50,6 +51,7 @@ func NewComponent(k *scheme.Kind) *layers.Component[*kubeletconfig.KubeletConfig
 		NormalizeFlags: cliflag.WordSepNormalizeFunc,
 		DropIns:        layers.DropInPolicy{Extensions: []string{".conf"}},
 		Default:        defaultEviction,
+		SkipForeignOS:  true,
 		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			kf := options.NewKubeletFlags()
 			scratch, err := options.NewKubeletConfiguration()
@@ -101,6 +103,8 @@ func loadStrata(k *scheme.Kind, args []string) (*Result, error) {
 type Explanation struct {
 	Config     json.RawMessage                 `json:"config"`
 	Provenance map[string]layers.KeyProvenance `json:"provenance"`
+	// Skipped is what was read and left out, with why.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Explain returns r's explanation.
@@ -109,5 +113,5 @@ func Explain(k *scheme.Kind, r *Result) (*Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Explanation{Config: doc, Provenance: layers.Provenances(r.Provenance)}, nil
+	return &Explanation{Config: doc, Provenance: layers.Provenances(r.Provenance), Skipped: r.Skipped}, nil
 }
