@@ -20,6 +20,7 @@ import (
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/pipeline"
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
@@ -486,10 +487,18 @@ func skipForeign(l *merge.Layer, fields *validation.Fields, goos string) (*merge
 		return l, nil
 	}
 	var skipped []string
+	more := 0
 	for _, key := range slices.Sorted(maps.Keys(l.Values)) {
-		if os := foreign(fields, key, goos); os != "" {
+		if os := foreign(fields, key, goos); os == "" {
+			continue
+		} else if len(skipped) < text.MaxListed-1 {
 			skipped = append(skipped, fmt.Sprintf("%s: field %s is for %s only, and this system is %s", l.Source, fieldName(key), os, goos))
+		} else {
+			more++
 		}
+	}
+	if more > 0 {
+		skipped = append(skipped, fmt.Sprintf("%s: %d more fields of another operating system", l.Source, more))
 	}
 	return out, skipped
 }

@@ -322,23 +322,31 @@ func (p DropInPolicy) read(o watch.ReadOptions) watch.ReadOptions {
 // dropIns returns the drop-ins of the directory target g in the order
 // they apply, and the entries left out, each with why
 // ("config.d/README: no extension; drop-ins end in .conf"). g holds what
-// read selected, or, for a watch that checks markers beside the drop-ins
-// (WatchOptions.Consistent), the whole tree: p chooses from it alike.
+// read selected, and, for a watch that reads markers beside the drop-ins
+// (WatchOptions.Markers), those and what it left out below the top too: p
+// chooses from it alike, a subdirectory it does not read said once.
 func (p DropInPolicy) dropIns(g *watch.Generation) (paths, skipped []string) {
 	dirs := map[string]bool{}
-	for _, f := range g.Files {
-		at := filepath.Join(g.Path, filepath.FromSlash(f.Name))
-		if top, _, nested := strings.Cut(f.Name, "/"); nested && !p.Recursive {
-			if !dirs[top] {
-				dirs[top] = true
-				why := p.Why(top)
-				if why == "" {
-					why = "a directory"
-				}
-				skipped = append(skipped, filepath.Join(g.Path, top)+": "+why)
+	nested := func(name string) bool {
+		top, _, below := strings.Cut(name, "/")
+		if !below || p.Recursive {
+			return false
+		}
+		if !dirs[top] {
+			dirs[top] = true
+			why := p.Why(top)
+			if why == "" {
+				why = "a directory"
 			}
+			skipped = append(skipped, filepath.Join(g.Path, top)+": "+why)
+		}
+		return true
+	}
+	for _, f := range g.Files {
+		if nested(f.Name) {
 			continue
 		}
+		at := filepath.Join(g.Path, filepath.FromSlash(f.Name))
 		if why := p.Why(path.Base(f.Name)); why != "" {
 			skipped = append(skipped, at+": "+why)
 			continue
@@ -346,7 +354,9 @@ func (p DropInPolicy) dropIns(g *watch.Generation) (paths, skipped []string) {
 		paths = append(paths, at)
 	}
 	for _, s := range g.Skipped {
-		skipped = append(skipped, filepath.Join(g.Path, filepath.FromSlash(s.Name))+": "+s.Reason)
+		if !nested(s.Name) {
+			skipped = append(skipped, filepath.Join(g.Path, filepath.FromSlash(s.Name))+": "+s.Reason)
+		}
 	}
 	sort.Strings(skipped)
 	return paths, skipped

@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -56,48 +57,143 @@ func keepsGates(kind *scheme.Kind) error {
 }
 
 // filter returns the document j with the gates known does not know taken
-// out of its featureGates, and keeps them in g.unknown. It returns j as it
-// is when it cannot be sure of what j holds (featureGates named twice, or
-// not an object of booleans): decoding it says what is wrong.
+// out of its featureGates, and keeps them in g.unknown; every other byte
+// of j is kept as it was. It returns j as it is when it cannot be sure of
+// what j holds (featureGates named twice, a gate named twice, or not an
+// object of booleans and nulls): decoding it says what is wrong.
 func (g *gateCheck) filter(j []byte) []byte {
 	g.unknown = nil
 	start, end, ok := member(j, gatesKey[1:])
 	if !ok {
 		return j
 	}
-	var gates map[string]*bool
-	if err := json.Unmarshal(j[start:end], &gates); err != nil {
+	entries, ok := scanGates(j[start:end])
+	if !ok {
 		return j
 	}
-	kept := map[string]*bool{}
-	for n, v := range gates {
-		if v == nil || g.known(n) {
-			kept[n] = v
+	var unknown map[string]bool
+	kept := map[string]bool{}
+	out := make([]byte, 0, end-start)
+	out = append(out, '{')
+	for _, e := range entries {
+		if _, again := unknown[e.name]; again || kept[e.name] {
+			return j // a gate named twice: the decoder's to refuse
+		}
+		if e.value == nil || g.known(e.name) {
+			kept[e.name] = true
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, j[start+e.from:start+e.to]...)
 			continue
 		}
-		if g.unknown == nil {
-			g.unknown = map[string]bool{}
+		if unknown == nil {
+			unknown = map[string]bool{}
 		}
-		g.unknown[n] = *v
+		unknown[e.name] = *e.value
 	}
-	if g.unknown == nil {
+	if unknown == nil {
 		return j
 	}
-	val, err := json.Marshal(kept)
-	if err != nil {
-		g.unknown = nil
-		return j
+	g.unknown = unknown
+	out = append(out, '}')
+	return slices.Concat(j[:start], out, j[end:])
+}
+
+// gateEntry is one member of a featureGates object: its name, its value
+// (nil for null), and where the member, name and value, starts and ends.
+type gateEntry struct {
+	name     string
+	value    *bool
+	from, to int
+}
+
+// scanGates reads the JSON object obj, whose members must all be true,
+// false or null, in one pass; false when obj is anything else.
+func scanGates(obj []byte) ([]gateEntry, bool) {
+	i := 0
+	ws := func() {
+		for i < len(obj) && (obj[i] == ' ' || obj[i] == '\t' || obj[i] == '\n' || obj[i] == '\r') {
+			i++
+		}
 	}
-	return slices.Concat(j[:start], val, j[end:])
+	literal := func(lit string) bool {
+		if !bytes.HasPrefix(obj[i:], []byte(lit)) {
+			return false
+		}
+		i += len(lit)
+		return true
+	}
+	ws()
+	if i == len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i++
+	ws()
+	var out []gateEntry
+	if i < len(obj) && obj[i] == '}' {
+		return out, i+1 == len(obj)
+	}
+	t, f := true, false
+	for {
+		ws()
+		from := i
+		if i == len(obj) || obj[i] != '"' {
+			return nil, false
+		}
+		escaped := false
+		for i++; i < len(obj) && obj[i] != '"'; i++ {
+			if obj[i] == '\\' {
+				escaped = true
+				i++
+			}
+		}
+		if i >= len(obj) {
+			return nil, false
+		}
+		i++
+		raw := obj[from:i]
+		name := string(raw[1 : len(raw)-1])
+		if escaped || !utf8.Valid(raw) {
+			// As the decoder reads it: escapes resolved, invalid
+			// UTF-8 replaced.
+			if err := json.Unmarshal(raw, &name); err != nil {
+				return nil, false
+			}
+		}
+		ws()
+		if !literal(":") {
+			return nil, false
+		}
+		ws()
+		e := gateEntry{name: name, from: from}
+		switch {
+		case literal("true"):
+			e.value = &t
+		case literal("false"):
+			e.value = &f
+		case literal("null"):
+		default:
+			return nil, false
+		}
+		e.to = i
+		out = append(out, e)
+		ws()
+		switch {
+		case literal(","):
+		case literal("}"):
+			ws()
+			return out, i == len(obj)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // member returns where the value of the member name of the JSON object j
 // starts and ends, reporting false when j is not an object or does not
 // name it exactly once.
 func member(j []byte, name string) (start, end int, ok bool) {
-	if !bytes.Contains(j, []byte(`"`+name+`"`)) {
-		return 0, 0, false
-	}
 	dec := json.NewDecoder(bytes.NewReader(j))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, 0, false

@@ -21,6 +21,9 @@ func FuzzGateFilter(f *testing.F) {
 		`[{"featureGates":{"Foo":true}}]`,
 		`{"featureGates":{"Foo":1}}`,
 		`{"featureGates":{"Foo":true}`,
+		`{"featureGates":{"Known":true,"Known":false,"Foo":true}}`,
+		`{"featureGate\u0073":{"F\u006fo":true, "K\"":null}}`,
+		`{"featureGates":{"Foo":true,}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -36,6 +39,10 @@ func FuzzGateFilter(f *testing.F) {
 				t.Fatalf("nothing taken out, yet %q became %q", in, out)
 			}
 			return
+		}
+		again := &gateCheck{known: g.known}
+		if twice := again.filter(out); again.unknown != nil || !bytes.Equal(twice, out) {
+			t.Fatalf("filtering %q again took out %v", out, again.unknown)
 		}
 		var before, after map[string]json.RawMessage
 		if err := json.Unmarshal(in, &before); err != nil {

@@ -90,6 +90,22 @@ func TestUnknownGatesRefusedAsRead(t *testing.T) {
 		},
 		without: []string{"G019"},
 	}, {
+		name:   "a known gate named twice, in JSON",
+		base:   `{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "featureGates": {"BetaThing": true, "BetaThing": false, "Foo": true}}`,
+		dropIn: "featureGates:\n  Foo: null\n",
+		want:   []string{`duplicate field`, `BetaThing`},
+	}, {
+		name: "a name written with an escape",
+		base: `{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "featureGate\u0073": {"F\u006fo": true}}`,
+		want: []string{"file BASE: featureGates[Foo]: Invalid value: true: unrecognized feature gate: Foo"},
+	}, {
+		name: "beside the items of a List, where nothing is read",
+		base: `{"apiVersion": "v1", "kind": "List", "featureGates": {"Foo": true}, "items": [{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "port": 7000}]}`,
+	}, {
+		name: "inside the item of a List",
+		base: `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "featureGates": {"Foo": true}}]}`,
+		want: []string{"file BASE: featureGates[Foo]: Invalid value: true: unrecognized feature gate: Foo"},
+	}, {
 		name: "not an object",
 		base: head + "featureGates: [Foo]\n",
 		want: []string{"featureGates"},

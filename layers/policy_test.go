@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,6 +264,60 @@ func TestWatchReadsAsLoadReads(t *testing.T) {
 				t.Errorf("provenance differs:\nLoad  %s\nWatch %s", a, b)
 			}
 			if a, b := strings.Join(loaded.Skipped, "|"), strings.Join(watched.Skipped, "|"); a != b || !strings.Contains(a, "conf.d/.hidden: hidden") || !strings.Contains(a, "conf.d/team/README: no extension") {
+				t.Errorf("skipped: Load %q, Watch %q", a, b)
+			}
+			cancel()
+			<-w.Done()
+		})
+	}
+}
+
+// TestWatchWithMarkersReadsAsLoadReads watches a drop-in directory with
+// version markers in subdirectories, as a projected volume of two
+// ConfigMaps holds them, under a kubelet-like policy (hidden drop-ins read)
+// and a recursive one: the watcher reads the markers besides, and takes
+// the same drop-ins, skips the same entries and never opens what the
+// policy leaves out (a dangling link, a file over the size limit).
+func TestWatchWithMarkersReadsAsLoadReads(t *testing.T) {
+	for _, policy := range []layers.DropInPolicy{
+		{Extensions: []string{".conf"}, Hidden: true},
+		{Extensions: []string{".conf"}, Recursive: true},
+	} {
+		t.Run(fmt.Sprintf("recursive=%t", policy.Recursive), func(t *testing.T) {
+			root := t.TempDir()
+			watchtest.WriteFiles(t, root, map[string]string{
+				"c.yaml":           head + "enableProfiling: true\n",
+				"conf.d/.10.conf":  head + "port: 6000\n",
+				"conf.d/20.conf":   head + "enableProfiling: false\n",
+				"conf.d/a/VERSION": "v1\n",
+				"conf.d/b/VERSION": "v1\n",
+				"conf.d/b/big.bin": strings.Repeat("x", 5<<20),
+			})
+			if err := os.Symlink("nowhere", filepath.Join(root, "conf.d", "README")); err != nil {
+				t.Fatal(err)
+			}
+			c := component(t)
+			c.DropIns = policy
+			args := []string{"--config", filepath.Join(root, "c.yaml"), "--config-dir", filepath.Join(root, "conf.d")}
+			loaded, cl, err := c.Load(context.Background(), args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: time.Hour,
+				Consistent: watch.MarkersAgree("VERSION"), Markers: []string{"VERSION"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			watched := w.Current()
+			if loaded.Object.Port != watched.Object.Port || loaded.Object.EnableProfiling || watched.Object.EnableProfiling {
+				t.Errorf("Load: port %d, profiling %t; Watch: port %d, profiling %t", loaded.Object.Port, loaded.Object.EnableProfiling, watched.Object.Port, watched.Object.EnableProfiling)
+			}
+			if a, b := explainJSON(t, loaded.Provenance), explainJSON(t, watched.Provenance); a != b {
+				t.Errorf("provenance differs:\nLoad  %s\nWatch %s", a, b)
+			}
+			if a, b := strings.Join(loaded.Skipped, "|"), strings.Join(watched.Skipped, "|"); a != b {
 				t.Errorf("skipped: Load %q, Watch %q", a, b)
 			}
 			cancel()

@@ -3,6 +3,8 @@ package layers
 import (
 	"context"
 	"errors"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,10 +33,14 @@ type WatchOptions[T runtime.Object] struct {
 	// Consistent, when set, checks that the files read are a set whose
 	// parts fit together before they are loaded: watch.MarkersAgree holds
 	// back a projected volume kubelet has updated in part (see
-	// watch.Options.Consistent). The check sees the whole tree of
-	// --config-dir, so that each ConfigMap of a projected volume can keep
-	// its marker in a directory of its own beside the drop-ins.
+	// watch.Options.Consistent).
 	Consistent func(c *watch.Contents) error
+	// Markers names the files Consistent reads beside the drop-ins
+	// (watch.MarkersAgree's name, "VERSION"): they are read wherever they
+	// are in --config-dir's tree, so that each ConfigMap of a projected
+	// volume can keep its own in a directory of its own, and never taken
+	// as drop-ins. Nothing else the drop-in policy leaves out is read.
+	Markers []string
 	// PendingTimeout is how long files may stay inconsistent before the
 	// attempt is reported as a failure; watch.DefaultPendingTimeout when
 	// zero. The running configuration stays meanwhile.
@@ -70,10 +76,20 @@ func (c *Component[T]) Watch(ctx context.Context, cl *CommandLine, o WatchOption
 		fromHash = o.From.Hash
 	}
 	read := c.readOptions(cl)
-	if o.Consistent != nil {
-		// The markers beside the drop-ins reach the check: the whole tree
-		// of each directory is read, and the drop-ins chosen from it.
-		read.Select, read.Tree = nil, true
+	if len(o.Markers) > 0 {
+		// The markers beside the drop-ins reach the check, at any depth;
+		// below the top, only they, unless the policy reads subdirectories.
+		take, recursive := read.Select, c.DropIns.Recursive
+		read.Tree = true
+		read.Select = func(rel string) string {
+			switch {
+			case slices.Contains(o.Markers, path.Base(rel)):
+				return ""
+			case !recursive && strings.Contains(rel, "/"):
+				return "a directory"
+			}
+			return take(rel)
+		}
 	}
 	var w *watch.Watcher[*Loaded[T]]
 	w, err := watch.New(watch.Options[*Loaded[T]]{

@@ -77,8 +77,8 @@ type DecodeOptions struct {
 	// only the codec's Kind (for sets of manifests).
 	AnyKind bool
 	// Filter, when set, is given each document as JSON before it is
-	// decoded, and what it returns is decoded in its place (and is the
-	// Document's JSON).
+	// decoded as the kind (each item of a List, not the List), and what
+	// it returns is decoded in its place (and is the Document's JSON).
 	Filter func(json []byte) []byte
 }
 
@@ -185,9 +185,6 @@ func (k *Kind) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Documen
 	j, warnings, err := k.toJSON(raw, n, opts)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Filter != nil {
-		j = opts.Filter(j)
 	}
 	doc, err := k.decodeJSON(j, n, 0, opts)
 	if err == nil {
@@ -305,6 +302,9 @@ func yamlMessage(err error) string {
 func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document, error) {
 	fail := func(kind error, msgs ...string) (*Document, error) {
 		return nil, &Error{Source: opts.Source, Document: n, Item: item, Kind: kind, Details: msgs}
+	}
+	if opts.Filter != nil {
+		j = opts.Filter(j)
 	}
 	d := k.lenient.UniversalDeserializer()
 	if opts.Mode != Ignore {

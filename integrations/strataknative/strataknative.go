@@ -45,8 +45,10 @@ type Resolver[T any] struct {
 	factories []informers.SharedInformerFactory
 	cluster   *clusterReader
 
-	mu     sync.Mutex
-	cancel context.CancelFunc // stops the informers; nil before Start
+	mu       sync.Mutex
+	cancel   context.CancelFunc // stops the informers; nil before Start
+	starting sync.WaitGroup     // a Start under way
+	stopped  bool               // Stop was called: Start refuses
 }
 
 // New returns a resolver of o over kc whose cluster ConfigMaps are what w
@@ -106,15 +108,31 @@ func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Optio
 
 // Start starts the resolver's informers, waits until they have synced and
 // the watcher has delivered every cluster ConfigMap, and starts the
-// resolver. It returns ctx's error if ctx ends first.
+// resolver. It returns ctx's error if ctx ends first, or Stop is called,
+// and an error once Stop was called; the resolver starts once, and a
+// failed Start stops its informers.
 func (r *Resolver[T]) Start(ctx context.Context) error {
 	r.mu.Lock()
-	if r.cancel != nil {
+	switch {
+	case r.stopped:
+		r.mu.Unlock()
+		return errors.New("strataknative: the resolver was stopped")
+	case r.cancel != nil:
 		r.mu.Unlock()
 		return errors.New("strataknative: the resolver was started already")
 	}
 	ctx, r.cancel = context.WithCancel(ctx)
+	r.starting.Add(1)
 	r.mu.Unlock()
+	defer r.starting.Done()
+	err := r.start(ctx)
+	if err != nil {
+		r.cancel()
+	}
+	return err
+}
+
+func (r *Resolver[T]) start(ctx context.Context) error {
 	for _, f := range r.factories {
 		f.Start(ctx.Done())
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
@@ -131,16 +149,20 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 	return r.Resolver.Start(ctx)
 }
 
-// Stop stops the resolver and its informers, and waits for them.
+// Stop stops the resolver and its informers, and waits for them and for a
+// Start under way.
 func (r *Resolver[T]) Stop() {
-	r.Resolver.Stop()
 	r.mu.Lock()
 	cancel := r.cancel
+	r.stopped = true
 	r.mu.Unlock()
 	if cancel == nil {
+		r.Resolver.Stop()
 		return
 	}
 	cancel()
+	r.starting.Wait()
+	r.Resolver.Stop()
 	for _, f := range r.factories {
 		f.Shutdown()
 	}

@@ -238,3 +238,24 @@ func TestSelectorLayers(t *testing.T) {
 		t.Errorf("a gold namespace: timeout %d, want the selector layer's 40", got)
 	}
 }
+
+// TestStopWhileStarting stops a resolver whose Start waits for a watcher
+// that never starts, or has not begun: either way Start returns an error.
+func TestStopWhileStarting(t *testing.T) {
+	kc := fake.NewClientset()
+	r, err := strataknative.New(kc, informer.NewInformedWatcher(kc, "pipelines"), options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- r.Start(context.Background()) }()
+	r.Stop()
+	select {
+	case err := <-started:
+		if err == nil || !strings.Contains(err.Error(), "context canceled") && !strings.Contains(err.Error(), "was stopped") {
+			t.Errorf("Start stopped: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start still waiting after Stop")
+	}
+}

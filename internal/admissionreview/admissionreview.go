@@ -20,8 +20,8 @@ import (
 const MaxBytes = 6 << 20
 
 // Handler serves admission reviews, each request answered by answer. A
-// body over MaxBytes is refused with 413, and one that is no v1
-// AdmissionReview with a request with 400, answer not called.
+// body over MaxBytes is refused with 413, and one that does not decode as
+// an AdmissionReview holding a request with 400, answer not called.
 func Handler(answer func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxBytes+1))

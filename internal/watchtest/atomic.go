@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,17 +53,19 @@ func (w *AtomicWriter) TryWrite(files map[string]string) error {
 // TryWriteBinary is TryWrite with files whose content is not text beside
 // the text ones.
 func (w *AtomicWriter) TryWriteBinary(files map[string]string, binary map[string][]byte) error {
-	payload := make(map[string][]byte, len(files)+len(binary))
+	raw := make(map[string][]byte, len(files)+len(binary))
 	for name, content := range files {
-		payload[filepath.Clean(name)] = []byte(content)
+		raw[name] = []byte(content)
 	}
-	for name, content := range binary {
-		payload[filepath.Clean(name)] = content
-	}
-	for name := range payload {
-		if filepath.IsAbs(name) || name == "." || strings.HasPrefix(name, "..") {
+	maps.Copy(raw, binary)
+	payload := make(map[string][]byte, len(raw))
+	for name, content := range raw {
+		// As kubelet's validatePayload: relative, no ".." element, not
+		// starting with "..", which its own names use; then cleaned.
+		if name == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "..") || slices.Contains(strings.Split(name, "/"), "..") {
 			return fmt.Errorf("watchtest: payload path %q: not a relative path inside the volume", name)
 		}
+		payload[filepath.Clean(name)] = content
 	}
 	data := filepath.Join(w.Dir, "..data")
 	old, err := os.Readlink(data)
@@ -121,13 +125,17 @@ func (w *AtomicWriter) TryWriteBinary(files map[string]string, binary map[string
 			}
 		}
 	}
-	// (4)
+	// (4), as kubelet: every link tried, the last failure returned
+	var last error
 	for _, p := range remove {
 		if !strings.Contains(p, string(filepath.Separator)) {
 			if err := os.Remove(filepath.Join(w.Dir, p)); err != nil {
-				return err
+				last = err
 			}
 		}
+	}
+	if last != nil {
+		return last
 	}
 	// (5)
 	if old != "" {

@@ -174,7 +174,7 @@ func (c *core[T]) review(ctx context.Context, view func(context.Context) (cluste
 // must be able to fix the cluster ConfigMap while the webhook is down.
 // Serve AdmissionHandler (or stratacr's ConfigMapWebhook) at client.
 func ConfigMapWebhook[T any](o Options[T], name string, client admissionregistrationv1.WebhookClientConfig) (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || strings.Count(name, ".") < 2 {
+	if errs := validation.IsDNS1123Subdomain("cluster." + name); len(errs) > 0 || strings.Count(name, ".") < 2 {
 		return nil, fmt.Errorf("namespaced: webhook name %q: a fully qualified domain name is needed, of three segments at least", name)
 	}
 	c, err := newCore(o)

@@ -94,6 +94,7 @@ func TestComponentHoldsBackAHalfUpdatedVolume(t *testing.T) {
 			w, err := c.Watch(t.Context(), cl, layers.WatchOptions[*config.ComponentConfiguration]{
 				PollInterval: time.Hour, // events alone
 				Consistent:   watch.MarkersAgree("VERSION"),
+				Markers:      []string{"VERSION"},
 				Settle:       settle,
 				OnReload:     rec.add,
 			})
