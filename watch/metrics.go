@@ -22,10 +22,13 @@ const (
 //	<subsystem>_automatic_reload_last_timestamp_seconds{status}
 //	<subsystem>_last_config_info{hash}
 //
-// and how long each load took (Consistent and Load, not the read), and
-// how many parts went back to an older version (MarkersMove):
+// how long each load took (Consistent and Load), how long reading took
+// before it (the files, their decompression and the pins that keep a read
+// consistent), and how many parts went back to an older version
+// (MarkersMove):
 //
 //	<subsystem>_automatic_reload_duration_seconds{status}
+//	<subsystem>_automatic_reload_read_duration_seconds{status}
 //	<subsystem>_automatic_reload_rollbacks_total
 //
 // A no-op check (same content, or content already refused) counts nothing.
@@ -37,6 +40,7 @@ type Metrics struct {
 	lastTimestamp *metrics.GaugeVec
 	lastConfig    *metrics.GaugeVec
 	duration      *metrics.HistogramVec
+	readDuration  *metrics.HistogramVec
 	rollbacks     *metrics.Counter
 }
 
@@ -77,6 +81,15 @@ func NewMetrics(subsystem string, constLabels map[string]string) *Metrics {
 			Buckets:        metrics.ExponentialBuckets(0.001, 2, 16),
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"status"}),
+		readDuration: metrics.NewHistogramVec(&metrics.HistogramOpts{
+			Subsystem:   subsystem,
+			ConstLabels: constLabels,
+			Name:        "automatic_reload_read_duration_seconds",
+			Help:        "How long reading the configuration took before each reload attempt, decompression included, by status.",
+			// 1 ms to about 33 s.
+			Buckets:        metrics.ExponentialBuckets(0.001, 2, 16),
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"status"}),
 		rollbacks: metrics.NewCounter(&metrics.CounterOpts{
 			Subsystem:      subsystem,
 			ConstLabels:    constLabels,
@@ -90,15 +103,17 @@ func NewMetrics(subsystem string, constLabels map[string]string) *Metrics {
 // MustRegister registers the metrics with r; it panics if a metric of the
 // same name is registered already.
 func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
-	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig, m.duration, m.rollbacks)
+	r.MustRegister(m.reloads, m.lastTimestamp, m.lastConfig, m.duration, m.readDuration, m.rollbacks)
 }
 
 // observe records one reload attempt. hash is the configuration in effect
-// after it; took, how long loading took (negative when reading failed).
-func (m *Metrics) observe(status string, at time.Time, hash string, took time.Duration, rollbacks int) {
+// after it; read, how long reading took; took, how long loading took
+// (negative when reading failed).
+func (m *Metrics) observe(status string, at time.Time, hash string, read, took time.Duration, rollbacks int) {
 	if m == nil {
 		return
 	}
+	m.readDuration.WithLabelValues(status).Observe(read.Seconds())
 	m.rollbacks.Add(float64(rollbacks))
 	m.reloads.WithLabelValues(status).Inc()
 	m.lastTimestamp.WithLabelValues(status).Set(float64(at.UnixNano()) / 1e9)

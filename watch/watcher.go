@@ -135,6 +135,10 @@ type Reload[T any] struct {
 	// Duration is how long loading took: Consistent and Load, not the
 	// read; zero when reading failed.
 	Duration time.Duration
+	// ReadDuration is how long reading took before the attempt: the
+	// files, their decompression and the pins that keep a read
+	// consistent (until it failed, when it did).
+	ReadDuration time.Duration
 	// Rollbacks are the parts whose version went back (MarkersMove),
 	// whether the content then loaded or not.
 	Rollbacks []Rollback
@@ -547,16 +551,18 @@ func (w *Watcher[T]) run(ctx context.Context, cancel context.CancelFunc, n notif
 // and, before a value is in effect, when the content is refused.
 func (w *Watcher[T]) check(ctx context.Context) error {
 	initial := w.current.Load() == nil
+	readStart := w.clock.Now()
 	c, err := ReadContents(w.opts.Paths, w.opts.Read)
+	read := w.clock.Since(readStart)
 	if err != nil {
 		if initial && w.first == nil {
-			w.report(StatusFailure, initial, "", err, notLoaded)
+			w.report(StatusFailure, initial, "", err, read, notLoaded)
 			return err
 		}
 		// Reported once until it changes, not at every retry.
 		if msg := err.Error(); msg != w.lastFailure {
 			w.lastFailure = msg
-			w.report(StatusFailure, initial, "", err, notLoaded)
+			w.report(StatusFailure, initial, "", err, read, notLoaded)
 		}
 		return err
 	}
@@ -583,7 +589,7 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 			if waited := now.Sub(w.pendingSince); waited < w.opts.PendingTimeout {
 				if msg := c.Hash + " " + err.Error(); msg != w.lastFailure {
 					w.lastFailure = msg
-					w.report(StatusPending, initial, c.Hash, err, took, rollbacks...)
+					w.report(StatusPending, initial, c.Hash, err, read, took, rollbacks...)
 				}
 				return err
 			}
@@ -592,12 +598,12 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 		} else if t := (transient{}); !initial && errors.As(err, &t) {
 			if msg := err.Error(); msg != w.lastFailure || len(rollbacks) > 0 {
 				w.lastFailure = msg
-				w.report(StatusFailure, initial, c.Hash, err, took, rollbacks...)
+				w.report(StatusFailure, initial, c.Hash, err, read, took, rollbacks...)
 			}
 			return err
 		}
 		w.pendingSince = time.Time{}
-		w.report(StatusFailure, initial, c.Hash, err, took, rollbacks...)
+		w.report(StatusFailure, initial, c.Hash, err, read, took, rollbacks...)
 		if initial {
 			w.settleFirst(err)
 			return err
@@ -608,7 +614,7 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 	}
 	w.badHash, w.lastFailure, w.pendingSince = "", "", time.Time{}
 	w.current.Store(&published[T]{value: v, hash: c.Hash})
-	w.report(StatusSuccess, initial, c.Hash, nil, took, rollbacks...)
+	w.report(StatusSuccess, initial, c.Hash, nil, read, took, rollbacks...)
 	w.settleFirst(nil)
 	return nil
 }
@@ -666,9 +672,9 @@ const notLoaded time.Duration = -1
 
 // report counts, logs and reports one attempt: a failure at error level,
 // a success and a pending attempt as information.
-func (w *Watcher[T]) report(status string, initial bool, hash string, err error, took time.Duration, rollbacks ...Rollback) {
+func (w *Watcher[T]) report(status string, initial bool, hash string, err error, read, took time.Duration, rollbacks ...Rollback) {
 	now := w.clock.Now()
-	r := Reload[T]{Status: status, Initial: initial, Hash: hash, Err: err, Time: now, Duration: max(took, 0), Rollbacks: rollbacks}
+	r := Reload[T]{Status: status, Initial: initial, Hash: hash, Err: err, Time: now, Duration: max(took, 0), ReadDuration: read, Rollbacks: rollbacks}
 	kept := w.current.Load()
 	keptHash := ""
 	if kept != nil {
@@ -678,7 +684,7 @@ func (w *Watcher[T]) report(status string, initial bool, hash string, err error,
 	if kept != nil && w.opts.MetricsHash != nil {
 		metricHash = w.opts.MetricsHash(kept.value)
 	}
-	w.opts.Metrics.observe(status, now, metricHash, took, len(rollbacks))
+	w.opts.Metrics.observe(status, now, metricHash, read, took, len(rollbacks))
 	for _, rb := range rollbacks {
 		w.logger.Info("A part of the configuration went back to an older version", "part", rb.Part, "from", rb.From, "to", rb.To)
 	}

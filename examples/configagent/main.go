@@ -34,7 +34,9 @@
 //	GET /metrics   the reload metrics
 //
 // Each reload attempt is one JSON line on stdout:
-// {"status":"success"|"failure"|"pending","generation":"sha256:…","files":N,"error":"…","rollbacks":["…"]}.
+// {"status":"success"|"failure"|"pending","generation":"sha256:…","files":N,"error":"…","rollbacks":["…"],"readSeconds":R,"loadSeconds":L}:
+// how long reading the sources took (decompression included), and
+// loading them.
 // A request is answered from the snapshot current when it arrived, however
 // long a reload takes; an invalid reload keeps the last good snapshot. An
 // invalid first snapshot is an error: exit 1, the reason on stderr.
@@ -326,16 +328,18 @@ func (a *agent) load(c *watch.Contents, versionKey string) (*snapshot, error) {
 
 // line is one reload attempt on stdout.
 type line struct {
-	Status     string   `json:"status"`
-	Generation string   `json:"generation"`
-	Files      int      `json:"files"`
-	Error      string   `json:"error,omitempty"`
-	Rollbacks  []string `json:"rollbacks,omitempty"`
+	Status      string   `json:"status"`
+	Generation  string   `json:"generation"`
+	Files       int      `json:"files"`
+	Error       string   `json:"error,omitempty"`
+	Rollbacks   []string `json:"rollbacks,omitempty"`
+	ReadSeconds float64  `json:"readSeconds"`
+	LoadSeconds float64  `json:"loadSeconds"`
 }
 
 // report prints one JSON line per reload attempt.
 func (a *agent) report(r watch.Reload[*snapshot]) {
-	l := line{Status: r.Status, Generation: r.Hash, Files: a.files}
+	l := line{Status: r.Status, Generation: r.Hash, Files: a.files, ReadSeconds: r.ReadDuration.Seconds(), LoadSeconds: r.Duration.Seconds()}
 	if r.Hash == "" { // the read failed: nothing was loaded
 		l.Files = 0
 	}

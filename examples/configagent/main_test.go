@@ -360,8 +360,12 @@ func TestGitSyncTree(t *testing.T) {
 		}
 	}
 	if _, _, body := a.get(t, "/metrics"); !strings.Contains(body, `configagent_automatic_reloads_total{status="success"} 1`) || !strings.Contains(body, "configagent_last_config_info{hash=\""+gen1+"\"} 1") ||
-		!strings.Contains(body, "configagent_automatic_reload_duration_seconds_count") {
+		!strings.Contains(body, "configagent_automatic_reload_duration_seconds_count") ||
+		!strings.Contains(body, `configagent_automatic_reload_read_duration_seconds_count{status="success"} 1`) {
 		t.Errorf("metrics:\n%s", body)
+	}
+	if ls := a.lines(t); len(ls) == 0 || ls[0].ReadSeconds <= 0 || ls[0].LoadSeconds <= 0 {
+		t.Errorf("the first line does not say how long reading and loading took: %+v", ls)
 	}
 
 	next := tree(2)
@@ -375,6 +379,9 @@ func TestGitSyncTree(t *testing.T) {
 		t.Errorf("after a new revision: %d %s, generation %s", code, body, gen2)
 	}
 	ls := a.linesWhen(t, func(ls []line) bool { return len(ls) >= 2 })
+	for i := range ls {
+		ls[i].ReadSeconds, ls[i].LoadSeconds = 0, 0 // timings, checked above
+	}
 	if len(ls) != 2 || !reflect.DeepEqual(ls[0], line{Status: "success", Generation: gen1, Files: 4}) || !reflect.DeepEqual(ls[1], line{Status: "success", Generation: gen2, Files: 5}) {
 		t.Errorf("stdout:\n%s", a.stdout.String())
 	}
