@@ -25,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/scheme"
 )
@@ -70,7 +72,7 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	}
 	own := o.Metrics == nil
 	if own {
-		o.Metrics = namespaced.NewMetrics(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+		o.Metrics = namespaced.NewMetrics(metricsPrefix(name))
 	}
 	r, err := namespaced.NewFromReader(ClientReader(mgr.GetCache()), o)
 	if err != nil {
@@ -78,6 +80,9 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	}
 	if own {
 		if err := o.Metrics.Register(ctrlmetrics.Registry); err != nil {
+			if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
+				return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: metrics named %s_… are registered already, by another resolver of that name: set Options.Name to tell the resolvers apart, or Options.Metrics to register metrics of your own: %w", metricsPrefix(name), err)
+			}
 			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
 		}
 	}
@@ -90,6 +95,9 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	}
 	return out, nil
 }
+
+// metricsPrefix is the subsystem of the metrics of a resolver named name.
+func metricsPrefix(name string) string { return strings.NewReplacer("-", "_", ".", "_").Replace(name) }
 
 // Start implements manager.Runnable:
 //

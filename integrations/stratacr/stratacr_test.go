@@ -202,7 +202,7 @@ func TestNewRegistersMetrics(t *testing.T) {
 		t.Errorf("controller-runtime's registry holds %v, not metrics_test_namespace_cache_size", names)
 	}
 	// A second resolver of the same name is an error, not a panic.
-	if _, err := stratacr.New(mgr, o); err == nil || !strings.Contains(err.Error(), "registering the resolver's metrics") {
+	if _, err := stratacr.New(mgr, o); err == nil || !strings.Contains(err.Error(), "metrics named metrics_test_… are registered already, by another resolver of that name: set Options.Name to tell the resolvers apart, or Options.Metrics") {
 		t.Errorf("a second resolver of one name: %v", err)
 	}
 }
