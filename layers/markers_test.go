@@ -2,6 +2,7 @@ package layers_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/zpages"
 )
 
@@ -41,12 +43,16 @@ func (in *agentConfig) DeepCopyObject() runtime.Object {
 // agentComponent: every OS field is defaulted and validated whatever the
 // OS, as generated defaulters and validators do; the component runs on
 // goos. --node-name and --cgroup-driver are bound.
-func agentComponent(t *testing.T, goos string) *layers.Component[*agentConfig] {
+func agentComponent(t *testing.T, goos string, markers ...map[string]validation.Marker) *layers.Component[*agentConfig] {
 	t.Helper()
 	gv := schema.GroupVersion{Group: "agent.example.dev", Version: "v1"}
+	var declared map[string]validation.Marker
+	if len(markers) > 0 {
+		declared = markers[0]
+	}
 	kind, err := scheme.New(scheme.Config{
 		Group: gv.Group, Kind: "AgentConfig", Hub: "v1",
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+		Versions: []scheme.Version{{Version: "v1", Markers: declared, AddToScheme: func(s *runtime.Scheme) error {
 			s.AddKnownTypeWithName(gv.WithKind("AgentConfig"), &agentConfig{})
 			s.AddTypeDefaultingFunc(&agentConfig{}, func(obj any) {
 				c := obj.(*agentConfig)
@@ -238,6 +244,31 @@ func TestSkipForeignOS(t *testing.T) {
 	c.SkipForeignOS = true
 	if _, _, err := c.Load(context.Background(), []string{"--config", shared, "--cgroup-driver", "cgroupfs"}); err == nil || !strings.Contains(err.Error(), "flag --cgroup-driver: field cgroupDriver is for linux only, and this system is windows") {
 		t.Errorf("a linux field from a flag on windows: %v", err)
+	}
+}
+
+// TestZPagesErrorShowsWhatIsNotSecret shows on /statusz the errors of a
+// refused reload but for those of a secret field, which say only which
+// field was refused; an error that is no validation's says where to read
+// why; a kind with no secret field shows its errors whole.
+func TestZPagesErrorShowsWhatIsNotSecret(t *testing.T) {
+	c := agentComponent(t, "linux", map[string]validation.Marker{"/nodeName": validation.Secret})
+	err := fmt.Errorf("invalid configuration:\n%w", validation.ErrorList{
+		{Err: field.NotSupported(field.NewPath("priorityClass"), "LOW", []string{"NORMAL", "HIGH"}), Key: "/priorityClass"},
+		{Err: field.Invalid(field.NewPath("nodeName"), "hunter2", "must be a DNS name"), Key: "/nodeName"},
+	})
+	got := c.ZPagesError(err)
+	if !strings.Contains(got, `priorityClass: Unsupported value: "LOW"`) || strings.Contains(got, "hunter2") || !strings.Contains(got, `nodeName: Invalid value: "CLASSIFIED": refused; why is in the log (the value is secret)`) {
+		t.Errorf("a validation's errors: %q", got)
+	}
+	if got := c.ZPagesError(fmt.Errorf("decoding: %q is no number", "hunter2")); strings.Contains(got, "hunter2") || !strings.Contains(got, "why is in the log") {
+		t.Errorf("another error: %q", got)
+	}
+	if got := agentComponent(t, "linux").ZPagesError(err); !strings.Contains(got, "hunter2") {
+		t.Errorf("with no secret field: %q", got)
+	}
+	if got := c.ZPagesError(nil); got != "" {
+		t.Errorf("no error: %q", got)
 	}
 }
 

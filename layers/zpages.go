@@ -2,24 +2,73 @@ package layers
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/watch"
 	"github.com/stratacfg/strata/zpages"
 )
 
 // ZPagesError is what /statusz may say of err, a reload's error: err
-// itself, or, when the kind has secret fields, whose values a message may
-// quote, that the reload was refused and where to read why.
+// itself when the kind has no secret fields. When it has some, a message
+// may quote their values: the errors of a validation (validation.ErrorList)
+// are shown but for those of a field that is or holds a secret, each of
+// which says only which field was refused; any other error says that the
+// reload was refused and where to read why.
 func (c *Component[T]) ZPagesError(err error) string {
 	if err == nil {
 		return ""
 	}
-	if len(c.Kind.MergeFields().Keys(validation.Secret)) > 0 {
+	fields := c.Kind.MergeFields()
+	if len(fields.Keys(validation.Secret)) == 0 {
+		return err.Error()
+	}
+	var list validation.ErrorList
+	if !errors.As(err, &list) {
 		return "the reload was refused; why is in the log (it may quote a secret value)"
 	}
-	return err.Error()
+	shown := make(validation.ErrorList, len(list))
+	for i, e := range list {
+		shown[i] = e
+		if secretAt(fields, validation.KeyOf(e.Err.Field)) {
+			fe := *e.Err
+			fe.BadValue, fe.Detail = "CLASSIFIED", "refused; why is in the log (the value is secret)"
+			hidden := *e
+			hidden.Err = &fe
+			shown[i] = &hidden
+		}
+	}
+	return "invalid configuration:\n" + shown.Error()
+}
+
+// secretAt reports whether the value at key may quote a secret: key is, is
+// inside or holds a field marked secret.
+func secretAt(fields *validation.Fields, key string) bool {
+	if fields.Holds(key, validation.Secret) {
+		return true
+	}
+	for i := len(key) - 1; i > 0; i-- {
+		if key[i] == '/' && fields.Has(key[:i], validation.Secret) {
+			return true
+		}
+	}
+	return false
+}
+
+// WatchedZPages is ZPages over the configuration w keeps, /statusz also
+// saying why the last reload was refused, until one is applied
+// (ZPagesError).
+func (c *Component[T]) WatchedZPages(cl *CommandLine, w *watch.Watcher[*Loaded[T]]) zpages.Pages {
+	pages := c.ZPages(cl, w.Current)
+	status := pages.Status
+	pages.Status = func() zpages.Status {
+		s := status()
+		s.LastError = c.ZPagesError(w.Refused())
+		return s
+	}
+	return pages
 }
 
 // ZPages returns the component's z-pages (zpages.Install): /configz shows

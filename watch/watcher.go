@@ -150,6 +150,7 @@ type Watcher[T any] struct {
 	opts    Options[T]
 	clock   clock.WithTicker
 	current atomic.Pointer[published[T]]
+	refused atomic.Pointer[error] // the last attempt refused since the last success
 	resync  chan struct{}
 	done    chan struct{}
 	logger  klog.Logger
@@ -403,6 +404,16 @@ func (w *Watcher[T]) Resync() {
 	case w.resync <- struct{}{}:
 	default:
 	}
+}
+
+// Refused returns the error of the last attempt refused since the last
+// one applied, nil when the last attempt was applied: what /statusz says
+// of the last refused reload (Component.WatchedZPages).
+func (w *Watcher[T]) Refused() error {
+	if err := w.refused.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // Done is closed when the watcher has stopped: Start failed, or its
@@ -674,6 +685,12 @@ const notLoaded time.Duration = -1
 // a success and a pending attempt as information.
 func (w *Watcher[T]) report(status string, initial bool, hash string, err error, read, took time.Duration, rollbacks ...Rollback) {
 	now := w.clock.Now()
+	switch status {
+	case StatusFailure:
+		w.refused.Store(&err)
+	case StatusSuccess:
+		w.refused.Store(nil)
+	}
 	r := Reload[T]{Status: status, Initial: initial, Hash: hash, Err: err, Time: now, Duration: max(took, 0), ReadDuration: read, Rollbacks: rollbacks}
 	kept := w.current.Load()
 	keptHash := ""

@@ -24,7 +24,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -134,8 +133,6 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	reg := metrics.NewKubeRegistry()
 	m := watch.NewMetrics("example_component", nil)
 	m.MustRegister(reg)
-	// The last reload refused, for /statusz; nil once one is applied.
-	var lastError atomic.Pointer[error]
 	w, err := comp.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{
 		PollInterval: rf.pollInterval,
 		Metrics:      m,
@@ -143,11 +140,9 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 		OnReload: func(r watch.Reload[*componentConfig]) {
 			switch {
 			case r.Status == watch.StatusFailure:
-				lastError.Store(&r.Err)
 				fmt.Fprintf(stderr, "component: reload refused, keeping the running configuration: %v\n", r.Err)
 			case r.Initial:
 			default:
-				lastError.Store(nil)
 				c := r.Value.Object
 				fmt.Fprintf(stderr, "component: configuration reloaded (%s): profiling %t, feature gates %v\n", r.Hash, c.EnableProfiling, c.FeatureGates)
 				if len(r.Value.RestartRequired) > 0 {
@@ -162,16 +157,8 @@ func serve(ctx context.Context, comp *layers.Component[*config.ComponentConfigur
 	addr := net.JoinHostPort(rf.bindAddress, strconv.Itoa(int(w.Current().Object.Port)))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
-	pages := comp.ZPages(cl, w.Current)
-	status := pages.Status
-	pages.Status = func() zpages.Status {
-		s := status()
-		if err := lastError.Load(); err != nil {
-			s.LastError = comp.ZPagesError(*err)
-		}
-		return s
-	}
-	zpages.Install(mux, pages)
+	// /statusz says why the last reload was refused, until one applies.
+	zpages.Install(mux, comp.WatchedZPages(cl, w))
 	srv, ln, err := httpserve.Listen(addr, mux)
 	if err != nil {
 		return err
