@@ -177,6 +177,7 @@ func TestCheck(t *testing.T) {
 		{"the file comes back unchanged: no-op", "three", "", "three", false},
 		{"back to the first content", "one", StatusSuccess, "one", false},
 	}
+	refused := false // whether the last attempt reported was refused
 	for _, s := range steps {
 		if s.content == "" {
 			os.Remove(path)
@@ -203,6 +204,12 @@ func TestCheck(t *testing.T) {
 		}
 		if got := w.Current(); got != s.current {
 			t.Fatalf("%s: current %q, want %q", s.name, got, s.current)
+		}
+		if s.status != "" {
+			refused = s.status == StatusFailure
+		}
+		if got := w.Refused(); (got != nil) != refused {
+			t.Fatalf("%s: Refused() = %v, want an error %t", s.name, got, refused)
 		}
 	}
 	if w.Hash() != good {
