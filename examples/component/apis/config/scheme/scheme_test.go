@@ -42,4 +42,5 @@ func TestEmptyIsNotUnset(t *testing.T) {
 		t.Fatal(err)
 	}
 	schemetest.CheckEmpty(t, kind)
+	schemetest.CheckVersioned(t, kind)
 }

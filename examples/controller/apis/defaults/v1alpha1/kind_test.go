@@ -18,4 +18,5 @@ func TestKind(t *testing.T) {
 	}
 	validation.CheckStrings(t, k.MergeFields())
 	schemetest.CheckEmpty(t, k)
+	schemetest.CheckVersioned(t, k)
 }
