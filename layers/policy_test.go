@@ -243,31 +243,14 @@ func TestWatchReadsAsLoadReads(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := tc.root(t)
-			c := component(t)
-			c.DropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true}
-			args := []string{"--config", filepath.Join(root, "c.yaml"), "--config-dir", filepath.Join(root, "conf.d")}
-			loaded, cl, err := c.Load(context.Background(), args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
-			watched := w.Current()
+			loaded, watched := loadAndWatch(t, layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true}, root,
+				layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: time.Hour})
 			if loaded.Object.Port != 7000 || watched.Object.Port != 7000 {
 				t.Errorf("port: Load %d, Watch %d; want 7000 from team/20.conf", loaded.Object.Port, watched.Object.Port)
 			}
-			if a, b := explainJSON(t, loaded.Provenance), explainJSON(t, watched.Provenance); a != b {
-				t.Errorf("provenance differs:\nLoad  %s\nWatch %s", a, b)
+			if a := strings.Join(loaded.Skipped, "|"); !strings.Contains(a, "conf.d/.hidden: hidden") || !strings.Contains(a, "conf.d/team/README: no extension") {
+				t.Errorf("skipped: %q", a)
 			}
-			if a, b := strings.Join(loaded.Skipped, "|"), strings.Join(watched.Skipped, "|"); a != b || !strings.Contains(a, "conf.d/.hidden: hidden") || !strings.Contains(a, "conf.d/team/README: no extension") {
-				t.Errorf("skipped: Load %q, Watch %q", a, b)
-			}
-			cancel()
-			<-w.Done()
 		})
 	}
 }
@@ -296,34 +279,46 @@ func TestWatchWithMarkersReadsAsLoadReads(t *testing.T) {
 			if err := os.Symlink("nowhere", filepath.Join(root, "conf.d", "README")); err != nil {
 				t.Fatal(err)
 			}
-			c := component(t)
-			c.DropIns = policy
-			args := []string{"--config", filepath.Join(root, "c.yaml"), "--config-dir", filepath.Join(root, "conf.d")}
-			loaded, cl, err := c.Load(context.Background(), args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			w, err := c.Watch(ctx, cl, layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: time.Hour,
+			loaded, watched := loadAndWatch(t, policy, root, layers.WatchOptions[*config.ComponentConfiguration]{PollInterval: time.Hour,
 				Consistent: watch.MarkersAgree("VERSION"), Markers: []string{"VERSION"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			watched := w.Current()
 			if loaded.Object.Port != watched.Object.Port || loaded.Object.EnableProfiling || watched.Object.EnableProfiling {
 				t.Errorf("Load: port %d, profiling %t; Watch: port %d, profiling %t", loaded.Object.Port, loaded.Object.EnableProfiling, watched.Object.Port, watched.Object.EnableProfiling)
 			}
-			if a, b := explainJSON(t, loaded.Provenance), explainJSON(t, watched.Provenance); a != b {
-				t.Errorf("provenance differs:\nLoad  %s\nWatch %s", a, b)
-			}
-			if a, b := strings.Join(loaded.Skipped, "|"), strings.Join(watched.Skipped, "|"); a != b {
-				t.Errorf("skipped: Load %q, Watch %q", a, b)
-			}
-			cancel()
-			<-w.Done()
 		})
 	}
+}
+
+// loadAndWatch loads root/c.yaml and the drop-ins of root/conf.d under
+// policy, then watches the same command line with o, and returns both
+// configurations, having failed t unless they hold the same provenance
+// and skip the same entries. The watcher stops when the test ends.
+func loadAndWatch(t *testing.T, policy layers.DropInPolicy, root string, o layers.WatchOptions[*config.ComponentConfiguration]) (loaded, watched *layers.Loaded[*config.ComponentConfiguration]) {
+	t.Helper()
+	c := component(t)
+	c.DropIns = policy
+	args := []string{"--config", filepath.Join(root, "c.yaml"), "--config-dir", filepath.Join(root, "conf.d")}
+	loaded, cl, err := c.Load(context.Background(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := c.Watch(ctx, cl, o)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-w.Done()
+	})
+	watched = w.Current()
+	if a, b := explainJSON(t, loaded.Provenance), explainJSON(t, watched.Provenance); a != b {
+		t.Errorf("provenance differs:\nLoad  %s\nWatch %s", a, b)
+	}
+	if a, b := strings.Join(loaded.Skipped, "|"), strings.Join(watched.Skipped, "|"); a != b {
+		t.Errorf("skipped: Load %q, Watch %q", a, b)
+	}
+	return loaded, watched
 }
 
 // TestDirectoryInPlaceOfFile replaces --config by a directory: Load at
