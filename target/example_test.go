@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/target"
 )
@@ -16,13 +18,13 @@ func ExampleLadder_Select() {
 		return &target.Layer{Layer: &merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: name}, Values: values},
 			Selector: sel, Class: class, Created: created, Name: name}
 	}
-	prod := &target.LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}
+	prod := labels.SelectorFromSet(labels.Set{"tier": "prod"})
 	overrides := []*target.Layer{
 		layer("org/monitoring-prod", "both", day(1), target.Selector{Labels: prod, Dimensions: map[string][]string{"pluginDefinition": {"kube-monitoring"}}},
 			map[string]string{"/retention": `"90d"`}),
 		layer("org/everywhere", "none", day(2), target.Selector{}, map[string]string{"/retention": `"7d"`, "/logLevel": `"warn"`}),
 		layer("org/prod", "cluster", day(3), target.Selector{Labels: prod, ExcludeNames: []string{"eu-de-9"}}, map[string]string{"/logLevel": `"error"`}),
-		layer("org/qa", "cluster", day(4), target.Selector{Labels: &target.LabelSelector{MatchLabels: map[string]string{"tier": "qa"}}}, map[string]string{"/logLevel": `"debug"`}),
+		layer("org/qa", "cluster", day(4), target.Selector{Labels: labels.SelectorFromSet(labels.Set{"tier": "qa"})}, map[string]string{"/logLevel": `"debug"`}),
 	}
 	cluster := target.Target{Name: "eu-de-1", Labels: map[string]string{"tier": "prod"}, Dimensions: map[string]string{"pluginDefinition": "kube-monitoring"}}
 

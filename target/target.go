@@ -2,17 +2,19 @@
 // order: layers that carry a selector over a target's attributes (its
 // labels, its name, names to leave out, and further named dimensions such
 // as a plugin definition) and a specificity class, applied in a ladder of
-// classes the caller declares, most generic first, then by creation time,
-// then by name. Given a target it says which layers apply, in what order,
+// classes the caller declares, most generic first, then by a rank the
+// caller may give within a class, then by creation time, then by name. Given a target it says which layers apply, in what order,
 // and which were left out and why.
 //
 // It is Greenhouse's plugin-override model (ADR 007): an override scoped
 // to no cluster, to clusters by label or name, to plugin definitions, or
 // to both, most generic first and most specific last. strata's namespace
-// selector layers are another use.
+// selector layers (layers/namespaced) are another use: one class, ranked
+// by their selector's number of terms.
 //
-// The package imports nothing but the standard library and merge: no
-// client-go, no API types.
+// Label selectors are apimachinery's (k8s.io/apimachinery/pkg/labels), as
+// Kubernetes matches them; the package needs no client-go and no API
+// types.
 package target
 
 import (
@@ -22,6 +24,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stratacfg/strata/merge"
 )
@@ -37,38 +41,13 @@ type Target struct {
 	Dimensions map[string]string
 }
 
-// Operator is a label requirement's operator.
-type Operator string
-
-// The operators of Kubernetes label selectors.
-const (
-	In           Operator = "In"
-	NotIn        Operator = "NotIn"
-	Exists       Operator = "Exists"
-	DoesNotExist Operator = "DoesNotExist"
-)
-
-// Requirement is one label requirement, as in a Kubernetes label
-// selector's matchExpressions.
-type Requirement struct {
-	Key      string
-	Operator Operator
-	Values   []string
-}
-
-// LabelSelector is a Kubernetes label selector: every label of
-// MatchLabels and every requirement must hold. The zero LabelSelector
-// matches everything.
-type LabelSelector struct {
-	MatchLabels      map[string]string
-	MatchExpressions []Requirement
-}
-
 // Selector says which targets a layer applies to. Every part that is set
 // must match; the zero Selector applies to every target.
 type Selector struct {
-	// Labels, when set, must match the target's labels.
-	Labels *LabelSelector
+	// Labels, when set, must match the target's labels: a selector of
+	// apimachinery's, parsed (labels.Parse) or converted from an API
+	// object's (metav1.LabelSelectorAsSelector), which checks it.
+	Labels labels.Selector
 	// Names, when not empty, are the only target names it applies to.
 	Names []string
 	// ExcludeNames are names it never applies to, whatever else matches.
@@ -78,26 +57,9 @@ type Selector struct {
 	Dimensions map[string][]string
 }
 
-// Check returns an error for a selector that can never be read the same
-// way twice: an unknown operator, In or NotIn with no values, Exists or
-// DoesNotExist with values, a dimension with no values.
-func (s Selector) Check() error {
-	if s.Labels != nil {
-		for i, r := range s.Labels.MatchExpressions {
-			switch r.Operator {
-			case In, NotIn:
-				if len(r.Values) == 0 {
-					return fmt.Errorf("matchExpressions[%d]: %s %s needs values", i, r.Key, r.Operator)
-				}
-			case Exists, DoesNotExist:
-				if len(r.Values) > 0 {
-					return fmt.Errorf("matchExpressions[%d]: %s %s takes no values", i, r.Key, r.Operator)
-				}
-			default:
-				return fmt.Errorf("matchExpressions[%d]: %q is no operator (In, NotIn, Exists, DoesNotExist)", i, r.Operator)
-			}
-		}
-	}
+// check returns an error for a dimension with no values: a selector
+// that can never match.
+func (s Selector) check() error {
 	for d, vs := range s.Dimensions {
 		if len(vs) == 0 {
 			return fmt.Errorf("dimension %s: no values", d)
@@ -117,7 +79,7 @@ func (s Selector) Why(t Target) string {
 		return fmt.Sprintf("%s is not among the names %s", t.Name, strings.Join(s.Names, ", "))
 	}
 	if s.Labels != nil {
-		if why := s.Labels.why(t.Labels); why != "" {
+		if why := labelsWhy(s.Labels, t.Labels); why != "" {
 			return why
 		}
 	}
@@ -138,42 +100,22 @@ func (s Selector) Why(t Target) string {
 	return ""
 }
 
-// why returns why ls does not match labels, or "".
-func (ls *LabelSelector) why(labels map[string]string) string {
-	keys := make([]string, 0, len(ls.MatchLabels))
-	for k := range ls.MatchLabels {
-		keys = append(keys, k)
+// labelsWhy returns why sel does not match set, or "": the first of its
+// requirements that does not hold.
+func labelsWhy(sel labels.Selector, set map[string]string) string {
+	if sel.Matches(labels.Set(set)) {
+		return ""
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if v, ok := labels[k]; !ok || v != ls.MatchLabels[k] {
-			return fmt.Sprintf("label %s=%s: %s", k, ls.MatchLabels[k], have(labels, k))
+	reqs, selectable := sel.Requirements()
+	for _, r := range reqs {
+		if !r.Matches(labels.Set(set)) {
+			return fmt.Sprintf("label %s: %s", r.String(), have(set, r.Key()))
 		}
 	}
-	for _, r := range ls.MatchExpressions {
-		v, ok := labels[r.Key]
-		switch r.Operator {
-		case In:
-			if !ok || !slices.Contains(r.Values, v) {
-				return fmt.Sprintf("label %s in (%s): %s", r.Key, strings.Join(r.Values, ", "), have(labels, r.Key))
-			}
-		case NotIn:
-			if ok && slices.Contains(r.Values, v) {
-				return fmt.Sprintf("label %s notin (%s): %s", r.Key, strings.Join(r.Values, ", "), have(labels, r.Key))
-			}
-		case Exists:
-			if !ok {
-				return fmt.Sprintf("label %s exists: not set", r.Key)
-			}
-		case DoesNotExist:
-			if ok {
-				return fmt.Sprintf("label %s does not exist: %s", r.Key, have(labels, r.Key))
-			}
-		default:
-			return fmt.Sprintf("label %s: %q is no operator", r.Key, r.Operator)
-		}
+	if !selectable {
+		return "its label selector selects nothing"
 	}
-	return ""
+	return fmt.Sprintf("label selector %s does not match", sel)
 }
 
 func have(labels map[string]string, k string) string {
@@ -190,7 +132,12 @@ type Layer struct {
 	Selector Selector
 	// Class is the layer's rung of the Ladder.
 	Class string
-	// Created orders layers of one class: older first.
+	// Rank orders layers of one class before their creation time: lower
+	// first. A caller that ranks by specificity within a class (strata's
+	// namespace selector layers rank by their selector's number of terms)
+	// sets it; the zero Rank leaves creation time to decide.
+	Rank int
+	// Created orders layers of one class and rank: older first.
 	Created time.Time
 	// Name orders layers of one class created at the same time, and
 	// names the layer where its Source does not.
@@ -208,33 +155,43 @@ type Ignored struct {
 // earlier one.
 type Ladder []string
 
-// Select returns the layers that apply to t, in the order they apply
-// (their class's rung, then creation time, then name), and those left
-// out, each with why, in the same order. A layer whose class is not on
-// the ladder, or whose selector is malformed, is an error naming it:
-// nothing is left out silently.
-func (l Ladder) Select(t Target, layers []*Layer) (applied []*Layer, ignored []Ignored, err error) {
+// Sort returns layers in the order they apply: their class's rung, then
+// their rank, then creation time, then name. A layer whose class is not on
+// the ladder, or whose selector names a dimension with no values, is an
+// error naming it: nothing is left out silently.
+func (l Ladder) Sort(layers []*Layer) ([]*Layer, error) {
 	rung := make(map[string]int, len(l))
 	for i, c := range l {
 		rung[c] = i
 	}
-	sorted := slices.Clone(layers)
 	var errs []string
-	for _, x := range sorted {
+	for _, x := range layers {
 		if _, ok := rung[x.Class]; !ok {
 			errs = append(errs, fmt.Sprintf("%s: class %q is not on the ladder (%s)", x.Name, x.Class, strings.Join(l, " < ")))
 		}
-		if err := x.Selector.Check(); err != nil {
+		if err := x.Selector.check(); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: selector: %v", x.Name, err))
 		}
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return nil, nil, fmt.Errorf("%s", strings.Join(errs, "; "))
+		return nil, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
+	sorted := slices.Clone(layers)
 	slices.SortStableFunc(sorted, func(a, b *Layer) int {
-		return cmp.Or(cmp.Compare(rung[a.Class], rung[b.Class]), a.Created.Compare(b.Created), strings.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(rung[a.Class], rung[b.Class]), cmp.Compare(a.Rank, b.Rank),
+			a.Created.Compare(b.Created), strings.Compare(a.Name, b.Name))
 	})
+	return sorted, nil
+}
+
+// Select returns the layers that apply to t, in the order Sort gives, and
+// those left out, each with why, in the same order; its error is Sort's.
+func (l Ladder) Select(t Target, layers []*Layer) (applied []*Layer, ignored []Ignored, err error) {
+	sorted, err := l.Sort(layers)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, x := range sorted {
 		if why := x.Selector.Why(t); why != "" {
 			ignored = append(ignored, Ignored{Layer: x, Reason: why})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -22,6 +24,20 @@ func override(name, class string, created int, sel Selector, values map[string]s
 	}
 }
 
+func ranked(l *Layer, rank int) *Layer {
+	l.Rank = rank
+	return l
+}
+
+// sel parses a label selector, as a selector ConfigMap's annotation is.
+func sel(s string) labels.Selector {
+	l, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
 func names(ls []*Layer) string {
 	var out []string
 	for _, l := range ls {
@@ -35,7 +51,7 @@ func names(ls []*Layer) string {
 // that do not select the target, each with why.
 func TestLadderOrder(t *testing.T) {
 	cluster := Target{Name: "eu-1", Labels: map[string]string{"region": "eu", "tier": "prod"}, Dimensions: map[string]string{"pluginDefinition": "kube-monitoring"}}
-	prod := &LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}
+	prod := labels.SelectorFromSet(labels.Set{"tier": "prod"})
 	monitoring := map[string][]string{"pluginDefinition": {"kube-monitoring", "logs"}}
 	for _, tc := range []struct {
 		name    string
@@ -64,27 +80,36 @@ func TestLadderOrder(t *testing.T) {
 			applied: "z-old a-same b-same b-new",
 		},
 		{
+			name: "rank before creation time",
+			layers: []*Layer{
+				ranked(override("two-terms", "cluster", 1, Selector{Labels: sel("tier=prod,region=eu")}, nil), 2),
+				ranked(override("one-term", "cluster", 9, Selector{Labels: prod}, nil), 1),
+				ranked(override("unranked", "cluster", 5, Selector{}, nil), 0),
+			},
+			applied: "unranked one-term two-terms",
+		},
+		{
 			name: "left out, each with why",
 			layers: []*Layer{
 				override("other-cluster", "cluster", 1, Selector{Names: []string{"us-1", "us-2"}}, nil),
 				override("excluded", "cluster", 2, Selector{Labels: prod, ExcludeNames: []string{"eu-1"}}, nil),
-				override("staging", "cluster", 3, Selector{Labels: &LabelSelector{MatchLabels: map[string]string{"tier": "staging"}}}, nil),
-				override("us-only", "cluster", 4, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "region", Operator: In, Values: []string{"us", "ap"}}}}}, nil),
-				override("not-eu", "cluster", 5, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "region", Operator: NotIn, Values: []string{"eu"}}}}}, nil),
-				override("needs-gpu", "cluster", 6, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "gpu", Operator: Exists}}}}, nil),
-				override("no-tier", "cluster", 7, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "tier", Operator: DoesNotExist}}}}, nil),
+				override("staging", "cluster", 3, Selector{Labels: sel("tier=staging")}, nil),
+				override("us-only", "cluster", 4, Selector{Labels: sel("region in (us, ap)")}, nil),
+				override("not-eu", "cluster", 5, Selector{Labels: sel("region notin (eu)")}, nil),
+				override("needs-gpu", "cluster", 6, Selector{Labels: sel("gpu")}, nil),
+				override("no-tier", "cluster", 7, Selector{Labels: sel("!tier")}, nil),
 				override("other-plugin", "definition", 8, Selector{Dimensions: map[string][]string{"pluginDefinition": {"cert-manager"}}}, nil),
 				override("no-such-dimension", "definition", 9, Selector{Dimensions: map[string][]string{"team": {"a"}}}, nil),
-				override("eu", "cluster", 10, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "region", Operator: In, Values: []string{"eu"}}}}}, nil),
+				override("eu", "cluster", 10, Selector{Labels: sel("region in (eu)")}, nil),
 			},
 			applied: "eu",
 			ignored: "other-cluster: eu-1 is not among the names us-1, us-2 | " +
 				"excluded: eu-1 is among the names left out | " +
 				"staging: label tier=staging: it is prod | " +
-				"us-only: label region in (us, ap): it is eu | " +
+				"us-only: label region in (ap,us): it is eu | " +
 				"not-eu: label region notin (eu): it is eu | " +
-				"needs-gpu: label gpu exists: not set | " +
-				"no-tier: label tier does not exist: it is prod | " +
+				"needs-gpu: label gpu: not set | " +
+				"no-tier: label !tier: it is prod | " +
 				"other-plugin: pluginDefinition kube-monitoring is not among cert-manager | " +
 				"no-such-dimension: eu-1 has no team",
 		},
@@ -116,9 +141,6 @@ func TestLadderRefusesWhatItCannotPlace(t *testing.T) {
 		want  string
 	}{
 		{override("typo", "clsuter", 1, Selector{}, nil), `typo: class "clsuter" is not on the ladder (none < cluster < definition < both)`},
-		{override("in", "cluster", 1, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "a", Operator: In}}}}, nil), "in: selector: matchExpressions[0]: a In needs values"},
-		{override("exists", "cluster", 1, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "a", Operator: Exists, Values: []string{"x"}}}}}, nil), "exists: selector: matchExpressions[0]: a Exists takes no values"},
-		{override("op", "cluster", 1, Selector{Labels: &LabelSelector{MatchExpressions: []Requirement{{Key: "a", Operator: "Gt"}}}}, nil), `op: selector: matchExpressions[0]: "Gt" is no operator`},
 		{override("dim", "definition", 1, Selector{Dimensions: map[string][]string{"pluginDefinition": nil}}, nil), "dim: selector: dimension pluginDefinition: no values"},
 	} {
 		if _, _, err := adr.Select(Target{Name: "x"}, []*Layer{tc.layer}); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -133,7 +155,7 @@ func TestLadderRefusesWhatItCannotPlace(t *testing.T) {
 func TestMergeInLadderOrder(t *testing.T) {
 	target := Target{Name: "eu-1", Labels: map[string]string{"tier": "prod"}, Dimensions: map[string]string{"pluginDefinition": "logs"}}
 	layers := []*Layer{
-		override("both", "both", 1, Selector{Labels: &LabelSelector{MatchLabels: map[string]string{"tier": "prod"}}, Dimensions: map[string][]string{"pluginDefinition": {"logs"}}}, map[string]string{"/retention": `"30d"`}),
+		override("both", "both", 1, Selector{Labels: sel("tier=prod"), Dimensions: map[string][]string{"pluginDefinition": {"logs"}}}, map[string]string{"/retention": `"30d"`}),
 		override("global", "none", 2, Selector{}, map[string]string{"/retention": `"7d"`, "/replicas": "2"}),
 		override("cluster", "cluster", 3, Selector{Names: []string{"eu-1"}}, map[string]string{"/replicas": "3", "/retention": `"14d"`}),
 	}
@@ -154,15 +176,15 @@ func TestMergeInLadderOrder(t *testing.T) {
 	}
 }
 
-// TestNoDependencies keeps the package pure: the standard library and
-// merge only, no client-go and no API types.
+// TestNoDependencies keeps the package light: apimachinery for label
+// selectors, no client-go and no API types.
 func TestNoDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.Contains(dep, ".") && !strings.HasPrefix(dep, "github.com/stratacfg/strata/") {
+		if strings.HasPrefix(dep, "k8s.io/client-go") || strings.HasPrefix(dep, "k8s.io/api/") {
 			t.Errorf("target depends on %s", dep)
 		}
 	}

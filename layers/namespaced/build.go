@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stratacfg/strata/merge"
 )
@@ -38,16 +37,15 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	var optional []*merge.Layer
 	var ignored []ignoredLayer
 	var owner []ignoredLayer // of each optional layer
-	set := labels.Set(in.labels)
 	for _, sl := range in.selectors {
-		if !sl.selector.Matches(set) {
+		if !sl.applies(in.labels) {
 			continue
 		}
 		if sl.err != nil {
 			ignored = append(ignored, ignoredLayer{cm: sl.cm, origin: OriginSelector, err: sl.err})
 			continue
 		}
-		l := *sl.layer
+		l := *sl.t.Layer
 		l.Policy = in.cluster.policy.selector
 		optional = append(optional, &l)
 		owner = append(owner, ignoredLayer{cm: sl.cm, origin: OriginSelector})

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -233,8 +232,7 @@ func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
 			}
 		}
 		for ns, rec := range r.st.records {
-			set := labels.Set(rec.labels)
-			if (c.isSelector(cm) && next.selector.Matches(set)) || (prev != nil && prev.selector.Matches(set)) {
+			if (c.isSelector(cm) && next.applies(rec.labels)) || (prev != nil && prev.applies(rec.labels)) {
 				out = append(out, ns)
 			}
 		}

@@ -3,36 +3,42 @@ package namespaced
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/target"
 )
 
 // selectorLayer is one parsed selector ConfigMap. It is immutable.
 type selectorLayer struct {
-	cm       *corev1.ConfigMap
-	layer    *merge.Layer
-	selector labels.Selector
-	terms    int
-	err      *LayerError // invalid: ignored wherever it matches
+	cm *corev1.ConfigMap
+	// t is its layer on selectorLadder: its merge layer (nil when it is
+	// invalid), its selector (labels.Nothing when it has no valid one)
+	// and its rank, the selector's number of terms.
+	t   *target.Layer
+	err *LayerError // invalid: ignored wherever it matches
 }
 
-// readSelectors parses the selector ConfigMaps and orders them most generic
-// first: fewest selector terms, then oldest, then by name. One that does
-// not parse is kept, marked invalid, so that the namespaces it names report
-// it; one with no valid selector matches nothing.
+// selectorLadder ranks the selector layers, all of one class: fewest
+// selector terms first (the most generic), then oldest, then by name.
+var selectorLadder = target.Ladder{OriginSelector}
+
+// readSelectors parses the selector ConfigMaps and orders them by
+// selectorLadder. One that does not parse is kept, marked invalid, so
+// that the namespaces it names report it; one with no valid selector
+// matches nothing.
 func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 	if c.o.Selectors == nil {
 		return nil
 	}
 	annotation := c.o.Selectors.Annotation
-	var out []*selectorLayer
+	byLayer := make(map[*target.Layer]*selectorLayer, len(cms))
+	tls := make([]*target.Layer, 0, len(cms))
 	for _, cm := range cms {
-		sl := &selectorLayer{cm: cm, selector: labels.Nothing()}
+		sl := &selectorLayer{cm: cm, t: &target.Layer{Class: OriginSelector, Created: cm.CreationTimestamp.Time, Name: cm.Name,
+			Selector: target.Selector{Labels: labels.Nothing()}}}
 		text, ok := cm.Annotations[annotation]
 		sel, err := labels.Parse(text)
 		src := ConfigMapSource(cm, OriginSelector)
@@ -42,25 +48,27 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 		case err != nil:
 			sl.err = &LayerError{Source: src, Err: fmt.Errorf("annotation %s: %w", annotation, err)}
 		default:
-			sl.selector = sel
 			reqs, _ := sel.Requirements()
-			sl.terms = len(reqs)
-			if sl.layer, _, err = c.configMapLayer(cm, OriginSelector); err != nil {
+			sl.t.Selector.Labels, sl.t.Rank = sel, len(reqs)
+			if sl.t.Layer, _, err = c.configMapLayer(cm, OriginSelector); err != nil {
 				sl.err = &LayerError{Source: src, Err: err}
 			}
 		}
-		out = append(out, sl)
+		byLayer[sl.t] = sl
+		tls = append(tls, sl.t)
 	}
-	slices.SortFunc(out, func(a, b *selectorLayer) int {
-		if a.terms != b.terms {
-			return a.terms - b.terms
-		}
-		if c := a.cm.CreationTimestamp.Compare(b.cm.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.cm.Name, b.cm.Name)
-	})
+	sorted, _ := selectorLadder.Sort(tls) // one class, no dimensions: no error
+	out := make([]*selectorLayer, len(sorted))
+	for i, t := range sorted {
+		out[i] = byLayer[t]
+	}
 	return out
+}
+
+// applies reports whether sl applies to a namespace whose labels are ls:
+// a selector layer selects by labels alone.
+func (sl *selectorLayer) applies(ls map[string]string) bool {
+	return sl.t.Selector.Why(target.Target{Labels: ls}) == ""
 }
 
 // isSelector reports whether cm is a selector ConfigMap.
@@ -123,7 +131,7 @@ func present(places []*corev1.ConfigMap) []*corev1.ConfigMap {
 func matching(sls []*selectorLayer, ls map[string]string) []*selectorLayer {
 	var out []*selectorLayer
 	for _, sl := range sls {
-		if sl.selector.Matches(labels.Set(ls)) {
+		if sl.applies(ls) {
 			out = append(out, sl)
 		}
 	}

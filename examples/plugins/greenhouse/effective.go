@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/stratacfg/strata/merge"
@@ -202,7 +203,7 @@ func (b *builder) preset(pp *PluginPreset) {
 		case c == nil:
 			b.ignored = append(b.ignored, IgnoredLayer{Source: osrc.String(), Reason: fmt.Sprintf("Cluster %s/%s does not exist", b.namespace, o.ClusterName)})
 			continue
-		case !sel.Matches(labelsOf(c.Labels)):
+		case !sel.Matches(labels.Set(c.Labels)):
 			b.ignored = append(b.ignored, IgnoredLayer{Source: osrc.String(), Reason: fmt.Sprintf("cluster %s is not selected by the PluginPreset's clusterSelector (%s): this override never applies", o.ClusterName, sel)})
 			continue
 		}
@@ -224,7 +225,7 @@ func (b *builder) override(o *PluginOverride) {
 	cs := o.Spec.ClusterSelector
 	sel := target.Selector{Names: cs.ClusterNames, ExcludeNames: cs.IgnoreClusters}
 	if cs.LabelSelector != nil {
-		ls, err := labelSelector(cs.LabelSelector)
+		ls, err := metav1.LabelSelectorAsSelector(cs.LabelSelector)
 		if err != nil {
 			b.errs = append(b.errs, fmt.Errorf("%s: spec.clusterSelector.labelSelector: %w", src, err))
 			return
