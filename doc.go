@@ -34,11 +34,15 @@
 //	    tenant policy, one immutable typed snapshot per namespace, cached
 //	    and rebuilt level-triggered, with change notifications; a Direct
 //	    resolver for webhooks reads on every call.
+//	    layers/namespaced/webhook serves a resolver's check of the layer
+//	    ConfigMaps as an admission webhook and builds its registration;
 //	    layers/namespaced/namespacedtest runs one in a test over objects the
 //	    test holds.
 //	  - target decides which targeted layers apply to a target and in what
-//	    order: selectors over its attributes, ranked by a ladder of
-//	    specificity classes the caller declares.
+//	    order: selectors over its attributes (apimachinery's label
+//	    selectors, names, dimensions), ranked by a ladder of specificity
+//	    classes the caller declares; namespace selector layers are ranked
+//	    by it.
 //	  - validation knows what types cannot say: which fields are paths,
 //	    restart-only or cluster-only; it attaches to every field error the
 //	    layer that set the offending key; it validates sets of manifests.

@@ -60,6 +60,7 @@ import (
 	"github.com/stratacfg/strata/integrations/stratacr"
 	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/webhook"
 	"github.com/stratacfg/strata/zpages"
 )
 
@@ -241,7 +242,7 @@ func start(ctx context.Context, f *flags) error {
 		return err
 	}
 	// The layer ConfigMaps are checked as they are written.
-	mgr.GetWebhookServer().Register(ConfigMapWebhookPath, r.ConfigMapWebhook())
+	mgr.GetWebhookServer().Register(ConfigMapWebhookPath, webhook.Handler(r))
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("jobdefaults").
 		For(&batchv1.Job{}).

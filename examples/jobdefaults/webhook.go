@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/webhook"
 )
 
 // webhookConfiguration is the MutatingWebhookConfiguration that sends the
@@ -48,7 +49,7 @@ func webhookConfiguration(host string, port int, caBundle []byte) *admissionregi
 
 // registerWebhook creates the webhook configurations, or updates them to
 // point at this process: the Job webhook, and the layer ConfigMaps'
-// (namespaced.ConfigMapWebhook: only the ConfigMaps the resolver reads,
+// (webhook.Configuration: only the ConfigMaps the resolver reads,
 // failing open, so that an operator can fix the cluster ConfigMap while
 // the controller is down).
 func registerWebhook(ctx context.Context, reader client.Reader, c client.Client, f *flags, caBundle []byte, o namespaced.Options[*v1alpha1.JobDefaults]) error {
@@ -57,7 +58,7 @@ func registerWebhook(ctx context.Context, reader client.Reader, c client.Client,
 		return err
 	}
 	url := "https://" + net.JoinHostPort(f.host, strconv.Itoa(f.port)) + ConfigMapWebhookPath
-	cms, err := namespaced.ConfigMapWebhook(o, ConfigMapWebhookName, admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle})
+	cms, err := webhook.Configuration(o, ConfigMapWebhookName, admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle})
 	if err != nil {
 		return err
 	}

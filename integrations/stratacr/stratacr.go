@@ -2,13 +2,11 @@ package stratacr
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -278,35 +276,6 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 		return nil, fmt.Errorf("reading the configuration of namespace %s: %w", ns, err)
 	}
 	return snap, nil
-}
-
-// ConfigMapWebhook returns a webhook that checks layer ConfigMaps as
-// namespaced.Resolver.CheckConfigMap does: an invalid cluster or tenant
-// ConfigMap is denied with its problems, a tenant ConfigMap with refused
-// keys is admitted with one warning per key. Register it on the manager's
-// webhook server, and with the API server as namespaced.ConfigMapWebhook
-// builds the registration.
-func (r *Resolver[T]) ConfigMapWebhook() *admission.Webhook {
-	return &admission.Webhook{Handler: admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		if req.Kind.Group != "" || req.Kind.Kind != "ConfigMap" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
-			return admission.Allowed("")
-		}
-		var cm corev1.ConfigMap
-		if err := json.Unmarshal(req.Object.Raw, &cm); err != nil {
-			return admission.Errored(http.StatusBadRequest, err)
-		}
-		if cm.Namespace == "" {
-			cm.Namespace = req.Namespace
-		}
-		if err := r.WaitReady(ctx); err != nil {
-			return admission.Errored(http.StatusServiceUnavailable, err)
-		}
-		warnings, err := r.CheckConfigMap(ctx, &cm)
-		if err != nil {
-			return admission.Denied(err.Error())
-		}
-		return admission.Allowed("").WithWarnings(warnings...)
-	})}
 }
 
 // CacheByObject returns the entries of cache.Options.ByObject that keep a

@@ -3,7 +3,6 @@ package namespaced
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,9 +59,6 @@ func (d *Direct[T]) Stop() {
 func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (warnings []string, err error) {
 	return d.c.check(ctx, d.cluster, cm)
 }
-
-// AdmissionHandler is Resolver.AdmissionHandler over CheckConfigMap.
-func (d *Direct[T]) AdmissionHandler() http.Handler { return d.c.admissionHandler(d.cluster) }
 
 // ForNamespace reads and returns the snapshot of namespace ns. The error
 // is about reading; invalid tenant input never fails a resolve.

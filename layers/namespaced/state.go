@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// errNotStarted is returned by a resolve before Start.
-var errNotStarted = errors.New("namespaced: resolver not started")
+// ErrNotStarted is the error of a resolve or a check before Start.
+var ErrNotStarted = errors.New("namespaced: resolver not started")
 
 // entry is what a resolve reads of one cached namespace; it fills one
 // cache line.
@@ -265,7 +265,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	prev, prevOwn, prevLabels, prevCl, prevSels := rec.entry.snap.Load(), rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels
 	s.mu.Unlock()
 	if cl == nil {
-		return nil, false, errNotStarted
+		return nil, false, ErrNotStarted
 	}
 	if !s.held && !c.system(ns) {
 		cms, err := str.own(ctx, ns)
@@ -333,7 +333,7 @@ func (s *state[T]) miss(ctx context.Context, ns string, first func(ctx context.C
 	s.mu.Lock()
 	if s.queue == nil {
 		s.mu.Unlock()
-		return nil, errNotStarted
+		return nil, ErrNotStarted
 	}
 	rec := s.records[ns]
 	if rec == nil {
@@ -544,7 +544,7 @@ func (s *state[T]) view(context.Context) (clusterView[T], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cluster == nil {
-		return clusterView[T]{}, errNotStarted
+		return clusterView[T]{}, ErrNotStarted
 	}
 	return clusterView[T]{cl: s.cluster, stored: s.stored, invalid: s.invalid}, nil
 }

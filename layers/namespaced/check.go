@@ -1,0 +1,118 @@
+package namespaced
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/stratacfg/strata/internal/text"
+)
+
+// CheckConfigMap says whether cm may be written as it is: a cluster
+// ConfigMap that makes the cluster configuration invalid, a selector
+// ConfigMap that does not parse, and a namespace ConfigMap that would be
+// ignored as a whole are each an error listing the problems; a namespace
+// ConfigMap whose keys the tenant policy refuses is accepted, with one
+// warning per refused key (so `kubectl apply` shows the tenant why), and
+// so is one that namespace overrides are closed to. A ConfigMap that is no
+// layer gets neither. It checks against the cluster configuration in
+// effect, read through the resolver's cache (a Direct resolver reads it
+// with its client); it changes nothing. Package webhook serves it as an
+// admission webhook. Before Start it returns ErrNotStarted.
+func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (warnings []string, err error) {
+	return r.c.check(ctx, r.st.view, cm)
+}
+
+// check is CheckConfigMap against the cluster configuration view returns.
+func (c *core[T]) check(ctx context.Context, view func(context.Context) (clusterView[T], error), cm *corev1.ConfigMap) (warnings []string, err error) {
+	switch {
+	case c.isCluster(cm):
+		v, err := view(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// With the other cluster ConfigMaps as stored, then, when they
+		// are refused, as they were last valid: a write that fixes what
+		// is stored, or that is valid beside what was, is admitted.
+		bases := []map[string]*corev1.ConfigMap{v.cl.cms}
+		if v.invalid != nil {
+			bases = []map[string]*corev1.ConfigMap{v.stored, v.cl.cms}
+		}
+		var first error
+		for i, base := range bases {
+			next := maps.Clone(base)
+			if next == nil {
+				next = map[string]*corev1.ConfigMap{}
+			}
+			next[cm.Name] = cm
+			_, err := c.parseCluster(next)
+			switch {
+			case err == nil && i == len(bases)-1 && v.invalid != nil:
+				return storedInvalid(v.invalid), nil
+			case err == nil:
+				return nil, nil
+			case first == nil:
+				first = err
+			}
+		}
+		return nil, first
+	case c.isSelector(cm):
+		if sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]; sl.err != nil {
+			return nil, sl.err
+		}
+		return nil, nil
+	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
+		return nil, nil
+	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
+		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, OriginNamespace), c.nsLabels)}, nil
+	}
+	v, err := view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cl := v.cl
+	warnings = storedInvalid(v.invalid)
+	src := ConfigMapSource(cm, OriginNamespace)
+	if !cl.policy.open {
+		warnings = append(warnings, fmt.Sprintf("%s: namespace overrides are closed by the operator: it is not applied until they open", src))
+		// Checked all the same, as if they were open.
+	}
+	open := *cl.policy
+	open.open = true
+	in := inputs[T]{cluster: &clusterState[T]{cms: cl.cms, layers: cl.layers, policy: &open, stack: cl.stack, base: cl.base}, cms: []*corev1.ConfigMap{cm}}
+	s, ignored, err := c.build(in)
+	if err != nil {
+		return nil, err
+	}
+	for _, ig := range ignored {
+		if ig.cm == cm {
+			return nil, ig.err
+		}
+	}
+	for _, d := range s.Rejected() {
+		if d.Source.Name != src.Name {
+			continue
+		}
+		w := fmt.Sprintf("%s: key %q not applied: %s", src, d.Key, d.Why())
+		if d.Field != "" {
+			w += " (field " + d.Field + " under it)"
+		}
+		warnings = append(warnings, w)
+	}
+	return warnings, nil
+}
+
+// storedInvalid is the warning of a ConfigMap judged against the last
+// valid cluster configuration, or the defaults, because the cluster
+// ConfigMaps as stored are invalid: never a denial, so that no stored
+// mistake refuses every write, its fix included.
+func storedInvalid(invalid error) []string {
+	if invalid == nil {
+		return nil
+	}
+	return []string{"judged against the last valid cluster configuration (or the defaults): the cluster ConfigMaps as stored are refused: " + text.Cut(invalid.Error(), text.MaxMessage)}
+}
