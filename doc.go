@@ -49,7 +49,10 @@
 //	  - watch keeps configuration from mounted files live: consistent reads
 //	    of what kubelet's AtomicWriter and git-sync publish, fsnotify plus
 //	    polling, validate before apply, keep the last good value, reload
-//	    metrics; and directories of manifests loaded as one set.
+//	    metrics.
+//	  - manifests loads a directory of manifests as one validated set, as
+//	    kube-apiserver loads its admission manifests, and keeps it live
+//	    through watch.
 //	  - zpages serves /configz, /flagz and /statusz, each value with where
 //	    it came from.
 //

@@ -38,7 +38,6 @@
 // computes from ConfigMap objects the hash a watcher reports for their
 // mounts.
 //
-// LoadManifests and Manifests load a directory of Kubernetes-style
-// manifests as one validated set, the way kube-apiserver loads
-// manifest-based admission configuration.
+// Package manifests builds on it to keep a directory of Kubernetes-style
+// manifests live as one validated set.
 package watch

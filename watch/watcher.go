@@ -100,8 +100,8 @@ type Options[T any] struct {
 	// Metrics, when set, count reloads.
 	Metrics *Metrics
 	// MetricsHash, when set, is the hash last_config_info reports for a
-	// value in effect, instead of the content hash (Manifests reports
-	// the hash kube-apiserver reports for the same directory).
+	// value in effect, instead of the content hash (manifests.Watch
+	// reports the hash kube-apiserver reports for the same directory).
 	MetricsHash func(T) string
 	// Clock is the clock for polls, debouncing and retries; nil means
 	// the real clock.

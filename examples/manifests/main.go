@@ -42,6 +42,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/manifests/admission"
 	"github.com/stratacfg/strata/internal/httpserve"
+	"github.com/stratacfg/strata/manifests"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -103,11 +104,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *once {
 		l := line{Status: watch.StatusSuccess, Objects: []string{}}
-		g, err := watch.Read(*dir, watch.Manifests(*dir, opts).Read)
+		g, err := watch.Read(*dir, manifests.Watch(*dir, opts).Read)
 		if err == nil {
 			l.Hash = g.Hash
-			var set *watch.ManifestSet
-			if set, err = watch.LoadManifests(g, opts); err == nil {
+			var set *manifests.Set
+			if set, err = manifests.Load(g, opts); err == nil {
 				l.Objects, l.APIServerHash = set.Names(), set.APIServerHash
 			}
 		}
@@ -124,10 +125,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	reg := metrics.NewKubeRegistry()
 	m := watch.NewMetrics(MetricsSubsystem, map[string]string{"plugin": *plugin})
 	m.MustRegister(reg)
-	w := watch.Manifests(*dir, opts)
+	w := manifests.Watch(*dir, opts)
 	w.PollInterval = *poll
 	w.Metrics = m
-	w.OnReload = func(r watch.Reload[*watch.ManifestSet]) {
+	w.OnReload = func(r watch.Reload[*manifests.Set]) {
 		l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
 		if r.Value != nil {
 			l.Objects, l.APIServerHash = r.Value.Names(), r.Value.APIServerHash

@@ -24,7 +24,7 @@ import (
 	"github.com/stratacfg/strata/examples/manifests/admission"
 	"github.com/stratacfg/strata/internal/httpserve/httpservetest"
 	"github.com/stratacfg/strata/internal/watchtest"
-	"github.com/stratacfg/strata/watch"
+	"github.com/stratacfg/strata/manifests"
 )
 
 // lines collects what run prints, line by line.
@@ -362,8 +362,8 @@ func TestComposite(t *testing.T) {
 		p.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"))
 		return p
 	}
-	c := &watch.Composite{
-		Static:         func() *watch.ManifestSet { return set },
+	c := &manifests.Composite{
+		Static:         func() *manifests.Set { return set },
 		Dynamic:        func() []runtime.Object { return []runtime.Object{api("from-api"), api("spoof.static.k8s.io")} },
 		ReservedSuffix: admission.StaticSuffix,
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/manifests"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/watch"
 	"github.com/stratacfg/strata/zpages"
@@ -111,7 +112,7 @@ func TestCommitterLinksOut(t *testing.T) {
 				}
 				// A directory of manifests.
 				dir := filepath.Join(g.Path(), "o")
-				if _, err := watch.Read(dir, watch.Manifests(dir, watch.ManifestOptions{}).Read); !errors.Is(err, files.ErrOutside) {
+				if _, err := watch.Read(dir, manifests.Watch(dir, manifests.Options{}).Read); !errors.Is(err, files.ErrOutside) {
 					t.Errorf("manifests: %v", err)
 				}
 			})

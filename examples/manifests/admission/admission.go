@@ -21,6 +21,7 @@ import (
 	admissioninstall "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	admissionvalidation "k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 
+	"github.com/stratacfg/strata/manifests"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
@@ -56,8 +57,8 @@ func newScheme() *runtime.Scheme {
 
 // Options returns the manifest options of plugin: its kinds, with
 // kube-apiserver's defaulting, validation and static-manifest rules.
-func Options(plugin string) (watch.ManifestOptions, error) {
-	o := watch.ManifestOptions{
+func Options(plugin string) (manifests.Options, error) {
+	o := manifests.Options{
 		Decoder: serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer(),
 		Rules:   validation.SetRules{NameSuffix: StaticSuffix},
 	}
@@ -94,21 +95,21 @@ func policyReference(kind, name string) []validation.Reference {
 
 // Load reads dir as one generation and loads it for plugin, as the
 // watcher of examples/manifests does on every change.
-func Load(dir, plugin string) (*watch.ManifestSet, error) {
+func Load(dir, plugin string) (*manifests.Set, error) {
 	opts, err := Options(plugin)
 	if err != nil {
 		return nil, err
 	}
-	w := watch.Manifests(dir, opts)
+	w := manifests.Watch(dir, opts)
 	g, err := watch.Read(dir, w.Read)
 	if err != nil {
 		return nil, err
 	}
-	return watch.LoadManifests(g, opts)
+	return manifests.Load(g, opts)
 }
 
 func unsupported(obj runtime.Object) error {
-	return fmt.Errorf("%w %T", watch.ErrUnsupportedType, obj)
+	return fmt.Errorf("%w %T", manifests.ErrUnsupportedType, obj)
 }
 
 func acceptValidatingPolicies(obj runtime.Object) ([]runtime.Object, error) {

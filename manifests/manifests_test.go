@@ -1,4 +1,4 @@
-package watch
+package manifests
 
 import (
 	"errors"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/watch"
 )
 
 // The tests load ValidatingAdmissionPolicies and their bindings through
@@ -29,14 +30,14 @@ import (
 
 const suffix = ".static.strata.dev"
 
-func policyOptions(t testing.TB) ManifestOptions {
+func policyOptions(t testing.TB) Options {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := admissionv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	s.AddUnversionedTypes(metav1.SchemeGroupVersion, &metav1.List{}, &metav1.Status{})
-	return ManifestOptions{
+	return Options{
 		Decoder:    serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer(),
 		Accept:     acceptPolicies,
 		Rules:      validation.SetRules{NameSuffix: suffix},
@@ -82,16 +83,16 @@ func binding(name, policy string) string {
 	return "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: " + name + "}\nspec: {policyName: " + policy + ", validationActions: [Deny]}\n"
 }
 
-func TestLoadManifestsProvenance(t *testing.T) {
+func TestLoadProvenance(t *testing.T) {
 	t.Parallel()
-	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
+	s := &watch.Generation{Path: "/m", Dir: true, Files: []watch.Entry{
 		{Name: "a.yaml", Data: []byte(policy("a"+suffix) + "---\n\n---\n" + policy("b"+suffix))},
 		{Name: "b.json", Data: []byte(`{"apiVersion":"anything/v9","kind":"List","items":[{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"c` + suffix + `"},"spec":{"policyName":"a` + suffix + `"}}]}`)},
 		{Name: "c.yml", Data: nil},
 		{Name: "d.YAML", Data: []byte("  \n\n")},
 		{Name: "notes.txt", Data: []byte("not a manifest")},
 	}, Hash: "sha256:x"}
-	set, err := LoadManifests(s, policyOptions(t))
+	set, err := Load(s, policyOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +113,10 @@ func TestLoadManifestsProvenance(t *testing.T) {
 	}
 }
 
-// TestLoadManifestsRefuses loads what kube-apiserver refuses, one case a
+// TestLoadRefuses loads what kube-apiserver refuses, one case a
 // directory, and checks that the whole set is refused with an error that
 // names the file and the problem.
-func TestLoadManifestsRefuses(t *testing.T) {
+func TestLoadRefuses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -153,17 +154,17 @@ func TestLoadManifestsRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g := &Generation{Path: "/m", Dir: true}
+			g := &watch.Generation{Path: "/m", Dir: true}
 			for _, name := range slices.Sorted(maps.Keys(tc.files)) {
-				g.Files = append(g.Files, Entry{Name: name, Data: []byte(tc.files[name])})
+				g.Files = append(g.Files, watch.Entry{Name: name, Data: []byte(tc.files[name])})
 			}
-			set, err := LoadManifests(g, policyOptions(t))
+			set, err := Load(g, policyOptions(t))
 			if err == nil {
 				t.Fatalf("loaded %v", set.Names())
 			}
-			var me *ManifestError
+			var me *Error
 			if !errors.As(err, &me) || me.Dir != "/m" {
-				t.Errorf("error %T, want a *ManifestError for /m", err)
+				t.Errorf("error %T, want a *Error for /m", err)
 			}
 			for _, want := range tc.want {
 				if !strings.Contains(err.Error(), want) {
@@ -174,16 +175,16 @@ func TestLoadManifestsRefuses(t *testing.T) {
 	}
 }
 
-// TestLoadManifestsReportsEveryError loads three bad files: kube-apiserver
+// TestLoadReportsEveryError loads three bad files: kube-apiserver
 // stops at the first; the error here names all three.
-func TestLoadManifestsReportsEveryError(t *testing.T) {
+func TestLoadReportsEveryError(t *testing.T) {
 	t.Parallel()
-	s := &Generation{Path: "/m", Dir: true, Files: []Entry{
+	s := &watch.Generation{Path: "/m", Dir: true, Files: []watch.Entry{
 		{Name: "a.yaml", Data: []byte(policy("a"))},
 		{Name: "b.yaml", Data: []byte("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: b" + suffix + "}\n")},
 		{Name: "c.yaml", Data: []byte("apiVersion: admissionregistration.k8s.io/v1\nkind: Nope\n")},
 	}}
-	_, err := LoadManifests(s, policyOptions(t))
+	_, err := Load(s, policyOptions(t))
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -197,14 +198,14 @@ func TestLoadManifestsReportsEveryError(t *testing.T) {
 func TestComposite(t *testing.T) {
 	t.Parallel()
 	static := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "s" + suffix}}
-	set := &ManifestSet{Objects: []*Manifest{{Object: static, Kind: "ValidatingAdmissionPolicy", Name: static.Name}}}
+	set := &Set{Objects: []*Manifest{{Object: static, Kind: "ValidatingAdmissionPolicy", Name: static.Name}}}
 	dyn := func(name string) runtime.Object {
 		p := &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		p.SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy"))
 		return p
 	}
 	c := &Composite{
-		Static:         func() *ManifestSet { return set },
+		Static:         func() *Set { return set },
 		Dynamic:        func() []runtime.Object { return []runtime.Object{dyn("api"), dyn("spoof" + suffix)} },
 		ReservedSuffix: suffix,
 	}
@@ -221,10 +222,10 @@ func TestComposite(t *testing.T) {
 	}
 }
 
-// FuzzLoadManifests feeds arbitrary file content to the manifest loader:
+// FuzzLoad feeds arbitrary file content to the manifest loader:
 // it must never panic, and what it accepts must be named, suffixed and
 // accepted.
-func FuzzLoadManifests(f *testing.F) {
+func FuzzLoad(f *testing.F) {
 	f.Add([]byte(policy("a" + suffix)))
 	f.Add([]byte(policy("a"+suffix) + "---\n" + policy("a"+suffix)))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[]}`))
@@ -232,7 +233,7 @@ func FuzzLoadManifests(f *testing.F) {
 	f.Add([]byte("# only\n---\n---\n"))
 	opts := policyOptions(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		set, err := LoadManifests(&Generation{Path: "/m", Dir: true, Files: []Entry{{Name: "f.yaml", Data: data}}}, opts)
+		set, err := Load(&watch.Generation{Path: "/m", Dir: true, Files: []watch.Entry{{Name: "f.yaml", Data: data}}}, opts)
 		if err != nil {
 			return
 		}
@@ -247,18 +248,18 @@ func FuzzLoadManifests(f *testing.F) {
 	})
 }
 
-// TestManifestsIgnoreWhatIsNoManifest puts beside the manifests what the
+// TestWatchIgnoresWhatIsNoManifest puts beside the manifests what the
 // loader documents as ignored, made as hostile as it gets: a dangling
 // README, a FIFO notes.txt, an oversize backup, a directory with a
 // manifest's name. None is read; a link to a directory with a manifest's
 // name is refused, as kube-apiserver refuses it.
-func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
+func TestWatchIgnoresWhatIsNoManifest(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	watchtest.WriteFiles(t, dir, map[string]string{
 		"a.yaml":     policy("a" + suffix),
 		".b.yaml":    policy("b" + suffix), // read, as kube-apiserver reads it
-		"a.yaml.bak": strings.Repeat("x", DefaultMaxBytes+1),
+		"a.yaml.bak": strings.Repeat("x", watch.DefaultMaxBytes+1),
 		"sub.yaml/x": "a directory with a manifest's name",
 	})
 	if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "README")); err != nil {
@@ -267,12 +268,12 @@ func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "notes.txt"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := Manifests(dir, policyOptions(t))
-	g, err := Read(dir, opts.Read)
+	opts := Watch(dir, policyOptions(t))
+	g, err := watch.Read(dir, opts.Read)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := LoadManifests(g, policyOptions(t))
+	set, err := Load(g, policyOptions(t))
 	if err != nil || strings.Join(set.Names(), ",") != "ValidatingAdmissionPolicy/a"+suffix+",ValidatingAdmissionPolicy/b"+suffix {
 		t.Fatalf("set %v, %v", set, err)
 	}
@@ -280,10 +281,10 @@ func TestManifestsIgnoreWhatIsNoManifest(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "sub.yaml"), filepath.Join(dir, "linked.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if g, err = Read(dir, opts.Read); err != nil {
+	if g, err = watch.Read(dir, opts.Read); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadManifests(g, policyOptions(t)); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "linked.yaml")+": a symbolic link to a directory, not a file") {
+	if _, err := Load(g, policyOptions(t)); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "linked.yaml")+": a symbolic link to a directory, not a file") {
 		t.Errorf("a link to a directory: %v", err)
 	}
 }

@@ -1,4 +1,9 @@
-package watch
+// Package manifests loads a directory of Kubernetes-style manifests as one
+// validated set, choosing, splitting and decoding the files as
+// kube-apiserver loads manifest-based admission configuration (KEP-5793),
+// and keeps the set live through package watch: a set loads whole or not
+// at all, and every problem names its file and document.
+package manifests
 
 import (
 	"bufio"
@@ -23,28 +28,29 @@ import (
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/watch"
 )
 
-// ManifestExtensions returns the extensions a manifest directory loads:
+// Extensions returns the extensions a manifest directory loads:
 // .json, .yaml and .yml. It is a function so that no caller can change
 // what every other one loads.
-func ManifestExtensions() []string { return []string{".json", ".yaml", ".yml"} }
+func Extensions() []string { return []string{".json", ".yaml", ".yml"} }
 
-// manifestExtensions are ManifestExtensions, read.
-var manifestExtensions = ManifestExtensions()
+// extensions are Extensions, read.
+var extensions = Extensions()
 
-// KindManifest is the provenance kind of an object read from a manifest
-// file.
-const KindManifest = "manifest"
+// Origin is the provenance origin (merge.Source.Origin) of an object
+// read from a manifest file.
+const Origin = "manifest"
 
-// ErrUnsupportedType is what ManifestOptions.Accept wraps for an object of
+// ErrUnsupportedType is what Options.Accept wraps for an object of
 // a type the set does not take.
 var ErrUnsupportedType = errors.New("unsupported type")
 
-// ManifestOptions say how a directory of manifests is loaded: they work
+// Options say how a directory of manifests is loaded: they work
 // for the kinds of any scheme. kube-apiserver's admission configuration
 // (KEP-5793) is one use; examples/manifests wires it.
-type ManifestOptions struct {
+type Options struct {
 	// Decoder decodes one document, YAML or JSON, into a typed object of
 	// the version it names, without conversion: for the strictness of
 	// kube-apiserver, the universal deserializer of a codec factory built
@@ -87,7 +93,7 @@ type Manifest struct {
 
 // Source is the object's provenance, "manifest /etc/policies/a.yaml#2".
 func (m *Manifest) Source() merge.Source {
-	return merge.Source{Origin: KindManifest, Name: where(m.File, m.Document, m.Item)}
+	return merge.Source{Origin: Origin, Name: where(m.File, m.Document, m.Item)}
 }
 
 func where(file string, doc, item int) string {
@@ -100,8 +106,8 @@ func where(file string, doc, item int) string {
 	return file
 }
 
-// ManifestSet is a loaded, validated set of manifests. It is immutable.
-type ManifestSet struct {
+// Set is a loaded, validated set of manifests. It is immutable.
+type Set struct {
 	// Objects in file order, then document order.
 	Objects []*Manifest
 	// Hash is the content hash of the files it was loaded from, their
@@ -118,7 +124,7 @@ type ManifestSet struct {
 }
 
 // Names returns "Kind/name" of every object, sorted.
-func (s *ManifestSet) Names() []string {
+func (s *Set) Names() []string {
 	out := make([]string, len(s.Objects))
 	for i, m := range s.Objects {
 		out[i] = m.Kind + "/" + m.Name
@@ -127,7 +133,7 @@ func (s *ManifestSet) Names() []string {
 	return out
 }
 
-// LoadManifests loads the manifest files of a directory generation, in
+// Load loads the manifest files of a directory generation, in
 // sorted order, as one set, choosing and splitting them as kube-apiserver
 // does (KEP-5793):
 //
@@ -147,11 +153,11 @@ func (s *ManifestSet) Names() []string {
 // binding) are never half applied. Unlike kube-apiserver, which stops at
 // the first problem, the error lists every problem found (the first
 // twenty in its text), each naming its file and document.
-func LoadManifests(g *Generation, opts ManifestOptions) (*ManifestSet, error) {
+func Load(g *watch.Generation, opts Options) (*Set, error) {
 	if opts.Decoder == nil || opts.Accept == nil {
-		return nil, errors.New("watch: ManifestOptions need a Decoder and an Accept function")
+		return nil, errors.New("manifests: Options need a Decoder and an Accept function")
 	}
-	set := &ManifestSet{Hash: g.Hash, APIServerHash: apiserverHash(g)}
+	set := &Set{Hash: g.Hash, APIServerHash: apiserverHash(g)}
 	var errs []error
 	// (1)
 	for _, sk := range g.Skipped {
@@ -208,31 +214,31 @@ func LoadManifests(g *Generation, opts ManifestOptions) (*ManifestSet, error) {
 		errs = append(errs, opts.ValidateSet(set.Objects)...)
 	}
 	if len(errs) > 0 {
-		return nil, &ManifestError{Dir: g.Path, Errs: errs}
+		return nil, &Error{Dir: g.Path, Errs: errs}
 	}
 	return set, nil
 }
 
-// ManifestError is every problem of a manifest directory that failed to
+// Error is every problem of a manifest directory that failed to
 // load.
-type ManifestError struct {
+type Error struct {
 	Dir  string
 	Errs []error
 }
 
-func (e *ManifestError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("invalid manifests in %s: %s", e.Dir, text.List(len(e.Errs), func(i int) string { return e.Errs[i].Error() }, "; "))
 }
 
 // Unwrap returns every problem, for errors.Is and errors.As.
-func (e *ManifestError) Unwrap() []error { return e.Errs }
+func (e *Error) Unwrap() []error { return e.Errs }
 
 // maxListDepth bounds how deep Lists may nest in one document.
 const maxListDepth = 16
 
 // decode decodes one document (or List item, at depth) of file, accepts
 // what it holds, and returns the manifests.
-func (opts *ManifestOptions) decode(doc []byte, file string, n, item, depth int) ([]*Manifest, error) {
+func (opts *Options) decode(doc []byte, file string, n, item, depth int) ([]*Manifest, error) {
 	at := where(file, n, item)
 	obj, gvk, err := opts.Decoder.Decode(doc, nil, nil)
 	if gvk != nil && gvk.Version == runtime.APIVersionInternal {
@@ -312,7 +318,7 @@ func splitDocuments(data []byte) ([][]byte, error) {
 
 func isManifest(name string) bool {
 	ext := filepath.Ext(name)
-	for _, e := range manifestExtensions {
+	for _, e := range extensions {
 		if strings.EqualFold(ext, e) {
 			return true
 		}
@@ -320,10 +326,10 @@ func isManifest(name string) bool {
 	return false
 }
 
-// apiserverHash is ManifestSet.APIServerHash of the manifests of g, the
+// apiserverHash is Set.APIServerHash of the manifests of g, the
 // files directly in its directory.
-func apiserverHash(g *Generation) string {
-	files := slices.SortedFunc(slices.Values(g.Files), func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+func apiserverHash(g *watch.Generation) string {
+	files := slices.SortedFunc(slices.Values(g.Files), func(a, b watch.Entry) int { return strings.Compare(a.Name, b.Name) })
 	h := sha256.New()
 	hashed := false
 	for _, f := range files {
@@ -345,22 +351,22 @@ func selectManifest(name string) string {
 	if isManifest(name) {
 		return ""
 	}
-	return "not a manifest: manifests end in " + strings.Join(manifestExtensions, ", ")
+	return "not a manifest: manifests end in " + strings.Join(extensions, ", ")
 }
 
-// Manifests returns watcher options that keep dir's manifest set live: the
+// Watch returns watcher options that keep dir's manifest set live: the
 // caller adds OnReload, Metrics and intervals, then calls New and Start.
 // last_config_info reports the hash kube-apiserver reports for the set in
-// effect (ManifestSet.APIServerHash).
+// effect (Set.APIServerHash).
 // An empty directory is an empty set; a missing one is an error.
-func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
-	return Options[*ManifestSet]{
+func Watch(dir string, opts Options) watch.Options[*Set] {
+	return watch.Options[*Set]{
 		Paths: []string{dir},
-		Read:  ReadOptions{Select: selectManifest},
-		Load: func(_ context.Context, c *Contents) (*ManifestSet, error) {
-			return LoadManifests(c.Generations[0], opts)
+		Read:  watch.ReadOptions{Select: selectManifest},
+		Load: func(_ context.Context, c *watch.Contents) (*Set, error) {
+			return Load(c.Generations[0], opts)
 		},
-		MetricsHash: func(s *ManifestSet) string { return s.APIServerHash },
+		MetricsHash: func(s *Set) string { return s.APIServerHash },
 	}
 }
 
@@ -371,7 +377,7 @@ func Manifests(dir string, opts ManifestOptions) Options[*ManifestSet] {
 // may use it.
 type Composite struct {
 	// Static returns the static set in effect; nil means none.
-	Static func() *ManifestSet
+	Static func() *Set
 	// Dynamic returns the dynamic objects; nil means none.
 	Dynamic func() []runtime.Object
 	// ReservedSuffix is the static objects' name suffix.
