@@ -1,8 +1,6 @@
 package zpages
 
 import (
-	"mime"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,25 +104,10 @@ func worthRFC(accept string, rep *reply) map[string]float64 {
 	if strings.TrimSpace(accept) == "" {
 		accept = "*/*"
 	}
-	type rng struct {
-		media  string
-		params map[string]string
-		q      float64
-	}
-	var ranges []rng
-	for _, part := range strings.Split(accept, ",") {
-		media, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
-				continue
-			}
-		}
-		ranges = append(ranges, rng{media, params, q})
-	}
+	// The ranges as the pages read them (goautoneg, the API server's
+	// parser): what is checked here is the choice among them.
+	type rng = mediaRange
+	ranges := parseAccept(accept)
 	best := func(match func(r rng) int) float64 {
 		level, q := -1, 0.0
 		for _, r := range ranges {

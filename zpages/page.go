@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/munnerz/goautoneg"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -130,24 +129,7 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 	if strings.Count(accept, ",") >= maxMediaRanges {
 		return "", nil, false
 	}
-	var ranges []mediaRange
-	for part := range strings.SplitSeq(accept, ",") {
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
-		media, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			continue
-		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
-				continue
-			}
-			delete(params, "q")
-		}
-		ranges = append(ranges, mediaRange{media, params, q})
-	}
+	ranges := parseAccept(accept)
 	slices.SortStableFunc(ranges, func(a, b mediaRange) int {
 		if a.q != b.q {
 			if a.q > b.q {
@@ -182,6 +164,27 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 		return fmt.Sprintf("%s;g=%s;v=%s;as=%s", o.media, o.as.group, o.as.version, o.as.kind), o.obj, true
 	}
 	return o.media, o.obj, true
+}
+
+// parseAccept reads the ranges of an Accept header with goautoneg, the
+// parser the Kubernetes API server negotiates with: media types and
+// parameter names compared in lower case, as RFC 9110 has them, and a
+// range whose quality is above 1 left out. A quality that does not parse
+// is 0, as goautoneg reads it.
+func parseAccept(accept string) []mediaRange {
+	parsed := goautoneg.ParseAccept(accept)
+	ranges := make([]mediaRange, 0, len(parsed))
+	for _, a := range parsed {
+		if a.Q < 0 || a.Q > 1 {
+			continue
+		}
+		params := make(map[string]string, len(a.Params))
+		for k, v := range a.Params {
+			params[strings.ToLower(k)] = v
+		}
+		ranges = append(ranges, mediaRange{strings.ToLower(a.Type + "/" + a.SubType), params, a.Q})
+	}
+	return ranges
 }
 
 // decide returns the quality ranges give o, and the rank of the range

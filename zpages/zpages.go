@@ -13,7 +13,10 @@
 // sets and whether the command line set it (Flagz), the configuration's
 // files and the keys waiting for a restart (Statusz). text/plain asks for
 // text, which shows the sources too. Any other Accept is refused with 406
-// and the media types there are.
+// and the media types there are. The Accept header is read as the API
+// server reads it (github.com/munnerz/goautoneg), at most 32 media
+// ranges, and each form is worth the quality of the most specific range
+// that matches it (RFC 9110).
 //
 // The pages are read-only (GET and HEAD) and show no secret: a key
 // Config.Secret reports, a flag annotated "classified" (as client-go
