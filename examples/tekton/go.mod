@@ -3,12 +3,33 @@ module github.com/stratacfg/strata/examples/tekton
 go 1.26.4
 
 require (
+	github.com/evanphx/json-patch v5.9.0+incompatible
 	github.com/stratacfg/strata v0.0.0
 	github.com/tektoncd/pipeline v1.15.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3
 	sigs.k8s.io/yaml v1.6.0
+)
+
+require (
+	cel.dev/expr v0.25.1 // indirect
+	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
+	github.com/blendle/zapdriver v1.3.1 // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
+	github.com/felixge/httpsnoop v1.0.4 // indirect
+	github.com/gobuffalo/flect v1.0.3 // indirect
+	github.com/google/cel-go v0.29.2 // indirect
+	github.com/hashicorp/golang-lru v1.0.2 // indirect
+	github.com/kelseyhightower/envconfig v1.4.0 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/exp v0.0.0-20250210185358-939b2ce775ac // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	gomodules.xyz/jsonpatch/v2 v2.5.0 // indirect
+	k8s.io/apiextensions-apiserver v0.35.7 // indirect
 )
 
 require (
@@ -44,6 +65,7 @@ require (
 	github.com/prometheus/procfs v0.21.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
+	github.com/stratacfg/strata/integrations/strataknative v0.0.0
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect
@@ -78,10 +100,12 @@ require (
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
-	knative.dev/pkg v0.0.0-20260622140654-39ebae2ee2dc // indirect
+	knative.dev/pkg v0.0.0-20260622140654-39ebae2ee2dc
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 )
 
 replace github.com/stratacfg/strata => ../..
+
+replace github.com/stratacfg/strata/integrations/strataknative => ../../integrations/strataknative

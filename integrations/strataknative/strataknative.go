@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,6 +32,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"knative.dev/pkg/configmap"
+	"knative.dev/pkg/controller"
+	pkgreconciler "knative.dev/pkg/reconciler"
+	"knative.dev/pkg/webhook"
 
 	"github.com/stratacfg/strata/layers/namespaced"
 )
@@ -307,4 +311,83 @@ func ForNamespace[T any](ctx context.Context, ns string) (*namespaced.Snapshot[T
 		return nil, fmt.Errorf("strataknative: the object has no namespace")
 	}
 	return r.ForNamespace(ctx, ns)
+}
+
+// IntoContext returns ctx carrying the configuration of namespace ns, put
+// there by put through the project's own context (for Tekton,
+// tektonconfig.ToContext over config.ToContext), so that every reader of
+// the project's FromContextOrDefaults sees the namespace's configuration
+// unchanged: the one call at a reconciler's entry, once the object's
+// namespace is known. It costs a cached read.
+func IntoContext[T any](ctx context.Context, r *Resolver[T], ns string, put func(context.Context, *namespaced.Snapshot[T]) context.Context) (context.Context, error) {
+	if ns == "" {
+		return nil, errors.New("strataknative: the object has no namespace")
+	}
+	snap, err := r.ForNamespace(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("strataknative: the configuration of namespace %s: %w", ns, err)
+	}
+	return put(ctx, snap), nil
+}
+
+// WrapContext returns the wrap-context function to give knative's
+// defaulting.NewAdmissionController or validation.NewAdmissionController
+// in place of wc, the project's own (for Tekton, store.ToContext): it
+// calls wc, then, for a request that Admission let through, puts the
+// configuration of the request's namespace with put, so that the type's
+// SetDefaults and Validate read it from the project's context unchanged.
+func WrapContext[T any](wc func(context.Context) context.Context, put func(context.Context, *namespaced.Snapshot[T]) context.Context) func(context.Context) context.Context {
+	return func(ctx context.Context) context.Context {
+		if wc != nil {
+			ctx = wc(ctx)
+		}
+		if snap, ok := namespaced.FromContext[T](ctx); ok {
+			ctx = put(ctx, snap)
+		}
+		return ctx
+	}
+}
+
+// admissionReconciler is what knative's admission controllers are: a
+// reconciler of their webhook configuration, leader-aware, and the
+// admission itself.
+type admissionReconciler interface {
+	controller.Reconciler
+	pkgreconciler.LeaderAware
+	webhook.AdmissionController
+}
+
+// Admission wraps the reconciler of an admission controller that knative
+// built with a WrapContext function (impl.Reconciler =
+// strataknative.Admission(r, impl.Reconciler)): each namespaced request
+// reads its namespace's configuration from r before the controller
+// decodes the object, for WrapContext to put in the context. A request
+// whose namespace's configuration cannot be read is refused, saying why,
+// rather than defaulted with another namespace's; a cluster-scoped one
+// passes as it is. It keeps what the controller is besides, so knative's
+// webhook serves it and its webhook configuration is still reconciled,
+// but not the promise that it reads no informer: knative waits for the
+// informers to sync before it serves it.
+func Admission[T any](r *Resolver[T], inner controller.Reconciler) controller.Reconciler {
+	ac, ok := inner.(admissionReconciler)
+	if !ok {
+		panic(fmt.Sprintf("strataknative: %T is not a knative admission controller", inner))
+	}
+	return &admission[T]{admissionReconciler: ac, r: r}
+}
+
+type admission[T any] struct {
+	admissionReconciler
+	r *Resolver[T]
+}
+
+func (a *admission[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if req.Namespace != "" {
+		snap, err := a.r.ForNamespace(ctx, req.Namespace)
+		if err != nil {
+			return webhook.MakeErrorStatus("the configuration of namespace %s cannot be read: %v", req.Namespace, err)
+		}
+		ctx = namespaced.NewContext(ctx, snap)
+	}
+	return a.admissionReconciler.Admit(ctx, req)
 }

@@ -9,6 +9,8 @@
 package tektonconfig
 
 import (
+	"context"
+
 	"github.com/tektoncd/pipeline/pkg/apis/config"
 
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -106,4 +108,18 @@ func Options() namespaced.Options[*Config] {
 			SystemNamespaces: []string{"kube-system", "kube-public"}, // and tekton-pipelines, the component's own
 		},
 	}
+}
+
+// ToContext puts the namespace's configuration in ctx through Tekton's own
+// config.ToContext, over what ctx carries already (from Tekton's store:
+// the cluster's metrics, SPIRE, events, tracing and backoff
+// configuration, which have no namespace layer), so that every
+// config.FromContextOrDefaults reader (TaskRun and PipelineRun
+// SetDefaults and Validate, the reconcilers) reads the namespace's
+// Defaults and FeatureFlags unchanged. strataknative.IntoContext and
+// strataknative.WrapContext call it.
+func ToContext(ctx context.Context, s *namespaced.Snapshot[*Config]) context.Context {
+	cfg := *config.FromContextOrDefaults(ctx)
+	cfg.Defaults, cfg.FeatureFlags = s.Object.Defaults, s.Object.FeatureFlags
+	return config.ToContext(ctx, &cfg)
 }
