@@ -1,15 +1,20 @@
 // Package strataknative runs a strata namespaced resolver in a knative
 // project (knative.dev/pkg: Serving, Eventing, Tekton): the cluster
 // ConfigMaps come from the configmap.Watcher the controller runs already,
-// so that they are not watched twice, and a webhook's defaulting or
-// validation reads the configuration of the object's own namespace from
-// the context, with no second decode of the request.
+// so that they are not watched twice, and the configuration of an
+// object's namespace goes into the project's own context, where its
+// readers (FromContextOrDefaults) find it unchanged: one call at each
+// entry.
 //
 //	r, err := strataknative.New(kubeclient.Get(ctx), cmw, opts) // in the controller's constructor
 //	go r.Start(ctx)                                             // it waits until sharedmain has started cmw
-//	wc := func(ctx context.Context) context.Context { return strataknative.WithResolver(store.ToContext(ctx), r) }
-//	// in the type's SetDefaults(ctx) or Validate(ctx):
-//	snap, err := strataknative.ForNamespace[*Config](ctx, obj.Namespace)
+//
+//	// a reconciler's entry, put being the project's ToContext over a snapshot:
+//	ctx, err = strataknative.IntoContext(ctx, r, obj.Namespace, put)
+//
+//	// a webhook's admission controller:
+//	impl := defaulting.NewAdmissionController(ctx, name, path, types, strataknative.WrapContext(store.ToContext, put), true)
+//	impl.Reconciler = strataknative.Admission(r, impl.Reconciler)
 //
 // It is a module of its own, so that strata's go.mod never requires
 // knative.
@@ -283,34 +288,6 @@ func (c *clusterReader) ConfigMaps(ctx context.Context, namespace string, sel la
 
 func (c *clusterReader) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
 	return c.rest.NamespaceLabels(ctx, name)
-}
-
-type resolverKey struct{}
-
-// WithResolver returns ctx carrying r: the context a knative webhook's
-// wrap-context function gives (defaulting.NewAdmissionController's wc),
-// before the request is decoded. It reads nothing.
-func WithResolver[T any](ctx context.Context, r *Resolver[T]) context.Context {
-	return context.WithValue(ctx, resolverKey{}, r.Resolver)
-}
-
-// ErrNoResolver is returned by ForNamespace when the context carries no
-// resolver of the configuration type asked for.
-var ErrNoResolver = errors.New("strataknative: the context carries no resolver of that configuration")
-
-// ForNamespace returns the configuration of namespace ns from the resolver
-// ctx carries: called in a type's SetDefaults or Validate with the
-// namespace of the object being admitted, which knative has decoded
-// already, it costs a cached read and no decode.
-func ForNamespace[T any](ctx context.Context, ns string) (*namespaced.Snapshot[T], error) {
-	r, ok := ctx.Value(resolverKey{}).(*namespaced.Resolver[T])
-	if !ok {
-		return nil, ErrNoResolver
-	}
-	if ns == "" {
-		return nil, fmt.Errorf("strataknative: the object has no namespace")
-	}
-	return r.ForNamespace(ctx, ns)
 }
 
 // IntoContext returns ctx carrying the configuration of namespace ns, put

@@ -2,17 +2,22 @@ package strataknative_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"knative.dev/pkg/configmap/informer"
+	pkgreconciler "knative.dev/pkg/reconciler"
+	"knative.dev/pkg/webhook"
 
 	"github.com/stratacfg/strata/integrations/strataknative"
 	"github.com/stratacfg/strata/internal/testkind"
@@ -122,20 +127,111 @@ func TestClusterLayerFromTheWatcher(t *testing.T) {
 	eventually(config{TimeoutMinutes: 20, APIFields: "alpha"})
 }
 
-// TestForNamespace reads a namespace's configuration from the context a
-// webhook's wrap-context function gave.
-func TestForNamespace(t *testing.T) {
-	r := start(t, fake.NewClientset())
-	ctx := strataknative.WithResolver(context.Background(), r)
-	s, err := strataknative.ForNamespace[*config](ctx, "team")
-	if err != nil || s.Object.TimeoutMinutes != 60 {
-		t.Fatalf("%v, %v", s, err)
+// cfgKey, toContext and fromContext are a knative project's own context
+// of its configuration, as Tekton's config.ToContext and
+// config.FromContextOrDefaults are.
+type cfgKey struct{}
+
+func toContext(ctx context.Context, s *namespaced.Snapshot[*config]) context.Context {
+	return context.WithValue(ctx, cfgKey{}, s.Object)
+}
+
+func fromContext(ctx context.Context) *config {
+	if c, ok := ctx.Value(cfgKey{}).(*config); ok {
+		return c
 	}
-	if _, err := strataknative.ForNamespace[*config](context.Background(), "team"); err != strataknative.ErrNoResolver {
-		t.Errorf("no resolver: %v", err)
+	return &config{TimeoutMinutes: 60, APIFields: "beta"}
+}
+
+// TestIntoContext puts a namespace's configuration where the project's
+// readers look, and refuses an object with no namespace or a resolver
+// that cannot read.
+func TestIntoContext(t *testing.T) {
+	kc := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags"}, Data: map[string]string{"per-namespace-configuration": "true"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ns-config-defaults", Labels: labels}, Data: map[string]string{"default-timeout-minutes": "30"}},
+	)
+	r := start(t, kc)
+	ctx, err := strataknative.IntoContext(context.Background(), r, "team", toContext)
+	if err != nil || fromContext(ctx).TimeoutMinutes != 30 {
+		t.Fatalf("team: %v, %+v", err, fromContext(ctx))
 	}
-	if _, err := strataknative.ForNamespace[*config](ctx, ""); err == nil {
+	if _, err := strataknative.IntoContext(context.Background(), r, "", toContext); err == nil {
 		t.Error("no namespace: no error")
+	}
+	r.Stop()
+	cold, err := strataknative.New(kc, informer.NewInformedWatcher(kc, "pipelines"), options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := strataknative.IntoContext(context.Background(), cold, "team", toContext); !errors.Is(err, namespaced.ErrNotStarted) {
+		t.Errorf("a resolver not started: %v", err)
+	}
+}
+
+// admissionController is what knative's admission controllers are, its
+// Admit reading the project's context after its wrap-context function, as
+// knative's defaulting and validation do.
+type admissionController struct {
+	wc        func(context.Context) context.Context
+	seen      []string
+	reconcile int
+}
+
+func (a *admissionController) Path() string                            { return "/defaulting" }
+func (a *admissionController) Reconcile(context.Context, string) error { a.reconcile++; return nil }
+func (a *admissionController) Promote(pkgreconciler.Bucket, func(pkgreconciler.Bucket, types.NamespacedName)) error {
+	return nil
+}
+func (a *admissionController) Demote(pkgreconciler.Bucket) {}
+func (a *admissionController) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	ctx = a.wc(ctx)
+	a.seen = append(a.seen, fmt.Sprintf("%s:%d", req.Namespace, fromContext(ctx).TimeoutMinutes))
+	return &admissionv1.AdmissionResponse{Allowed: true}
+}
+
+// TestAdmission gives an admission controller each request's namespace's
+// configuration through its wrap-context function, and keeps what the
+// controller is besides.
+func TestAdmission(t *testing.T) {
+	kc := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags"}, Data: map[string]string{"per-namespace-configuration": "true"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ns-config-defaults", Labels: labels}, Data: map[string]string{"default-timeout-minutes": "30"}},
+	)
+	r := start(t, kc)
+	base := func(ctx context.Context) context.Context {
+		return context.WithValue(ctx, cfgKey{}, &config{TimeoutMinutes: 45})
+	} // the store's
+	inner := &admissionController{wc: strataknative.WrapContext(base, toContext)}
+	wrapped := strataknative.Admission(r, inner)
+	ac, ok := wrapped.(webhook.AdmissionController)
+	if !ok || ac.Path() != "/defaulting" {
+		t.Fatalf("%T is no admission controller", wrapped)
+	}
+	if _, ok := wrapped.(pkgreconciler.LeaderAware); !ok {
+		t.Error("the wrapped controller is not leader-aware: its webhook configuration would not be reconciled")
+	}
+	if err := wrapped.Reconcile(context.Background(), "x"); err != nil || inner.reconcile != 1 {
+		t.Errorf("Reconcile: %v, %d", err, inner.reconcile)
+	}
+	for _, ns := range []string{"team", "other", ""} {
+		if resp := ac.Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: ns}); !resp.Allowed {
+			t.Errorf("%q refused: %+v", ns, resp.Result)
+		}
+	}
+	// A namespace's own, the cluster's, and a cluster-scoped object's: the
+	// store's, untouched.
+	if got := strings.Join(inner.seen, " "); got != "team:30 other:60 :45" {
+		t.Errorf("saw %s", got)
+	}
+	r.Stop()
+	cold, err := strataknative.New(kc, informer.NewInformedWatcher(kc, "pipelines"), options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := strataknative.Admission(cold, inner).(webhook.AdmissionController).Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: "team"})
+	if resp.Allowed || !strings.Contains(resp.Result.Message, "the configuration of namespace team cannot be read") {
+		t.Errorf("a resolver not started: %+v", resp.Result)
 	}
 }
 
@@ -160,11 +256,14 @@ func Example() {
 	}
 	defer r.Stop()
 
-	// A webhook's wrap-context function gives the resolver; the type's
-	// SetDefaults reads its namespace's configuration, decoded once.
-	wc := func(ctx context.Context) context.Context { return strataknative.WithResolver(ctx, r) }
-	snap, _ := strataknative.ForNamespace[*config](wc(ctx), "team")
-	fmt.Println("timeout:", snap.Object.TimeoutMinutes)
+	// At a reconciler's entry, the object's namespace's configuration
+	// goes into the project's own context, where its readers look.
+	ctx, err = strataknative.IntoContext(ctx, r, "team", toContext)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("timeout:", fromContext(ctx).TimeoutMinutes)
 	// Output:
 	// timeout: 50
 }
