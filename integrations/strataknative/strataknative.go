@@ -295,8 +295,9 @@ func (c *clusterReader) NamespaceLabels(ctx context.Context, name string) (map[s
 // tektonconfig.ToContext over config.ToContext), so that every reader of
 // the project's FromContextOrDefaults sees the namespace's configuration
 // unchanged: the one call at a reconciler's entry, once the object's
-// namespace is known. It costs a cached read.
-func IntoContext[T any](ctx context.Context, r *Resolver[T], ns string, put func(context.Context, *namespaced.Snapshot[T]) context.Context) (context.Context, error) {
+// namespace is known. r is this package's Resolver or any of
+// layers/namespaced's; a cached read costs nothing more.
+func IntoContext[T any](ctx context.Context, r reader[T], ns string, put func(context.Context, *namespaced.Snapshot[T]) context.Context) (context.Context, error) {
 	if ns == "" {
 		return nil, errors.New("strataknative: the object has no namespace")
 	}
@@ -337,7 +338,8 @@ type admissionReconciler interface {
 // Admission wraps the reconciler of an admission controller that knative
 // built with a WrapContext function (impl.Reconciler =
 // strataknative.Admission(r, impl.Reconciler)): each namespaced request
-// reads its namespace's configuration from r before the controller
+// reads its namespace's configuration from r (this package's Resolver,
+// or any of layers/namespaced's) before the controller
 // decodes the object, for WrapContext to put in the context. A request
 // whose namespace's configuration cannot be read is refused, saying why,
 // rather than defaulted with another namespace's; a cluster-scoped one
@@ -345,7 +347,7 @@ type admissionReconciler interface {
 // webhook serves it and its webhook configuration is still reconciled,
 // but not the promise that it reads no informer: knative waits for the
 // informers to sync before it serves it.
-func Admission[T any](r *Resolver[T], inner controller.Reconciler) controller.Reconciler {
+func Admission[T any](r reader[T], inner controller.Reconciler) controller.Reconciler {
 	ac, ok := inner.(admissionReconciler)
 	if !ok {
 		panic(fmt.Sprintf("strataknative: %T is not a knative admission controller", inner))
@@ -355,7 +357,15 @@ func Admission[T any](r *Resolver[T], inner controller.Reconciler) controller.Re
 
 type admission[T any] struct {
 	admissionReconciler
-	r *Resolver[T]
+	r reader[T]
+}
+
+// reader is what IntoContext and Admission read a namespace's
+// configuration from: a Resolver of this package, or any of
+// layers/namespaced's (a Resolver, a Direct one for a webhook that keeps
+// no cache).
+type reader[T any] interface {
+	ForNamespace(ctx context.Context, ns string) (*namespaced.Snapshot[T], error)
 }
 
 func (a *admission[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {

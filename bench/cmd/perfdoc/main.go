@@ -240,6 +240,7 @@ var cases = []kase{
 	{key: "case9", title: "9. The configuration a TaskRun admission reads, Tekton's own constructors", bench: "Case9Admission", strata: "strata", goals: []goal{
 		{text: "at least 100 times faster than PR #9517's merge and parse per request", strata: "strata", peer: "pr-style", max: 1.0 / 100},
 		{text: "a snapshot built on a cache miss no slower than PR #9517's merge and parse alone", strata: "strata-miss", peer: "pr-style-merge", max: 1},
+		{text: "a TaskRun admitted by knative's defaulting controller through strataknative's entry no slower than behind PR #9517's", strata: "strata-webhook", peer: "pr-style-webhook", max: 1},
 	}},
 }
 

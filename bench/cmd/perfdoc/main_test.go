@@ -49,6 +49,8 @@ BenchmarkCase9Admission/strata-2	1000	30 ns/op	 0 B/op	 0 allocs/op
 BenchmarkCase9Admission/strata-miss-2	1000	58000 ns/op	 38000 B/op	 480 allocs/op
 BenchmarkCase9Admission/pr-style-2	1000	117000 ns/op	 114000 B/op	 790 allocs/op
 BenchmarkCase9Admission/pr-style-merge-2	1000	108000 ns/op	 112000 B/op	 770 allocs/op
+BenchmarkCase9Admission/strata-webhook-2	1000	104000 ns/op	 38700 B/op	 630 allocs/op
+BenchmarkCase9Admission/pr-style-webhook-2	1000	229000 ns/op	 151700 B/op	 1409 allocs/op
 PASS
 `
 

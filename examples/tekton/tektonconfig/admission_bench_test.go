@@ -10,14 +10,25 @@ import (
 	"testing"
 
 	"github.com/tektoncd/pipeline/pkg/apis/config"
+	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	_ "knative.dev/pkg/client/injection/kube/client/fake"
+	_ "knative.dev/pkg/client/injection/kube/informers/admissionregistration/v1/mutatingwebhookconfiguration/fake"
+	"knative.dev/pkg/controller"
+	_ "knative.dev/pkg/injection/clients/namespacedkube/informers/core/v1/secret/fake"
+	"knative.dev/pkg/logging"
+	rtesting "knative.dev/pkg/reconciler/testing"
+	"knative.dev/pkg/webhook"
+	"knative.dev/pkg/webhook/resourcesemantics/defaulting"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
+	"github.com/stratacfg/strata/examples/tekton/tektonwebhook"
+	"github.com/stratacfg/strata/integrations/strataknative"
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -320,6 +331,22 @@ func BenchmarkCase9Admission(b *testing.B) {
 			i++
 		}
 	})
+	// The webhook path: knative's defaulting controller over Tekton's
+	// types admits the TaskRun (decode, Tekton's SetDefaults, the JSON
+	// patch), its configuration given through the entry call, against the
+	// same controller behind PR #9517's second decode and per-request
+	// merge and parse.
+	b.Run("strata-webhook", func(b *testing.B) {
+		r := startedResolver(b, benchNamespaces)
+		ctx, admit := defaultingController(b, func(inner controller.Reconciler) controller.Reconciler { return strataknative.Admission(r, inner) },
+			strataknative.WrapContext(nil, tektonconfig.ToContext))
+		benchAdmissions(b, ctx, admit)
+	})
+	b.Run("pr-style-webhook", func(b *testing.B) {
+		p := newPRStyle(b)
+		ctx, admit := defaultingController(b, func(inner controller.Reconciler) controller.Reconciler { return &prStyleAdmission{inner, p} }, nil)
+		benchAdmissions(b, ctx, admit)
+	})
 	b.Run("pr-style-merge", func(b *testing.B) {
 		p := newPRStyle(b)
 		b.ReportAllocs()
@@ -333,4 +360,60 @@ func BenchmarkCase9Admission(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// defaultingController builds knative's defaulting admission controller
+// over Tekton's types with wc, wraps its reconciler with wrap, and
+// returns its Admit.
+func defaultingController(b *testing.B, wrap func(controller.Reconciler) controller.Reconciler, wc func(context.Context) context.Context) (context.Context, func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) {
+	b.Setenv("SYSTEM_NAMESPACE", tektonconfig.SystemNamespace)
+	ctx, _ := rtesting.SetupFakeContext(b)
+	ctx = logging.WithLogger(ctx, zap.NewNop().Sugar()) // as quiet as a webhook at warning level: no line per admission
+	ctx = webhook.WithOptions(ctx, webhook.Options{SecretName: "webhook-certs", ServiceName: "tekton-pipelines-webhook"})
+	impl := defaulting.NewAdmissionController(ctx, "webhook.pipeline.tekton.dev", "/defaulting", tektonwebhook.Types, wc, true)
+	return ctx, wrap(impl.Reconciler).(webhook.AdmissionController).Admit
+}
+
+// benchAdmissions admits TaskRuns of the namespaces in turn, each of which
+// must get its namespace's timeout.
+func benchAdmissions(b *testing.B, ctx context.Context, admit func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) {
+	reqs := make([]*admissionv1.AdmissionRequest, 1000)
+	for i := range reqs {
+		var review admissionv1.AdmissionReview
+		if err := json.Unmarshal(admissionBody(b, benchName(i*(benchNamespaces/len(reqs)))), &review); err != nil {
+			b.Fatal(err)
+		}
+		review.Request.Object.Raw = []byte(strings.Replace(string(review.Request.Object.Raw), `,"timeout":"1h0m0s"`, "", 1))
+		reqs[i] = review.Request
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		resp := admit(ctx, reqs[i%len(reqs)])
+		if !resp.Allowed || !strings.Contains(string(resp.Patch), `"30m0s"`) {
+			b.Fatalf("%+v %s", resp.Result, resp.Patch)
+		}
+		i++
+	}
+}
+
+// prStyleAdmission is PR #9517's webhook entry: the object decoded a
+// second time to learn its namespace (here at its cheapest, its metadata
+// alone), then the merge and parse, the result put in Tekton's context.
+type prStyleAdmission struct {
+	controller.Reconciler
+	p *prStyle
+}
+
+func (a *prStyleAdmission) Path() string { return a.Reconciler.(webhook.AdmissionController).Path() }
+
+func (a *prStyleAdmission) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	var obj metav1.PartialObjectMetadata
+	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil {
+		return webhook.MakeErrorStatus("decoding the object: %v", err)
+	}
+	c := a.p.forNamespace(obj.Namespace)
+	cfg := *config.FromContextOrDefaults(ctx)
+	cfg.Defaults, cfg.FeatureFlags = c.Defaults, c.FeatureFlags
+	return a.Reconciler.(webhook.AdmissionController).Admit(config.ToContext(ctx, &cfg), req)
 }
