@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stratacfg/strata/internal/pipeline"
@@ -74,7 +75,7 @@ func FromMap[T, V any](ctor func(map[string]string) (V, error), set func(cfg T, 
 // it gets is named name and holds the merged data.
 func FromConfigMap[T, V any](name string, ctor func(*corev1.ConfigMap) (V, error), set func(cfg T, v V)) func(map[string]string, T) error {
 	return func(data map[string]string, cfg T) error {
-		v, err := ctor(&corev1.ConfigMap{Data: data})
+		v, err := ctor(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data})
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -207,5 +208,17 @@ func TestParsedOptions(t *testing.T) {
 		if _, err := NewDryRun(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v, want %q", err, tc.want)
 		}
+	}
+}
+
+// TestFromConfigMapNamesTheConfigMap hands a knative constructor a
+// ConfigMap named as its doc says, holding the merged data: constructors
+// name the ConfigMap in their errors and logs.
+func TestFromConfigMapNamesTheConfigMap(t *testing.T) {
+	var got *corev1.ConfigMap
+	parse := FromConfigMap("config-defaults", func(cm *corev1.ConfigMap) (string, error) { got = cm; return cm.Data["k"], nil },
+		func(c *pipelineConfig, v string) {})
+	if err := parse(map[string]string{"k": "v"}, &pipelineConfig{}); err != nil || got.Name != "config-defaults" || got.Data["k"] != "v" {
+		t.Errorf("%v, %+v", err, got)
 	}
 }
