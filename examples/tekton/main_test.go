@@ -79,7 +79,7 @@ func TestResolveContract(t *testing.T) {
 	}
 	wantRejected := []rejected{
 		{Source: "namespace team-a/tekton-config-defaults", Key: "config-defaults/default-service-account", Reason: "locked by the operator"},
-		{Source: "namespace team-a/tekton-feature-flags", Key: "feature-flags/enable-api-fields", Reason: "not an overridable key"},
+		{Source: "namespace team-a/tekton-feature-flags", Key: "feature-flags/enable-api-fields", Reason: "tenant policy key: only the cluster layer sets it"},
 		{Source: "namespace team-a/tekton-feature-flags", Key: "feature-flags/keep-pod-on-cancel", Reason: "locked by the operator"},
 	}
 	if !reflect.DeepEqual(out.Rejected, wantRejected) {

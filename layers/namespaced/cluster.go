@@ -44,29 +44,41 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 			data[c.model.keyOf(name, k)] = v
 		}
 	}
-	p, err := c.o.Tenancy.policyFrom(data, c.model)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.clusterName(), err)
-	}
-	st.policy = p
+	p, policyErr := c.o.Tenancy.policyFrom(data, c.model)
 	upper := c.upper(nil)
 	stack, obj, res, err := c.model.newStack(upper, st.layers...)
-	if err != nil {
-		if len(st.layers) == 0 {
-			return nil, fmt.Errorf("the defaults (no %s): %w", c.clusterName(), err)
-		}
-		var se interface {
-			clusterConfigMap() string
-			Unwrap() error
-		}
-		if errors.As(err, &se) && cms[se.clusterConfigMap()] != nil {
-			return nil, fmt.Errorf("cluster ConfigMap %s/%s: %w", c.o.Namespace, se.clusterConfigMap(), se.Unwrap())
-		}
-		return nil, fmt.Errorf("%s: %w", c.clusterName(), err)
+	switch {
+	case err != nil && policyErr != nil:
+		// Both, the parser's first: a key that is both a policy key and
+		// the configuration's (Tekton's enable-api-fields) is refused by
+		// its parser too, in the parser's words.
+		return nil, fmt.Errorf("%w; %s: %w", c.stackError(cms, len(st.layers), err), c.clusterName(), policyErr)
+	case policyErr != nil:
+		return nil, fmt.Errorf("%s: %w", c.clusterName(), policyErr)
+	case err != nil:
+		return nil, c.stackError(cms, len(st.layers), err)
 	}
+	st.policy = p
 	st.stack = stack
 	st.base = newSnapshot(obj, res, stack.Sources(), upper, c.model.display)
 	return st, nil
+}
+
+// stackError names what err, the error of building the cluster layers
+// (layers of them, from cms), is about: the defaults, the one cluster
+// ConfigMap whose parser failed, or all of them.
+func (c *core[T]) stackError(cms map[string]*corev1.ConfigMap, layers int, err error) error {
+	if layers == 0 {
+		return fmt.Errorf("the defaults (no %s): %w", c.clusterName(), err)
+	}
+	var se interface {
+		clusterConfigMap() string
+		Unwrap() error
+	}
+	if errors.As(err, &se) && cms[se.clusterConfigMap()] != nil {
+		return fmt.Errorf("cluster ConfigMap %s/%s: %w", c.o.Namespace, se.clusterConfigMap(), se.Unwrap())
+	}
+	return fmt.Errorf("%s: %w", c.clusterName(), err)
 }
 
 // clusterName names the cluster ConfigMaps: "cluster ConfigMap ns/name",

@@ -54,6 +54,11 @@ type Section[T any] struct {
 	// lock list may name no other of the section's, and may name one of
 	// them without its section when no other section declares it.
 	Keys []string
+	// Alpha and Beta are the section's keys of that stability (a feature
+	// flag of an alpha or a beta feature): a tenant sets one only when
+	// the cluster allows that stability (Tenancy.StabilityKey), as for
+	// the fields of a Kind marked validation.Alpha and validation.Beta.
+	Alpha, Beta []string
 }
 
 // FromMap adapts a constructor over a ConfigMap's data (Tekton's
@@ -281,6 +286,11 @@ func newParsedModel[T any](p *Parsed[T]) (*parsedModel[T], error) {
 		case m.byName[s.ClusterConfigMap] != nil || m.byName[s.NamespaceConfigMap] != nil:
 			errs = append(errs, fmt.Sprintf("section %s: a ConfigMap name belongs to another section", s.Name))
 		}
+		for _, k := range append(slices.Clip(s.Alpha), s.Beta...) {
+			if len(s.Keys) > 0 && !slices.Contains(s.Keys, k) {
+				errs = append(errs, fmt.Sprintf("section %s: %s has a stability but is not among its Keys", s.Name, k))
+			}
+		}
 		m.sections[s.Name] = s
 		m.byName[s.ClusterConfigMap], m.byName[s.NamespaceConfigMap] = s, s
 	}
@@ -456,11 +466,26 @@ func parseSafely[T any](s *Section[T], data map[string]string, cfg T) (err error
 	return s.Parse(data, cfg)
 }
 
-// parsedKeys is the keyspace of a Parsed kind: no markers (Tenancy lists
-// what tenants may set), its sections' declared keys known.
+// parsedKeys is the keyspace of a Parsed kind: the stability its sections
+// declare are its only markers (Tenancy lists what tenants may set), its
+// sections' declared keys known.
 type parsedKeys[T any] struct{ m *parsedModel[T] }
 
-func (parsedKeys[T]) Markers(string) validation.Marker               { return 0 }
+func (k parsedKeys[T]) Markers(key string) validation.Marker {
+	segs, ok := merge.Segments(key)
+	if !ok || len(segs) != 2 || k.m.sections[segs[0]] == nil {
+		return 0
+	}
+	s := k.m.sections[segs[0]]
+	switch {
+	case slices.Contains(s.Alpha, segs[1]):
+		return validation.Alpha
+	case slices.Contains(s.Beta, segs[1]):
+		return validation.Beta
+	}
+	return 0
+}
+
 func (parsedKeys[T]) Under(string, validation.Marker) (string, bool) { return "", false }
 
 func (k parsedKeys[T]) members() []string {

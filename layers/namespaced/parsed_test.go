@@ -222,3 +222,61 @@ func TestFromConfigMapNamesTheConfigMap(t *testing.T) {
 		t.Errorf("%v, %+v", err, got)
 	}
 }
+
+// TestParsedStability gates a section's alpha and beta keys by the
+// cluster's stability level, as fields marked alpha and beta are gated,
+// the level absent read as StabilityDefault.
+func TestParsedStability(t *testing.T) {
+	type flags map[string]string
+	o := Options[*flags]{
+		Namespace: "pipelines",
+		Labels:    map[string]string{"pipeline-config": "true"},
+		Parsed: &Parsed[*flags]{
+			New: func() *flags { return &flags{} },
+			Sections: []Section[*flags]{{Name: "feature-flags", ClusterConfigMap: "feature-flags", NamespaceConfigMap: "ns-feature-flags",
+				Parse: func(data map[string]string, f *flags) error { *f = data; return nil },
+				Alpha: []string{"enable-artifacts"}, Beta: []string{"keep-pod-on-cancel"}}},
+		},
+		Tenancy: Tenancy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
+			StabilityKey: "feature-flags/enable-api-fields", StabilityDefault: "beta",
+			Overridable: []string{"feature-flags/enable-artifacts", "feature-flags/keep-pod-on-cancel", "feature-flags/coschedule"}},
+	}
+	r, err := NewDryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant := configMap("team", "ns-feature-flags", map[string]string{"pipeline-config": "true"},
+		map[string]string{"enable-artifacts": "true", "keep-pod-on-cancel": "true", "coschedule": "pipelineruns"})
+	for _, tc := range []struct {
+		level       string // "" leaves the key out
+		alpha, beta string // the refusal of each: "" applied
+	}{
+		{level: "stable", alpha: ReasonAlpha, beta: ReasonBeta},
+		{level: "beta", alpha: ReasonAlpha},
+		{level: "alpha"},
+		{level: "", alpha: ReasonAlpha}, // StabilityDefault: beta
+	} {
+		cluster := map[string]string{"per-namespace-configuration": "true"}
+		if tc.level != "" {
+			cluster["enable-api-fields"] = tc.level
+		}
+		s, err := r.Resolve("team", []runtime.Object{configMap("pipelines", "feature-flags", nil, cluster), tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, d := range s.Rejected() {
+			got[d.Key] = d.Reason
+		}
+		if got["feature-flags/enable-artifacts"] != tc.alpha || got["feature-flags/keep-pod-on-cancel"] != tc.beta || got["feature-flags/coschedule"] != "" {
+			t.Errorf("cluster at %q: refused %v, want the alpha key %q, the beta key %q", tc.level, got, tc.alpha, tc.beta)
+		}
+		if applied := (*s.Object)["enable-artifacts"] == "true"; applied != (tc.alpha == "") {
+			t.Errorf("cluster at %q: enable-artifacts applied %v", tc.level, applied)
+		}
+	}
+	o.Tenancy.StabilityDefault = "gamma"
+	if _, err := NewDryRun(o); err == nil || !strings.Contains(err.Error(), `StabilityDefault: "gamma"`) {
+		t.Errorf("a default that is no level: %v", err)
+	}
+}

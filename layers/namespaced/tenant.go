@@ -31,9 +31,11 @@ type Tenancy struct {
 	// invalid, so a typo never leaves a key open.
 	LockKey string
 	// StabilityKey is the cluster key that says which fields marked
-	// alpha or beta tenants may set: "stable" (the default: neither),
-	// "beta", or "alpha" (both).
-	StabilityKey string
+	// alpha or beta (a Parsed section's Alpha and Beta keys) tenants may
+	// set: "stable" (neither), "beta", or "alpha" (both).
+	// StabilityDefault is the level when the cluster layers do not set
+	// it; "stable" when empty.
+	StabilityKey, StabilityDefault string
 	// Overridable adds key patterns to the fields marked
 	// validation.Overridable: together they are the allowlist. A Parsed
 	// kind's keys are SECTION/KEY.
@@ -324,6 +326,11 @@ func (t *Tenancy) check(m modelKeys) error {
 	try("GateKey", t.GateKey)
 	try("LockKey", t.LockKey)
 	try("StabilityKey", t.StabilityKey)
+	switch t.StabilityDefault {
+	case "", StabilityStable, StabilityBeta, StabilityAlpha:
+	default:
+		errs = append(errs, fmt.Sprintf("StabilityDefault: %q is none of %s, %s, %s", t.StabilityDefault, StabilityStable, StabilityBeta, StabilityAlpha))
+	}
 	for _, k := range t.Overridable {
 		try("Overridable", k)
 	}
@@ -398,7 +405,11 @@ func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolic
 		}
 	}
 	if t.StabilityKey != "" {
-		switch v := data[ptr(t.StabilityKey)]; v {
+		v, ok := data[ptr(t.StabilityKey)]
+		if !ok {
+			v = t.StabilityDefault
+		}
+		switch v {
 		case "", StabilityStable:
 		case StabilityBeta:
 			base.stability = validation.Beta

@@ -2,6 +2,7 @@ package tektonconfig_test
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -95,7 +96,8 @@ func TestNamespaceRules(t *testing.T) {
 			"enable-kubernetes-sidecar":                     "true",
 			"enable-wait-exponential-backoff":               "true",
 		}
-		s := resolve(t, "team", clusterDefaults, clusterFlags(open), tenantDefaults("team", defaults), tenantFlags("team", flags))
+		alpha := map[string]string{"per-namespace-configuration": "true", "enable-api-fields": "alpha"} // the alpha flags' stability allowed
+		s := resolve(t, "team", clusterDefaults, clusterFlags(alpha), tenantDefaults("team", defaults), tenantFlags("team", flags))
 		if len(s.Rejected()) != 0 || len(s.Ignored()) != 0 {
 			t.Fatalf("rejected %v, ignored %v", s.Rejected(), s.Ignored())
 		}
@@ -103,7 +105,12 @@ func TestNamespaceRules(t *testing.T) {
 			"default-managed-by-label-value": "team-ci", "default-pod-template": defaults["default-pod-template"],
 			"default-task-run-workspace-binding": "emptyDir: {}", "default-max-matrix-combinations-count": "64",
 			"default-imagepullbackoff-timeout": "2m", "default-container-resource-requirements": defaults["default-container-resource-requirements"]})
-		wantFlags, _ := config.NewFeatureFlagsFromMap(flags)
+		wantFlags, _ := config.NewFeatureFlagsFromMap(maps.Collect(func(yield func(string, string) bool) {
+			for k, v := range flags {
+				yield(k, v)
+			}
+			yield("enable-api-fields", "alpha") // the cluster's
+		}))
 		q := s.Object.Defaults.DefaultContainerResourceRequirements["default"].Requests[corev1.ResourceMemory]
 		if !s.Object.Defaults.Equals(wantDefaults) || q.Cmp(resource.MustParse("64Mi")) != 0 {
 			t.Errorf("defaults\n%+v\nwant\n%+v", s.Object.Defaults, wantDefaults)
@@ -120,14 +127,14 @@ func TestNamespaceRules(t *testing.T) {
 
 	t.Run("keys tenants may never set", func(t *testing.T) {
 		never := []string{"enforce-nonfalsifiability", "set-security-context", "set-security-context-read-only-root-filesystem",
-			"trusted-resources-verification-no-match-policy", "disable-creds-init", "disable-inline-spec", "enable-api-fields",
-			"results-from"}
+			"trusted-resources-verification-no-match-policy", "disable-creds-init", "disable-inline-spec", "results-from"}
 		flags := map[string]string{}
 		for _, k := range never {
 			flags[k] = "x"
 		}
 		flags["per-namespace-configuration"] = "false"
 		flags["non-overridable-fields"] = "coschedule"
+		flags["enable-api-fields"] = "alpha"
 		defaults := map[string]string{"default-forbidden-env": "A", "default-sidecar-log-polling-interval": "1s", "default-step-ref-concurrency-limit": "9"}
 		s := resolve(t, "team", clusterDefaults, clusterFlags(open), tenantDefaults("team", defaults), tenantFlags("team", flags))
 		for _, k := range never {
@@ -135,7 +142,7 @@ func TestNamespaceRules(t *testing.T) {
 				t.Errorf("%s: %q", k, got)
 			}
 		}
-		for _, k := range []string{"per-namespace-configuration", "non-overridable-fields"} {
+		for _, k := range []string{"per-namespace-configuration", "non-overridable-fields", "enable-api-fields"} {
 			if got := refusal(s, "feature-flags/"+k); got != namespaced.ReasonPolicyKey {
 				t.Errorf("%s: %q", k, got)
 			}
@@ -147,6 +154,36 @@ func TestNamespaceRules(t *testing.T) {
 		}
 		if len(s.Ignored()) != 0 || s.Object.FeatureFlags.EnableAPIFields != "beta" {
 			t.Errorf("the refused keys changed something: ignored %v, api fields %q", s.Ignored(), s.Object.FeatureFlags.EnableAPIFields)
+		}
+	})
+
+	t.Run("a tenant's alpha or beta flag applies only at a stability the cluster allows", func(t *testing.T) {
+		// enable-artifacts is alpha and keep-pod-on-cancel beta, as
+		// Tekton's own PerFeatureFlag definitions say.
+		if config.DefaultEnableArtifacts.Stability != config.AlphaAPIFields || config.DefaultEnableKeepPodOnCancel.Stability != config.BetaAPIFields {
+			t.Fatal("Tekton's stabilities changed: the table below no longer tests what it says")
+		}
+		tenant := tenantFlags("team", map[string]string{"enable-artifacts": "true", "keep-pod-on-cancel": "true"})
+		for _, tc := range []struct {
+			level       string // the cluster's enable-api-fields; "" leaves it to Tekton's default, beta
+			alpha, beta string // the refusal of each flag: "" applied
+		}{
+			{"stable", namespaced.ReasonAlpha, namespaced.ReasonBeta},
+			{"beta", namespaced.ReasonAlpha, ""},
+			{"alpha", "", ""},
+			{"", namespaced.ReasonAlpha, ""},
+		} {
+			flags := map[string]string{"per-namespace-configuration": "true"}
+			if tc.level != "" {
+				flags["enable-api-fields"] = tc.level
+			}
+			s := resolve(t, "team", clusterDefaults, clusterFlags(flags), tenant)
+			if got := refusal(s, "feature-flags/enable-artifacts"); got != tc.alpha || s.Object.FeatureFlags.EnableArtifacts != (tc.alpha == "") {
+				t.Errorf("cluster at %q: enable-artifacts refused %q, applied %v; want refused %q", tc.level, got, s.Object.FeatureFlags.EnableArtifacts, tc.alpha)
+			}
+			if got := refusal(s, "feature-flags/keep-pod-on-cancel"); got != tc.beta || s.Object.FeatureFlags.EnableKeepPodOnCancel != (tc.beta == "") {
+				t.Errorf("cluster at %q: keep-pod-on-cancel refused %q, applied %v; want refused %q", tc.level, got, s.Object.FeatureFlags.EnableKeepPodOnCancel, tc.beta)
+			}
 		}
 	})
 

@@ -86,7 +86,30 @@ var Overridable = []string{
 	FeatureFlagsSection + "/" + config.EnableWaitExponentialBackoff,
 }
 
-// Options are the resolver's options for Tekton.
+// perFeatureFlags are Tekton's per-feature flags (v1.15.0), each with the
+// stability Tekton declares for it.
+var perFeatureFlags = []config.PerFeatureFlag{
+	config.DefaultEnableKeepPodOnCancel, config.DefaultEnableCELInWhenExpression, config.DefaultEnableArtifacts,
+	config.DefaultEnableParamEnum, config.DefaultEnableConciseResolverSyntax, config.DefaultEnableTerminationMessageCompressionFlag,
+	config.DefaultEnableTektonOCIBundles,
+}
+
+// flagsOf returns the names of Tekton's per-feature flags of stability
+// level (config.AlphaAPIFields, config.BetaAPIFields).
+func flagsOf(level string) []string {
+	var out []string
+	for _, f := range perFeatureFlags {
+		if f.Stability == level {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Options are the resolver's options for Tekton. A tenant's alpha or
+// beta feature flag applies only when the cluster's enable-api-fields
+// allows that stability (TEP-0085's safeguard), Tekton's default "beta"
+// when feature-flags leaves it out.
 func Options() namespaced.Options[*Config] {
 	return namespaced.Options[*Config]{
 		Name:      "tekton-config",
@@ -98,12 +121,15 @@ func Options() namespaced.Options[*Config] {
 				{Name: DefaultsSection, ClusterConfigMap: DefaultsSection, NamespaceConfigMap: NamespaceDefaultsConfigMap, Keys: DefaultsKeys,
 					Parse: namespaced.FromMap(config.NewDefaultsFromMap, func(c *Config, d *config.Defaults) { c.Defaults = d })},
 				{Name: FeatureFlagsSection, ClusterConfigMap: FeatureFlagsSection, NamespaceConfigMap: NamespaceFeatureFlagsConfig, Keys: FeatureFlagsKeys,
-					Parse: namespaced.FromMap(config.NewFeatureFlagsFromMap, func(c *Config, f *config.FeatureFlags) { c.FeatureFlags = f })},
+					Parse: namespaced.FromMap(config.NewFeatureFlagsFromMap, func(c *Config, f *config.FeatureFlags) { c.FeatureFlags = f }),
+					Alpha: flagsOf(config.AlphaAPIFields), Beta: flagsOf(config.BetaAPIFields)},
 			},
 		},
 		Tenancy: namespaced.Tenancy{
 			GateKey: FeatureFlagsSection + "/" + GateKey, GateOpen: "true", GateClosed: "false",
 			LockKey:          FeatureFlagsSection + "/" + LockKey,
+			StabilityKey:     FeatureFlagsSection + "/enable-api-fields",
+			StabilityDefault: config.DefaultEnableAPIFields,
 			Overridable:      Overridable,
 			SystemNamespaces: []string{"kube-system", "kube-public"}, // and tekton-pipelines, the component's own
 		},

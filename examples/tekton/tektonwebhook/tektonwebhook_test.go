@@ -38,7 +38,7 @@ func configMaps() []runtime.Object {
 	}
 	out := []runtime.Object{
 		cm(tektonconfig.SystemNamespace, "config-defaults", nil, map[string]string{"default-timeout-minutes": "60"}),
-		cm(tektonconfig.SystemNamespace, "feature-flags", nil, map[string]string{tektonconfig.GateKey: "true"}),
+		cm(tektonconfig.SystemNamespace, "feature-flags", nil, map[string]string{tektonconfig.GateKey: "true", "enable-api-fields": "alpha"}),
 		cm("team-a", tektonconfig.NamespaceDefaultsConfigMap, tektonconfig.Labels, map[string]string{
 			"default-timeout-minutes": "30", "default-service-account": "builder",
 			"default-pod-template": "nodeSelector:\n  pool: team-a\n"}),
