@@ -6,13 +6,17 @@
 // under the gate and the lock list of feature-flags.
 //
 //	tekton-config resolve --namespace NS (--from-dir DIR | --kubeconfig FILE)
+//	tekton-config keys (--from-dir DIR | --kubeconfig FILE)
 //
-// It prints one JSON object: both configurations, where each key came
-// from, the keys and layers refused with why, and the hash of the
-// configuration. Invalid cluster ConfigMaps are an error (exit 1, the
-// reason on stderr, nothing on stdout); an invalid namespace ConfigMap is
-// refused as a whole, listed with its constructor's error, and the
-// namespace gets the cluster's values.
+// resolve prints one JSON object: both configurations, where each key
+// came from, the keys and layers refused with why, and the hash of the
+// configuration. keys prints what tenants may set under the cluster
+// ConfigMaps, for each section: whether the gate is open, the keys a
+// tenant may set, the keys the operator's lock list locks now, and every
+// other key with why no tenant may set it. Invalid cluster ConfigMaps
+// are an error (exit 1, the reason on stderr, nothing on stdout); an
+// invalid namespace ConfigMap is refused as a whole, listed with its
+// constructor's error, and the namespace gets the cluster's values.
 package main
 
 import (
@@ -22,12 +26,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/tektoncd/pipeline/pkg/apis/config"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -42,7 +52,8 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = "usage: tekton-config resolve --namespace NS (--from-dir DIR | --kubeconfig FILE)\n"
+const usage = "usage: tekton-config resolve --namespace NS (--from-dir DIR | --kubeconfig FILE)\n" +
+	"       tekton-config keys (--from-dir DIR | --kubeconfig FILE)\n"
 
 // output is what resolve prints.
 type output struct {
@@ -69,38 +80,147 @@ type rejected struct {
 
 // run is the command: 0 on success, 1 on an error, 2 on a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "resolve" {
+	if len(args) == 0 || (args[0] != "resolve" && args[0] != "keys") {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	fs := flag.NewFlagSet("tekton-config resolve", flag.ContinueOnError)
+	cmd := args[0]
+	fs := flag.NewFlagSet("tekton-config "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	ns := fs.String("namespace", "", "the namespace to resolve")
+	var ns *string
+	if cmd == "resolve" {
+		ns = fs.String("namespace", "", "the namespace to resolve")
+	}
 	dir := fs.String("from-dir", "", "read ConfigMap and Namespace manifests from this directory's .yaml, .yml and .json files instead of a cluster")
 	kubeconfig := fs.String("kubeconfig", "", "read the ConfigMaps from the API server this kubeconfig names")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	if *ns == "" || (*dir == "") == (*kubeconfig == "") || fs.NArg() > 0 {
-		fmt.Fprint(stderr, "tekton-config resolve: --namespace and exactly one of --from-dir and --kubeconfig are required\n", usage)
+	if (ns != nil && *ns == "") || (*dir == "") == (*kubeconfig == "") || fs.NArg() > 0 {
+		need := "exactly one of --from-dir and --kubeconfig is required"
+		if ns != nil {
+			need = "--namespace and " + need
+		}
+		fmt.Fprintf(stderr, "tekton-config %s: %s\n%s", cmd, need, usage)
 		return 2
 	}
-	snap, err := resolve(ctx, *ns, *dir, *kubeconfig)
+	var out any
+	var err error
+	if cmd == "resolve" {
+		var snap *namespaced.Snapshot[*tektonconfig.Config]
+		if snap, err = resolve(ctx, *ns, *dir, *kubeconfig); err == nil {
+			out = report(*ns, snap)
+		}
+	} else {
+		var keys *namespaced.TenantKeys
+		if keys, err = tenantKeys(ctx, *dir, *kubeconfig); err == nil {
+			out = keysReport(keys)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "tekton-config:", err)
 		return 1
 	}
-	out, err := json.MarshalIndent(report(*ns, snap), "", "  ")
+	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		fmt.Fprintln(stderr, "tekton-config:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s\n", out)
+	fmt.Fprintf(stdout, "%s\n", b)
 	return 0
+}
+
+// tenantKeys returns what tenants may set under the cluster ConfigMaps of
+// dir's manifests, or of the cluster kubeconfig names.
+func tenantKeys(ctx context.Context, dir, kubeconfig string) (*namespaced.TenantKeys, error) {
+	var objs []runtime.Object
+	if dir != "" {
+		var err error
+		if objs, err = kubeobjects.ReadDir(dir); err != nil {
+			return nil, err
+		}
+	} else {
+		client, err := clientFor(kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range []string{tektonconfig.DefaultsSection, tektonconfig.FeatureFlagsSection} {
+			cm, err := client.CoreV1().ConfigMaps(tektonconfig.SystemNamespace).Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", tektonconfig.SystemNamespace, name, err)
+			}
+			objs = append(objs, cm)
+		}
+	}
+	d, err := namespaced.NewDryRun(tektonconfig.Options())
+	if err != nil {
+		return nil, err
+	}
+	return d.TenantKeys(objs)
+}
+
+// clientFor is a client of the cluster kubeconfig names.
+func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// sectionKeys is what keys prints of one section.
+type sectionKeys struct {
+	Section string `json:"section"`
+	// Overridable are the keys a tenant may set.
+	Overridable []string `json:"overridable"`
+	// Locked are the keys the operator's lock list locks now.
+	Locked []string `json:"locked"`
+	// Refused are the other keys, each with why no tenant may set it.
+	Refused []refusedKey `json:"refused"`
+}
+
+// refusedKey is a key no tenant may set, and why.
+type refusedKey struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// keysOutput is what keys prints.
+type keysOutput struct {
+	// Open is the gate: false when namespace ConfigMaps apply not at all.
+	Open     bool          `json:"open"`
+	Sections []sectionKeys `json:"sections"`
+}
+
+// keysReport is the output of keys, sections in their order, keys sorted.
+func keysReport(keys *namespaced.TenantKeys) keysOutput {
+	out := keysOutput{Open: keys.Open}
+	for _, section := range []string{tektonconfig.DefaultsSection, tektonconfig.FeatureFlagsSection} {
+		sk := sectionKeys{Section: section, Overridable: []string{}, Locked: []string{}, Refused: []refusedKey{}}
+		for _, k := range slices.Sorted(maps.Keys(keys.Keys)) {
+			name, ok := strings.CutPrefix(k, section+"/")
+			if !ok {
+				continue
+			}
+			switch ref := keys.Keys[k]; {
+			case !ref.Refused():
+				sk.Overridable = append(sk.Overridable, name)
+			case ref.Reason == namespaced.ReasonLocked:
+				sk.Locked = append(sk.Locked, name)
+			default:
+				sk.Refused = append(sk.Refused, refusedKey{Key: name, Reason: ref.Reason})
+			}
+		}
+		out.Sections = append(out.Sections, sk)
+	}
+	return out
 }
 
 // resolve returns the snapshot of namespace ns: from the manifests of dir,
@@ -118,11 +238,7 @@ func resolve(ctx context.Context, ns, dir, kubeconfig string) (*namespaced.Snaps
 		}
 		return d.Resolve(ns, objs)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := clientFor(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

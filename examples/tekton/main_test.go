@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/tektoncd/pipeline/pkg/apis/config"
+
+	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
+	"github.com/stratacfg/strata/layers/namespaced"
 )
 
 // resolveDir runs `tekton-config resolve --namespace ns --from-dir dir`.
@@ -165,6 +168,9 @@ func TestUsage(t *testing.T) {
 		{"resolve", "--namespace", "a", "--from-dir", "d", "--kubeconfig", "k"},
 		{"resolve", "--namespace", "a", "--from-dir", "d", "extra"},
 		{"resolve", "--nope"},
+		{"keys"},
+		{"keys", "--namespace", "a", "--from-dir", "testdata/manifests"},
+		{"keys", "--from-dir", "d", "--kubeconfig", "k"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "usage: tekton-config resolve") {
@@ -174,5 +180,63 @@ func TestUsage(t *testing.T) {
 	// A directory that cannot be read is an error, not a usage error.
 	if code, stdout, _ := resolveDir(t, "a", filepath.Join(t.TempDir(), "missing")); code != 1 || stdout != "" {
 		t.Errorf("a missing directory: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// TestKeys publishes what tenants may set under testdata's cluster
+// ConfigMaps, worked out by the policy: the overridable keys, the
+// operator's lock list, and every other key with why; an invalid cluster
+// ConfigMap is an error.
+func TestKeys(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"keys", "--from-dir", "testdata/manifests"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var out keysOutput
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Open || len(out.Sections) != 2 || out.Sections[0].Section != "config-defaults" || out.Sections[1].Section != "feature-flags" {
+		t.Fatalf("%+v", out)
+	}
+	defaults, flags := out.Sections[0], out.Sections[1]
+	// cluster.yaml locks default-service-account and keep-pod-on-cancel,
+	// and allows beta: the alpha flags tenants could set are refused.
+	if !slices.Equal(defaults.Locked, []string{"default-service-account"}) || !slices.Equal(flags.Locked, []string{"keep-pod-on-cancel"}) {
+		t.Errorf("locked %v, %v", defaults.Locked, flags.Locked)
+	}
+	if !slices.Contains(defaults.Overridable, "default-timeout-minutes") || slices.Contains(defaults.Overridable, "default-service-account") ||
+		!slices.Contains(flags.Overridable, "coschedule") || slices.Contains(flags.Overridable, "enable-artifacts") {
+		t.Errorf("overridable %v, %v", defaults.Overridable, flags.Overridable)
+	}
+	reasons := map[string]string{}
+	for _, r := range append(slices.Clip(defaults.Refused), flags.Refused...) {
+		reasons[r.Key] = r.Reason
+	}
+	for k, want := range map[string]string{"default-forbidden-env": namespaced.ReasonNotOverridable, "enable-artifacts": namespaced.ReasonAlpha,
+		"enable-api-fields": namespaced.ReasonPolicyKey, "per-namespace-configuration": namespaced.ReasonPolicyKey} {
+		if reasons[k] != want {
+			t.Errorf("%s: %q, want %q", k, reasons[k], want)
+		}
+	}
+	if n := len(defaults.Overridable) + len(defaults.Locked) + len(defaults.Refused); n != len(tektonconfig.DefaultsKeys) {
+		t.Errorf("config-defaults: %d keys published, %d declared", n, len(tektonconfig.DefaultsKeys))
+	}
+	if n := len(flags.Overridable) + len(flags.Locked) + len(flags.Refused); n != len(tektonconfig.FeatureFlagsKeys) {
+		t.Errorf("feature-flags: %d keys published, %d declared", n, len(tektonconfig.FeatureFlagsKeys))
+	}
+
+	dir := t.TempDir()
+	b, err := os.ReadFile("testdata/manifests/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cluster.yaml"), bytes.Replace(b, []byte("enable-api-fields: beta"), []byte("enable-api-fields: gamma"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"keys", "--from-dir", dir}, &stdout, &stderr); code != 1 || stdout.Len() != 0 || !strings.Contains(stderr.String(), `"gamma"`) {
+		t.Errorf("an invalid cluster: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }

@@ -109,8 +109,9 @@ type refusal struct {
 
 // refusals returns, for each of the ConfigMaps whose keys s's policies
 // refused (cms, the namespace's own, and the selector ConfigMaps), the
-// keys in ConfigMap terms and the reasons.
-func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.ConfigMap) []refusal {
+// keys in ConfigMap terms and the reasons, pointing first to doc
+// (Options.TenantKeysDoc) when there is one.
+func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.ConfigMap, doc string) []refusal {
 	if len(s.rejected) == 0 {
 		return nil
 	}
@@ -137,9 +138,13 @@ func refusals[T any](s *Snapshot[T], selectors []*selectorLayer, cms []*corev1.C
 		}
 		notes[cm] = append(notes[cm], msg)
 	}
+	head := "Not applied: "
+	if doc != "" {
+		head = "Not applied (what tenants may set: " + doc + "): "
+	}
 	out := make([]refusal, 0, len(order))
 	for _, cm := range order {
-		out = append(out, refusal{cm: cm, note: "Not applied: " + strings.Join(notes[cm], "; ")})
+		out = append(out, refusal{cm: cm, note: head + strings.Join(notes[cm], "; ")})
 	}
 	return out
 }

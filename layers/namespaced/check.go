@@ -101,6 +101,9 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		if d.Field != "" {
 			w += " (field " + d.Field + " under it)"
 		}
+		if c.o.TenantKeysDoc != "" {
+			w += "; what tenants may set: " + c.o.TenantKeysDoc
+		}
 		warnings = append(warnings, w)
 	}
 	return warnings, nil

@@ -121,7 +121,7 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 			c.ignored(d.events, ig)
 		}
 	}
-	for _, r := range refusals(s, nil, ownOf(objs, ns)) {
+	for _, r := range refusals(s, nil, ownOf(objs, ns), c.o.TenantKeysDoc) {
 		if d.events != nil && d.reported.first("refused:"+r.cm.Namespace+"/"+r.cm.Name, r.cm.ResourceVersion) {
 			d.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
 		}

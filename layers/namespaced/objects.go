@@ -48,6 +48,22 @@ func (d *DryRun[T]) Resolve(ns string, objs []runtime.Object) (*Snapshot[T], err
 	return s, err
 }
 
+// TenantKeys returns what tenants may set under the cluster ConfigMaps
+// among objs; an invalid cluster ConfigMap is an error.
+func (d *DryRun[T]) TenantKeys(objs []runtime.Object) (*TenantKeys, error) {
+	cluster := map[string]*corev1.ConfigMap{}
+	for _, o := range objs {
+		if cm, ok := o.(*corev1.ConfigMap); ok && d.c.isCluster(cm) {
+			cluster[cm.Name] = cm
+		}
+	}
+	cl, err := d.last.parse(d.c, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return tenantKeys(cl, d.c.model.display), nil
+}
+
 // unique refuses two objects of one kind, namespace and name: which one a
 // cluster would hold is not known, and taking the last would hide it. It
 // allocates nothing unless it refuses (a webhook calls it per request).

@@ -70,6 +70,10 @@ type Options[T any] struct {
 	// refused either way.
 	KeepGzip bool
 	Tenancy  Tenancy
+	// TenantKeysDoc says where tenants read what they may set (a URL, or
+	// a command that prints TenantKeys): every warning and Event about a
+	// refused key points there.
+	TenantKeysDoc string
 	// Selectors, when set, enables selector layers.
 	Selectors *Selectors
 	// Flags, when set, is the top layer: command-line values above every

@@ -1,7 +1,11 @@
 package namespaced
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,5 +282,60 @@ func TestParsedStability(t *testing.T) {
 	o.Tenancy.StabilityDefault = "gamma"
 	if _, err := NewDryRun(o); err == nil || !strings.Contains(err.Error(), `StabilityDefault: "gamma"`) {
 		t.Errorf("a default that is no level: %v", err)
+	}
+}
+
+// TestTenantKeys publishes what tenants may set, worked out by the
+// policy, and every refusal a tenant reads points to where it is
+// published.
+func TestTenantKeys(t *testing.T) {
+	o := pipelineOptions()
+	o.TenantKeysDoc = "pipeline-config keys"
+	flags := configMap("pipelines", "feature-flags", nil, map[string]string{"per-namespace-configuration": "true", "non-overridable-fields": "default-service-account"})
+	d, err := NewDryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := d.TenantKeys([]runtime.Object{flags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"config-defaults/default-timeout-minutes":   "",
+		"config-defaults/default-service-account":   ReasonLocked,
+		"config-defaults/max-timeout-minutes":       ReasonNotOverridable,
+		"feature-flags/per-namespace-configuration": ReasonPolicyKey,
+		"feature-flags/non-overridable-fields":      ReasonPolicyKey,
+		"feature-flags/enable-api-fields":           ReasonClusterOnly,
+	}
+	got := map[string]string{}
+	for k, ref := range keys.Keys {
+		got[k] = ref.Reason
+	}
+	if !keys.Open || !maps.Equal(got, want) {
+		t.Errorf("open %v, keys %v; want %v", keys.Open, got, want)
+	}
+	if _, err := d.TenantKeys([]runtime.Object{configMap("pipelines", "feature-flags", nil, map[string]string{"per-namespace-configuration": "maybe"})}); err == nil {
+		t.Error("an invalid cluster ConfigMap: no error")
+	}
+
+	r, err := NewFromReader(newObjectReader(flags), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TenantKeys(context.Background()); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("before Start: %v", err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	if live, err := r.TenantKeys(context.Background()); err != nil || !reflect.DeepEqual(live, keys) {
+		t.Errorf("the resolver's: %+v, %v", live, err)
+	}
+	warnings, err := r.CheckConfigMap(context.Background(), configMap("team", "ns-config-defaults", map[string]string{"pipeline-config": "true"},
+		map[string]string{"max-timeout-minutes": "9"}))
+	if err != nil || len(warnings) != 1 || !strings.HasSuffix(warnings[0], "not an overridable key; what tenants may set: pipeline-config keys") {
+		t.Errorf("warnings %q, %v", warnings, err)
 	}
 }

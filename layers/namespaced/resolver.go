@@ -210,6 +210,17 @@ func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
 	return r.st.subs.wait(ctx)
 }
 
+// TenantKeys returns what tenants may set under the cluster configuration
+// in effect, for a command or a page that publishes it; an error before
+// Start.
+func (r *Resolver[T]) TenantKeys(ctx context.Context) (*TenantKeys, error) {
+	v, err := r.st.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tenantKeys(v.cl, r.c.model.display), nil
+}
+
 // AffectedNamespaces returns, sorted, the namespaces whose configuration
 // cm feeds: for the cluster ConfigMap, every cached namespace; for a
 // selector ConfigMap, the cached namespaces its selector matches now or

@@ -307,7 +307,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	if prev != nil {
 		rec.built = c.clock.Now() // a rebuild: the first build is a miss's
 	}
-	s.report(rec, ignored, refusals(snap, sels, in.cms))
+	s.report(rec, ignored, refusals(snap, sels, in.cms, s.c.o.TenantKeysDoc))
 	if snap != cl.base {
 		for _, d := range snap.rejected {
 			c.m.rejected.WithLabelValues(d.Reason).Inc()

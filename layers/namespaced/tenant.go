@@ -298,6 +298,33 @@ func refuseListed(patterns []string, key, reason string) (merge.Refusal, bool) {
 	return merge.Refusal{}, false
 }
 
+// TenantKeys is what tenants may set under the cluster configuration in
+// effect, worked out by the tenant policy itself from the configuration's
+// declaration: for a Kind, its top-level members (the ConfigMap keys); for
+// a Parsed kind, the keys its sections declare.
+type TenantKeys struct {
+	// Open is the gate: whether namespace layers apply at all.
+	Open bool
+	// Keys maps every key, named as its ConfigMap holds it ("max-replicas",
+	// or SECTION/KEY), to why a tenant may not set it: the zero Refusal
+	// where a tenant may. A key a tenant may set can still be refused for
+	// its value (a bound, a reference's shape).
+	Keys map[string]merge.Refusal
+}
+
+// tenantKeys is TenantKeys of cl, keys named by display.
+func tenantKeys[T any](cl *clusterState[T], display func(string) string) *TenantKeys {
+	p := cl.policy.tenant
+	out := &TenantKeys{Open: cl.policy.open, Keys: make(map[string]merge.Refusal, len(p.members))}
+	for key, ref := range p.members {
+		if ref.Field != "" {
+			ref.Field = display(ref.Field)
+		}
+		out.Keys[display(key)] = ref
+	}
+	return out
+}
+
 // clusterPolicy is what the cluster layer says about tenants.
 type clusterPolicy struct {
 	open     bool

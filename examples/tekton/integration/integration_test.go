@@ -33,8 +33,14 @@ func TestMain(m *testing.M) {
 // resolve runs tekton-config resolve for ns with the source args.
 func resolve(t *testing.T, ns string, source ...string) (int, string, string) {
 	t.Helper()
+	return command(t, append([]string{"resolve", "--namespace", ns}, source...)...)
+}
+
+// command runs tekton-config with args.
+func command(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, append([]string{"resolve", "--namespace", ns}, source...)...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
@@ -81,6 +87,13 @@ func TestResolveFromTheCluster(t *testing.T) {
 	}
 	if _, live, _ := resolve(t, "team-a", "--kubeconfig", server.Kubeconfig); !strings.Contains(live, `"DefaultTimeoutMinutes": 30`) {
 		t.Errorf("team-a's override is missing:\n%s", live)
+	}
+
+	// What tenants may set reads the same from the cluster.
+	if code, live, stderr := command(t, "keys", "--kubeconfig", server.Kubeconfig); code != 0 {
+		t.Errorf("keys: exit %d: %s", code, stderr)
+	} else if _, offline, _ := command(t, "keys", "--from-dir", "../testdata/manifests"); live != offline || !strings.Contains(live, `"default-service-account"`) {
+		t.Errorf("keys: --kubeconfig printed\n%s\n--from-dir printed\n%s", live, offline)
 	}
 
 	// The operator breaks feature-flags: nothing resolves, nothing is

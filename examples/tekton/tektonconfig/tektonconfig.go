@@ -112,9 +112,11 @@ func flagsOf(level string) []string {
 // when feature-flags leaves it out.
 func Options() namespaced.Options[*Config] {
 	return namespaced.Options[*Config]{
-		Name:      "tekton-config",
-		Namespace: SystemNamespace,
-		Labels:    Labels,
+		Name: "tekton-config",
+		// Every warning and Event about a refused key points here.
+		TenantKeysDoc: "`tekton-config keys`, or ask the operator for its output",
+		Namespace:     SystemNamespace,
+		Labels:        Labels,
 		Parsed: &namespaced.Parsed[*Config]{
 			New: func() *Config { return &Config{} },
 			Sections: []namespaced.Section[*Config]{

@@ -104,7 +104,7 @@ func (w *world) options() namespaced.Options[*jobDefaults] {
 	return namespaced.Options[*jobDefaults]{
 		Name: "strata-test", Kind: kind,
 		Namespace: w.system, ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
-		Labels: tenantLabels,
+		Labels: tenantLabels, TenantKeysDoc: "strata-test keys",
 		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster,
 			LockKey: "non-overridable-fields"},
 	}
@@ -395,6 +395,9 @@ func TestTenantSeesWhyKeysWereRefused(t *testing.T) {
 		t.Fatalf("%d KeysRefused Events on %s/overrides: %q", len(found), a, found)
 	}
 	note := found[0]
+	if !strings.HasPrefix(note, "Not applied (what tenants may set: strata-test keys): ") {
+		t.Errorf("the Event's note %q does not point to what tenants may set", note)
+	}
 	for _, want := range []string{`key "default-service-account": locked by the operator`, `key "max-timeout-seconds": cluster-only key`} {
 		if !strings.Contains(note, want) {
 			t.Errorf("the Event's note %q lacks %q", note, want)
