@@ -36,6 +36,13 @@ const (
 // refused whole before any value is converted. The error names the key;
 // the caller names the ConfigMap.
 func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, origin string) (*merge.Layer, map[string]string, error) {
+	return c.configMapLayerAs(cm, origin, cm.Name)
+}
+
+// configMapLayerAs is configMapLayer of cm read as the ConfigMap name of
+// the model: a selector ConfigMap of a Parsed kind is read as its
+// section's.
+func (c *core[T]) configMapLayerAs(cm *corev1.ConfigMap, origin, name string) (*merge.Layer, map[string]string, error) {
 	src := ConfigMapSource(cm, origin)
 	if n := len(cm.Data) + len(cm.BinaryData); n > c.o.MaxConfigMapKeys {
 		return nil, nil, fmt.Errorf("%d keys, over the limit of %d keys a ConfigMap may hold here", n, c.o.MaxConfigMapKeys)
@@ -45,7 +52,7 @@ func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, origin string) (*merge.La
 		return nil, nil, err
 	}
 	src.Compressed = compressed
-	values, err := c.model.values(cm.Name, data)
+	values, err := c.model.values(name, data)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -64,13 +64,18 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 		s.clusterCMs[name] = f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
 	}
 	if c.selectorCMs != nil {
-		sel, annotation := c.selectorCMs.String(), c.o.Selectors.Annotation
+		sel, annotations := c.selectorCMs.String(), []string{c.o.Selectors.Annotation, c.o.Selectors.SectionAnnotation}
 		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }),
 			informers.WithTransform(func(obj any) (any, error) {
 				if cm, ok := obj.(*corev1.ConfigMap); ok {
 					slimmed := slim(cm)
-					if v, ok := cm.Annotations[annotation]; ok {
-						slimmed.Annotations = map[string]string{annotation: v}
+					for _, a := range annotations {
+						if v, ok := cm.Annotations[a]; ok {
+							if slimmed.Annotations == nil {
+								slimmed.Annotations = map[string]string{}
+							}
+							slimmed.Annotations[a] = v
+						}
 					}
 					return slimmed, nil
 				}

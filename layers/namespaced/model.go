@@ -103,6 +103,9 @@ type model[T any] interface {
 	values(name string, data map[string]string) (map[string]string, error)
 	// keyOf is the pointer of the data key k of the ConfigMap name.
 	keyOf(name, k string) string
+	// selectorName is the ConfigMap name whose keys a selector ConfigMap
+	// holds, given the section its annotation names ("" for none).
+	selectorName(section string) (string, error)
 	// pointer turns a key as an operator writes it (Tenancy, a lock
 	// list) into a JSON pointer, and display a pointer into the key as a
 	// user reads it.
@@ -187,6 +190,9 @@ func (m *kindModel[T]) values(_ string, data map[string]string) (map[string]stri
 }
 
 func (m *kindModel[T]) keyOf(_, k string) string { return merge.Pointer(k) }
+
+// selectorName is any name: a Kind's ConfigMaps all hold its members.
+func (m *kindModel[T]) selectorName(string) (string, error) { return m.cluster, nil }
 
 func (m *kindModel[T]) pointer(k string) (string, error) {
 	p := keyPointer(k)
@@ -337,6 +343,18 @@ func (m *parsedModel[T]) keyOf(name, k string) string {
 		return merge.Pointer(s.Name, k)
 	}
 	return merge.Pointer(k)
+}
+
+func (m *parsedModel[T]) selectorName(section string) (string, error) {
+	s := m.sections[section]
+	if s == nil {
+		names := make([]string, len(m.p.Sections))
+		for i, s := range m.p.Sections {
+			names[i] = s.Name
+		}
+		return "", fmt.Errorf("section %q is none of %s", section, strings.Join(names, ", "))
+	}
+	return s.ClusterConfigMap, nil
 }
 
 func (m *parsedModel[T]) pointer(k string) (string, error) {

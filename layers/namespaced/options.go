@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -105,10 +106,14 @@ type Options[T any] struct {
 // selector ("team=payments,tier in (gold)"). They apply to every namespace
 // the selector matches, above the cluster layer and below the namespace's
 // own ConfigMaps, fewest selector terms first, then oldest, then by name.
+// For a Parsed kind, a selector ConfigMap holds the keys of one section,
+// which its SectionAnnotation names.
 type Selectors struct {
 	Labels map[string]string
 	// Annotation is DefaultSelectorAnnotation when empty.
 	Annotation string
+	// SectionAnnotation is "config.strata.dev/section" when empty.
+	SectionAnnotation string
 }
 
 // core is what every part of a resolver reads and none changes: the
@@ -148,9 +153,6 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 		if o.ClusterConfigMap != "" || len(o.NamespaceConfigMaps) > 0 {
 			errs = append(errs, "with Parsed, the sections name the ConfigMaps: leave ClusterConfigMap and NamespaceConfigMaps empty")
 		}
-		if o.Selectors != nil {
-			errs = append(errs, "Selectors are for a Kind: a Parsed kind has none yet")
-		}
 		pm, err := newParsedModel(o.Parsed)
 		if err != nil {
 			errs = append(errs, err.Error())
@@ -181,9 +183,10 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 	if o.MaxConfigMapKeys <= 0 {
 		o.MaxConfigMapKeys = DefaultMaxConfigMapKeys
 	}
-	if o.Selectors != nil && o.Selectors.Annotation == "" {
+	if o.Selectors != nil {
 		s := *o.Selectors
-		s.Annotation = DefaultSelectorAnnotation
+		s.Annotation = cmp.Or(s.Annotation, DefaultSelectorAnnotation)
+		s.SectionAnnotation = cmp.Or(s.SectionAnnotation, "config.strata.dev/section")
 		o.Selectors = &s
 	}
 	c := &core[T]{

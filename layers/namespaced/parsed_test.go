@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -205,7 +207,6 @@ func TestParsedOptions(t *testing.T) {
 		{func(o *Options[*pipelineConfig]) { o.Tenancy.GateKey = "feature-flags/nope" }, `GateKey: "feature-flags/nope" is no key of section feature-flags`},
 		{func(o *Options[*pipelineConfig]) { o.Tenancy.Overridable = []string{"nosection/x"} }, `Overridable: "nosection/x": no section nosection`},
 		{func(o *Options[*pipelineConfig]) { o.Tenancy.Bounds[0].AtMost = "lots" }, `Bounds[0]: "lots" is neither a number nor a duration`},
-		{func(o *Options[*pipelineConfig]) { o.Selectors = &Selectors{Labels: map[string]string{"a": "b"}} }, "Selectors are for a Kind"},
 	} {
 		o := pipelineOptions()
 		tc.mutate(&o)
@@ -337,5 +338,87 @@ func TestTenantKeys(t *testing.T) {
 		map[string]string{"max-timeout-minutes": "9"}))
 	if err != nil || len(warnings) != 1 || !strings.HasSuffix(warnings[0], "not an overridable key; what tenants may set: pipeline-config keys") {
 		t.Errorf("warnings %q, %v", warnings, err)
+	}
+}
+
+// TestParsedSelectorLayers rolls a value out to labelled namespaces first
+// (a canary) for a Parsed kind: a selector ConfigMap names its section,
+// applies to the namespaces it selects above the cluster's values and
+// below the namespace's own, ranked as for a Kind, with provenance; one
+// naming no section, or one that is not, is ignored where it applies.
+func TestParsedSelectorLayers(t *testing.T) {
+	o := pipelineOptions()
+	o.Selectors = &Selectors{Labels: map[string]string{"pipeline-selector": "true"}}
+	d, err := NewDryRun(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	selector := func(name, sel, section string, data map[string]string) *corev1.ConfigMap {
+		cm := configMap("pipelines", name, map[string]string{"pipeline-selector": "true"}, data)
+		cm.Annotations = map[string]string{"config.strata.dev/namespace-selector": sel}
+		if section != "" {
+			cm.Annotations["config.strata.dev/section"] = section
+		}
+		return cm
+	}
+	ns := func(name string, labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	cluster := []runtime.Object{
+		configMap("pipelines", "config-defaults", nil, map[string]string{"default-timeout-minutes": "60"}),
+		configMap("pipelines", "feature-flags", nil, map[string]string{"per-namespace-configuration": "true"}),
+		selector("canary", "canary=true", "config-defaults", map[string]string{"default-timeout-minutes": "20"}),
+		selector("canary-gold", "canary=true,tier=gold", "config-defaults", map[string]string{"default-timeout-minutes": "10"}),
+		selector("no-section", "canary=true", "", map[string]string{"default-timeout-minutes": "5"}),
+		selector("bad-section", "canary=true", "nope", map[string]string{"default-timeout-minutes": "5"}),
+	}
+	resolve := func(name string, labels map[string]string, own ...runtime.Object) *Snapshot[*pipelineConfig] {
+		t.Helper()
+		s, err := d.Resolve(name, append(append(slices.Clip(cluster), ns(name, labels)), own...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := resolve("plain", nil); s.Object.Defaults.TimeoutMinutes != 60 || len(s.Ignored()) != 0 {
+		t.Errorf("a namespace no selector selects: %d, ignored %v", s.Object.Defaults.TimeoutMinutes, s.Ignored())
+	}
+	s := resolve("early", map[string]string{"canary": "true"})
+	src, _ := s.Provenance().SourceOf("/config-defaults/default-timeout-minutes")
+	if s.Object.Defaults.TimeoutMinutes != 20 || src.Origin != OriginSelector || src.Name != "pipelines/canary" {
+		t.Errorf("a canary: %d from %s", s.Object.Defaults.TimeoutMinutes, src)
+	}
+	var ignored []string
+	for _, err := range s.Ignored() {
+		ignored = append(ignored, err.Error())
+	}
+	if len(ignored) != 2 || !strings.Contains(strings.Join(ignored, "\n"), `selector pipelines/bad-section: ignored: annotation config.strata.dev/section: section "nope" is none of config-defaults, feature-flags`) ||
+		!strings.Contains(strings.Join(ignored, "\n"), `selector pipelines/no-section: ignored: annotation config.strata.dev/section: section "" is none of`) {
+		t.Errorf("ignored %q", ignored)
+	}
+	// The more specific selector ranks above; the namespace's own above
+	// both.
+	if s := resolve("gold", map[string]string{"canary": "true", "tier": "gold"}); s.Object.Defaults.TimeoutMinutes != 10 {
+		t.Errorf("two terms over one: %d", s.Object.Defaults.TimeoutMinutes)
+	}
+	own := configMap("mine", "ns-config-defaults", map[string]string{"pipeline-config": "true"}, map[string]string{"default-timeout-minutes": "30"})
+	if s := resolve("mine", map[string]string{"canary": "true"}, own); s.Object.Defaults.TimeoutMinutes != 30 {
+		t.Errorf("the namespace's own: %d", s.Object.Defaults.TimeoutMinutes)
+	}
+	// A selector layer is the operator's: it may set what tenants may not,
+	// but not a policy key.
+	withGate := append(slices.Clip(cluster), selector("gate", "canary=true", "feature-flags", map[string]string{"per-namespace-configuration": "false"}),
+		selector("max", "canary=true", "config-defaults", map[string]string{"max-timeout-minutes": "90"}))
+	s, err = d.Resolve("early", append(withGate, ns("early", map[string]string{"canary": "true"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := map[string]string{}
+	for _, r := range s.Rejected() {
+		rejected[r.Key] = r.Reason
+	}
+	if src, _ := s.Provenance().SourceOf("/config-defaults/max-timeout-minutes"); rejected["feature-flags/per-namespace-configuration"] != ReasonPolicyKey ||
+		src.Name != "pipelines/max" {
+		t.Errorf("rejected %v, max-timeout-minutes from %s", rejected, src)
 	}
 }

@@ -50,7 +50,13 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 		default:
 			reqs, _ := sel.Requirements()
 			sl.t.Selector.Labels, sl.t.Rank = sel, len(reqs)
-			if sl.t.Layer, _, err = c.configMapLayer(cm, OriginSelector); err != nil {
+			name, err := c.model.selectorName(cm.Annotations[c.o.Selectors.SectionAnnotation])
+			if err == nil {
+				sl.t.Layer, _, err = c.configMapLayerAs(cm, OriginSelector, name)
+			} else {
+				err = fmt.Errorf("annotation %s: %w", c.o.Selectors.SectionAnnotation, err)
+			}
+			if err != nil {
 				sl.err = &LayerError{Source: src, Err: err}
 			}
 		}
