@@ -113,6 +113,7 @@ func TestResolveNamespaces(t *testing.T) {
 		{"team-c", 50, []rejected{}},      // lacks a label: no layer
 		{"kube-system", 50, []rejected{}}, // a system namespace
 		{"nobody", 50, []rejected{}},      // nothing of its own
+		{"team-canary", 50, []rejected{}}, // the canary's selector ConfigMap, below
 	} {
 		code, stdout, stderr := resolveDir(t, tc.ns, "testdata/manifests")
 		if code != 0 {
@@ -124,6 +125,12 @@ func TestResolveNamespaces(t *testing.T) {
 		}
 		if tc.ns == "team-b" && out.FeatureFlags.MaxResultSize != 8192 {
 			t.Errorf("team-b's feature flags did not apply: %+v", out.FeatureFlags)
+		}
+		// The canary's flag, from the selector ConfigMap that selects
+		// team-canary by its label, and no one else's.
+		if src := out.Provenance["feature-flags/enable-kubernetes-sidecar"].Source; out.FeatureFlags.EnableKubernetesSidecar != (tc.ns == "team-canary") ||
+			(tc.ns == "team-canary" && src != "selector tekton-pipelines/canary-kubernetes-sidecar") {
+			t.Errorf("%s: enable-kubernetes-sidecar %v from %q", tc.ns, out.FeatureFlags.EnableKubernetesSidecar, src)
 		}
 	}
 }

@@ -62,17 +62,22 @@ func TestResolveFromTheCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
-		cm, ok := o.(*corev1.ConfigMap)
-		if !ok {
+		switch o := o.(type) {
+		case *corev1.ConfigMap:
+			apply(t, client, o)
+		case *corev1.Namespace:
+			if _, err := client.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		default:
 			t.Fatalf("testdata holds a %T", o)
 		}
-		apply(t, client, cm)
 	}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "nobody"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	for _, ns := range []string{"team-a", "team-b", "team-c", "kube-system", "tekton-pipelines", "nobody"} {
+	for _, ns := range []string{"team-a", "team-b", "team-c", "team-canary", "kube-system", "tekton-pipelines", "nobody"} {
 		code, live, stderr := resolve(t, ns, "--kubeconfig", server.Kubeconfig)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", ns, code, stderr)

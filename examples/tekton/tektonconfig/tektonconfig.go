@@ -35,6 +35,13 @@ const (
 // Labels must both be on a namespace ConfigMap.
 var Labels = map[string]string{"app.kubernetes.io/part-of": "tekton-pipelines", "tekton.dev/pipeline-config": "true"}
 
+// SelectorLabels mark a selector ConfigMap in tekton-pipelines: the
+// operator's layer for the namespaces its selector annotation
+// (config.strata.dev/namespace-selector) matches, of the section its
+// config.strata.dev/section annotation names. A canary: a feature flag
+// set for the labelled namespaces first.
+var SelectorLabels = map[string]string{"app.kubernetes.io/part-of": "tekton-pipelines", "tekton.dev/pipeline-config-selector": "true"}
+
 // Section names: the cluster ConfigMaps' names.
 var (
 	DefaultsSection     = config.GetDefaultsConfigName()
@@ -117,6 +124,7 @@ func Options() namespaced.Options[*Config] {
 		TenantKeysDoc: "`tekton-config keys`, or ask the operator for its output",
 		Namespace:     SystemNamespace,
 		Labels:        Labels,
+		Selectors:     &namespaced.Selectors{Labels: SelectorLabels},
 		Parsed: &namespaced.Parsed[*Config]{
 			New: func() *Config { return &Config{} },
 			Sections: []namespaced.Section[*Config]{
