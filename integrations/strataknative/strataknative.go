@@ -9,6 +9,9 @@
 //	r, err := strataknative.New(kubeclient.Get(ctx), cmw, opts) // in the controller's constructor
 //	go r.Start(ctx)                                             // it waits until sharedmain has started cmw
 //
+// A namespace's ConfigMaps are read on its first use and then followed
+// (namespaced.NewLazy): start-up lists no tenant's ConfigMaps.
+//
 //	// a reconciler's entry, put being the project's ToContext over a snapshot:
 //	ctx, err = strataknative.IntoContext(ctx, r, obj.Namespace, put)
 //
@@ -32,10 +35,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	pkgreconciler "knative.dev/pkg/reconciler"
@@ -46,16 +46,16 @@ import (
 
 // Resolver is a namespaced resolver wired into a knative controller: its
 // cluster ConfigMaps are those the controller's configmap.Watcher
-// delivers, and its namespace ConfigMaps (and the selector ConfigMaps and
-// namespace labels, with selector layers) come from informers of its own,
-// each filtered by the labels that mark what strata reads.
+// delivers; a namespace's ConfigMaps are read on its first use, with one
+// list scoped to it, and then followed through the one label-filtered
+// watch every cached namespace shares (namespaced.NewLazy), so start-up
+// lists no tenant's ConfigMaps however many there are.
 type Resolver[T any] struct {
 	*namespaced.Resolver[T]
-	factories []informers.SharedInformerFactory
-	cluster   *clusterReader
+	cluster *clusterReader
 
 	mu       sync.Mutex
-	cancel   context.CancelFunc // stops the informers; nil before Start
+	cancel   context.CancelFunc // stops what Start began; nil before Start
 	starting sync.WaitGroup     // a Start under way
 	stopped  bool               // Stop was called: Start refuses
 }
@@ -65,42 +65,21 @@ type Resolver[T any] struct {
 // controller is constructed, before sharedmain starts w; when w can watch
 // with a default (knative's InformedWatcher), a cluster ConfigMap that does
 // not exist is an empty one. Start it in any order with w: Start waits,
-// within its context, until its informers have synced and w has delivered
-// every cluster ConfigMap.
+// within its context, until w has delivered every cluster ConfigMap. It
+// needs list and watch on ConfigMaps cluster-wide, as NewLazy does.
 func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Options[T]) (*Resolver[T], error) {
-	filtered := func(namespace string, set map[string]string) informers.SharedInformerFactory {
-		sel := labels.SelectorFromSet(set).String()
-		return informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(namespace),
-			informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel }))
-	}
-	own := filtered(metav1.NamespaceAll, o.Labels)
-	r := &Resolver[T]{factories: []informers.SharedInformerFactory{own}}
-	rest := &listers{cms: []corelisters.ConfigMapLister{own.Core().V1().ConfigMaps().Lister()}}
-	handled := []cache.SharedIndexInformer{own.Core().V1().ConfigMaps().Informer()}
-	if o.Selectors != nil {
-		sels := filtered(o.Namespace, o.Selectors.Labels)
-		all := informers.NewSharedInformerFactory(kc, 0)
-		r.factories = append(r.factories, sels, all)
-		rest.cms = append(rest.cms, sels.Core().V1().ConfigMaps().Lister())
-		rest.nss = all.Core().V1().Namespaces().Lister()
-		handled = append(handled, sels.Core().V1().ConfigMaps().Informer(), all.Core().V1().Namespaces().Informer())
-	}
-	r.cluster = &clusterReader{namespace: o.Namespace, rest: rest, cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{})}
+	r := &Resolver[T]{cluster: &clusterReader{cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{})}}
 	for _, name := range clusterNames(o) {
 		if !slices.Contains(r.cluster.names, name) {
 			r.cluster.names = append(r.cluster.names, name)
 		}
 	}
-	inner, err := namespaced.NewFromReader(r.cluster, o)
+	o.Cluster = r.cluster
+	inner, err := namespaced.NewLazy(kc, o)
 	if err != nil {
 		return nil, err
 	}
 	r.Resolver = inner
-	for _, inf := range handled {
-		if _, err := inf.AddEventHandler(inner.EventHandler()); err != nil {
-			return nil, err
-		}
-	}
 	for _, name := range r.cluster.names {
 		observe := func(cm *corev1.ConfigMap) {
 			r.cluster.set(name, cm)
@@ -115,11 +94,10 @@ func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Optio
 	return r, nil
 }
 
-// Start starts the resolver's informers, waits until they have synced and
-// the watcher has delivered every cluster ConfigMap, and starts the
-// resolver. It returns ctx's error if ctx ends first, or Stop is called,
-// and an error once Stop was called; the resolver starts once, and a
-// failed Start stops its informers.
+// Start waits until the watcher has delivered every cluster ConfigMap and
+// starts the resolver. It returns ctx's error if ctx ends first, or Stop
+// is called, and an error once Stop was called; the resolver starts
+// once.
 func (r *Resolver[T]) Start(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
@@ -134,22 +112,6 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 	r.starting.Add(1)
 	r.mu.Unlock()
 	defer r.starting.Done()
-	err := r.start(ctx)
-	if err != nil {
-		r.cancel()
-	}
-	return err
-}
-
-func (r *Resolver[T]) start(ctx context.Context) error {
-	for _, f := range r.factories {
-		f.Start(ctx.Done())
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				return fmt.Errorf("strataknative: the informer of %v did not sync: %w", typ, context.Cause(ctx))
-			}
-		}
-	}
 	select {
 	case <-r.cluster.delivered:
 	case <-ctx.Done():
@@ -158,62 +120,17 @@ func (r *Resolver[T]) start(ctx context.Context) error {
 	return r.Resolver.Start(ctx)
 }
 
-// Stop stops the resolver and its informers, and waits for them and for a
-// Start under way.
+// Stop stops the resolver, and waits for it and for a Start under way.
 func (r *Resolver[T]) Stop() {
 	r.mu.Lock()
 	cancel := r.cancel
 	r.stopped = true
 	r.mu.Unlock()
-	if cancel == nil {
-		r.Resolver.Stop()
-		return
+	if cancel != nil {
+		cancel()
+		r.starting.Wait()
 	}
-	cancel()
-	r.starting.Wait()
 	r.Resolver.Stop()
-	for _, f := range r.factories {
-		f.Shutdown()
-	}
-}
-
-// listers reads namespace ConfigMaps from one or more ConfigMap listers
-// (each holding the ConfigMaps of one label set) and namespace labels from
-// a Namespace lister.
-type listers struct {
-	cms []corelisters.ConfigMapLister
-	nss corelisters.NamespaceLister
-}
-
-func (l *listers) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	for _, cms := range l.cms {
-		if cm, err := namespaced.ListerReader(cms, nil).ConfigMap(ctx, namespace, name); cm != nil || err != nil {
-			return cm, err
-		}
-	}
-	return nil, nil
-}
-
-func (l *listers) ConfigMaps(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
-	var out []*corev1.ConfigMap
-	seen := map[string]bool{}
-	for _, cms := range l.cms {
-		got, err := cms.ConfigMaps(namespace).List(sel)
-		if err != nil {
-			return nil, err
-		}
-		for _, cm := range got {
-			if !seen[cm.Name] {
-				seen[cm.Name] = true
-				out = append(out, cm)
-			}
-		}
-	}
-	return out, nil
-}
-
-func (l *listers) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
-	return namespaced.ListerReader(nil, l.nss).NamespaceLabels(ctx, name)
 }
 
 // clusterNames returns the cluster ConfigMaps of o.
@@ -228,12 +145,10 @@ func clusterNames[T any](o namespaced.Options[T]) []string {
 	return out
 }
 
-// clusterReader serves the cluster ConfigMaps a watcher delivered, and
-// everything else from rest.
+// clusterReader serves the cluster ConfigMaps a watcher delivered: the
+// resolver's Options.Cluster.
 type clusterReader struct {
-	namespace string
-	rest      namespaced.Reader
-	names     []string
+	names []string
 
 	mu        sync.RWMutex
 	cms       map[string]*corev1.ConfigMap
@@ -269,25 +184,20 @@ func (c *clusterReader) got() string {
 	return strings.Join(out, ", ")
 }
 
-func (c *clusterReader) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	if namespace == c.namespace {
-		for _, n := range c.names {
-			if n == name {
-				c.mu.RLock()
-				defer c.mu.RUnlock()
-				return c.cms[name], nil
-			}
-		}
-	}
-	return c.rest.ConfigMap(ctx, namespace, name)
+// ConfigMap returns the cluster ConfigMap name as the watcher delivered
+// it; the resolver asks for no other.
+func (c *clusterReader) ConfigMap(_ context.Context, _, name string) (*corev1.ConfigMap, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.cms[name], nil
 }
 
-func (c *clusterReader) ConfigMaps(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
-	return c.rest.ConfigMaps(ctx, namespace, sel)
+func (c *clusterReader) ConfigMaps(context.Context, string, labels.Selector) ([]*corev1.ConfigMap, error) {
+	return nil, errors.New("strataknative: the watcher serves the cluster ConfigMaps by name only")
 }
 
-func (c *clusterReader) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
-	return c.rest.NamespaceLabels(ctx, name)
+func (c *clusterReader) NamespaceLabels(context.Context, string) (map[string]string, error) {
+	return nil, errors.New("strataknative: the watcher serves no namespace")
 }
 
 // IntoContext returns ctx carrying the configuration of namespace ns, put

@@ -36,6 +36,9 @@ func NewDirect[T any](client kubernetes.Interface, o Options[T]) (*Direct[T], er
 	if client == nil {
 		return nil, fmt.Errorf("namespaced: a Direct resolver needs a client")
 	}
+	if o.Cluster != nil {
+		return nil, fmt.Errorf("namespaced: resolver options: Cluster is for NewLazy and NewInformer: a Direct resolver reads the cluster ConfigMaps on every call")
+	}
 	return &Direct[T]{c: c, client: client, reported: newReportTable()}, nil
 }
 

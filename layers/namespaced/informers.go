@@ -33,6 +33,11 @@ type store interface {
 // (scoped to its name), and as configured the selector ConfigMaps, the
 // namespaces, and the label-filtered cluster-wide namespace ConfigMaps.
 type informerSet struct {
+	// cluster, Options.Cluster, is where the cluster ConfigMaps (names,
+	// in ns) are read instead of watched.
+	cluster    Reader
+	ns         string
+	names      []string
 	factories  []informers.SharedInformerFactory
 	clusterInf []cache.SharedIndexInformer
 	clusterCMs map[string]corelisters.ConfigMapNamespaceLister // by name
@@ -49,14 +54,17 @@ var _ store = (*informerSet)(nil)
 // startInformers starts the informers c needs, the namespace ConfigMaps'
 // when withConfigMaps is set, and waits for their caches.
 func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *core[T], withConfigMaps bool) (*informerSet, error) {
-	s := &informerSet{clusterCMs: map[string]corelisters.ConfigMapNamespaceLister{}}
+	s := &informerSet{clusterCMs: map[string]corelisters.ConfigMapNamespaceLister{}, cluster: c.o.Cluster, ns: c.o.Namespace, names: c.clusterCMs}
 	factory := func(opts ...informers.SharedInformerOption) informers.SharedInformerFactory {
 		f := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
 		s.factories = append(s.factories, f)
 		return f
 	}
 	own := c.o.Namespace
-	for _, name := range c.clusterCMs { // each watched by name
+	for _, name := range c.clusterCMs { // each watched by name, unless read elsewhere
+		if s.cluster != nil {
+			break // Options.Cluster: the caller watches them
+		}
 		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		}))
@@ -116,8 +124,11 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 	return s, nil
 }
 
-func (s *informerSet) clusters(context.Context) (map[string]*corev1.ConfigMap, error) {
+func (s *informerSet) clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error) {
 	out := map[string]*corev1.ConfigMap{}
+	if s.cluster != nil {
+		return readClusters(ctx, s.cluster, s.ns, s.names)
+	}
 	for name, l := range s.clusterCMs {
 		cm, err := l.Get(name)
 		if apierrors.IsNotFound(err) {

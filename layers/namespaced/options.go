@@ -77,6 +77,13 @@ type Options[T any] struct {
 	TenantKeysDoc string
 	// Selectors, when set, enables selector layers.
 	Selectors *Selectors
+	// Cluster, when set, is where a resolver built with NewLazy or
+	// NewInformer reads the cluster ConfigMaps, instead of watching them
+	// itself: a knative controller's configmap.Watcher, which has them
+	// already (integrations/strataknative). The caller tells the resolver
+	// of their changes with Invalidate. The other constructors refuse it:
+	// a Reader serves them already, and Direct reads on every call.
+	Cluster Reader
 	// Flags, when set, is the top layer: command-line values above every
 	// ConfigMap.
 	Flags *merge.Layer

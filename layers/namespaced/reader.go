@@ -73,9 +73,15 @@ type readerStore[T any] struct {
 }
 
 func (s readerStore[T]) clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error) {
+	return readClusters(ctx, s.r, s.c.o.Namespace, s.c.clusterCMs)
+}
+
+// readClusters reads the cluster ConfigMaps names of namespace ns through
+// r, by name; one absent is left out.
+func readClusters(ctx context.Context, r Reader, ns string, names []string) (map[string]*corev1.ConfigMap, error) {
 	out := map[string]*corev1.ConfigMap{}
-	for _, name := range s.c.clusterCMs {
-		cm, err := s.r.ConfigMap(ctx, s.c.o.Namespace, name)
+	for _, name := range names {
+		cm, err := r.ConfigMap(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package namespaced
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -73,6 +74,9 @@ func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T]
 // ConfigMap (and Namespace) informers. It records Events only through a
 // recorder the options name.
 func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
+	if o.Cluster != nil {
+		return nil, errors.New("namespaced: resolver options: Cluster is for NewLazy and NewInformer: NewFromReader's Reader serves the cluster ConfigMaps")
+	}
 	return newResolver(o, nil, func(c *core[T], st *state[T]) source[T] {
 		return &readerMode[T]{c: c, st: st, reader: readerStore[T]{c: c, r: reader}}
 	})
