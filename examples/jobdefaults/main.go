@@ -225,7 +225,7 @@ func start(ctx context.Context, f *flags) error {
 	if f.metricsAddr != "0" {
 		// The z-pages are served beside /metrics.
 		pages := zpages.Handlers{}
-		zpages.Install(pages, stratacr.ZPages(r, "jobdefaults", zpages.GoFlags(f.set)))
+		zpages.Install(pages, r.ZPages("jobdefaults", zpages.GoFlags(f.set)))
 		if err := addServer(mgr, "metrics", f.metricsAddr, metricsHandler(pages)); err != nil {
 			return err
 		}

@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stratacfg/strata/layers/namespaced"
-	"github.com/stratacfg/strata/scheme"
 )
 
 // Resolver is a namespaced resolver run by a manager. Its methods are the
@@ -37,10 +36,6 @@ type Resolver[T any] struct {
 	mgr       manager.Manager
 	selectors bool
 	ready     chan struct{}
-	// namespace holds the cluster ConfigMap; kind is the configuration's
-	// (nil for a Parsed one).
-	namespace string
-	kind      *scheme.Kind
 }
 
 // New builds a resolver that reads ConfigMaps (and, with selector layers,
@@ -84,7 +79,7 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
 		}
 	}
-	out := &Resolver[T]{Resolver: r, mgr: mgr, selectors: o.Selectors != nil, ready: make(chan struct{}), namespace: o.Namespace, kind: o.Kind}
+	out := &Resolver[T]{Resolver: r, mgr: mgr, selectors: o.Selectors != nil, ready: make(chan struct{})}
 	if err := mgr.Add(out); err != nil {
 		if own {
 			o.Metrics.Unregister(ctrlmetrics.Registry)

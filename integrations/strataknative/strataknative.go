@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 
+	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,6 +132,24 @@ func (r *Resolver[T]) Stop() {
 		r.starting.Wait()
 	}
 	r.Resolver.Stop()
+}
+
+// LogChanges logs through logger (a knative controller's,
+// logging.FromContext(ctx)) each change of a cached namespace's
+// configuration, once the new one is what a reconcile reads: the
+// namespace, the hash before and after, the layers it is built from and
+// the keys its own or selector ConfigMaps set. A namespace's changes
+// that come faster than they are logged fold into one line. cancel stops
+// it; Stop ends it too. Serve r.ZPages for the configuration itself.
+func (r *Resolver[T]) LogChanges(logger *zap.SugaredLogger) (cancel func()) {
+	return r.Subscribe(func(ns string, old, new *namespaced.Snapshot[T]) {
+		sources := make([]string, 0, len(new.Sources()))
+		for _, s := range new.Sources() {
+			sources = append(sources, s.String())
+		}
+		logger.Infow("Namespace configuration changed", "namespace", ns, "from", old.Hash(), "to", new.Hash(),
+			"sources", sources, "overrides", new.Overrides())
+	})
 }
 
 // clusterNames returns the cluster ConfigMaps of o.

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +28,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/zpages"
 )
 
 // config is a knative-style configuration: each section filled by a
@@ -356,5 +362,52 @@ func TestStopWhileStarting(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Start still waiting after Stop")
+	}
+}
+
+// TestLogChanges logs a namespace's change with what it now is, and the
+// z-pages show the configuration a namespace reads, as a controller's
+// would.
+func TestLogChanges(t *testing.T) {
+	kc := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags"}, Data: map[string]string{"per-namespace-configuration": "true"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ns-config-defaults", Labels: labels}, Data: map[string]string{"default-timeout-minutes": "30"}},
+	)
+	r := start(t, kc)
+	core, logs := observer.New(zap.InfoLevel)
+	cancel := r.LogChanges(zap.New(core).Sugar())
+	defer cancel()
+	ctx := context.Background()
+	if _, err := r.ForNamespace(ctx, "team"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.CoreV1().ConfigMaps("team").Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "ns-config-defaults", Labels: labels},
+		Data: map[string]string{"default-timeout-minutes": "20"}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	watchtest.Eventually(t, 5*time.Second, func() string {
+		if logs.FilterMessage("Namespace configuration changed").Len() == 0 {
+			return "no line logged"
+		}
+		return ""
+	})
+	line := logs.FilterMessage("Namespace configuration changed").All()[0].ContextMap()
+	if line["namespace"] != "team" || line["from"] == line["to"] || fmt.Sprint(line["overrides"]) != "[config-defaults/default-timeout-minutes]" ||
+		!strings.Contains(fmt.Sprint(line["sources"]), "namespace team/ns-config-defaults") {
+		t.Errorf("logged %v", line)
+	}
+
+	mux := http.NewServeMux()
+	zpages.Install(mux, r.ZPages("pipelines-controller", nil))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/configz?namespace=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"TimeoutMinutes":20`) {
+		t.Errorf("/configz?namespace=team: %d %s", resp.StatusCode, body)
 	}
 }

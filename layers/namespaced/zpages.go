@@ -1,4 +1,4 @@
-package stratacr
+package namespaced
 
 import (
 	"context"
@@ -13,15 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/scheme"
 	strataval "github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/zpages"
 )
 
-// ZPages returns the z-pages of a manager that runs r, to install on its
-// metrics server (zpages.Install(zpages.Handlers(opts.ExtraHandlers), ...)
-// before the manager starts) or on any mux:
+// ZPages returns the z-pages of a controller that runs r, to install on
+// its metrics server or any mux (a controller-runtime manager's:
+// zpages.Install(zpages.Handlers(opts.ExtraHandlers), ...) before it
+// starts):
 //
 //   - /configz shows the configuration of the namespace of the cluster
 //     ConfigMap, which is what a namespace without overrides gets, with
@@ -32,31 +32,32 @@ import (
 //     secret, and a value that names a Secret's key, show CLASSIFIED.
 //   - /flagz shows flags, the manager's command line (nil: none;
 //     zpages.GoFlags adapts a flag.FlagSet).
-//   - /statusz says whether the resolver is ready, the cluster layers and
+//   - /statusz says whether the resolver has started, the cluster layers and
 //     the ConfigMaps it ignored (with why, unless the kind has secret
 //     fields, whose values a reason may quote).
 //
 // The pages show every tenant's configuration to whoever reaches them:
-// serve the metrics server with authentication and authorization
-// (controller-runtime's metrics filters) outside a test. name names the
-// manager on the pages.
-func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pages {
+// serve them with authentication and authorization (controller-runtime's
+// metrics filters) outside a test. name names the controller on the
+// pages.
+func (r *Resolver[T]) ZPages(name string, flags *pflag.FlagSet) zpages.Pages {
+	kind, own := r.c.o.Kind, r.c.o.Namespace
 	secret := func(key string) bool { return false }
 	holdsSecret := secret
-	if r.kind != nil {
-		fields := r.kind.MergeFields()
+	if kind != nil {
+		fields := kind.MergeFields()
 		secret = func(key string) bool { return fields.Has(key, strataval.Secret) }
 		holdsSecret = func(key string) bool { return fields.Holds(key, strataval.Secret) }
 	}
-	hasSecrets := r.kind != nil && len(r.kind.MergeFields().Keys(strataval.Secret)) > 0
+	hasSecrets := kind != nil && len(kind.MergeFields().Keys(strataval.Secret)) > 0
 	return zpages.Pages{
 		Name: name,
 		Configs: func(req *http.Request) (map[string]zpages.Config, error) {
 			ns := req.URL.Query().Get("namespace")
-			var snap *namespaced.Snapshot[T]
+			var snap *Snapshot[T]
 			switch {
-			case ns == "" || ns == r.namespace:
-				ns = r.namespace
+			case ns == "" || ns == own:
+				ns = own
 				var err error
 				if snap, err = r.ForNamespace(req.Context(), ns); err != nil {
 					return nil, err
@@ -69,7 +70,7 @@ func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pag
 					return nil, fmt.Errorf("%w: the resolver holds no configuration for namespace %s: it holds those of the namespaces reconciles and admissions read", zpages.ErrNotFound, ns)
 				}
 			}
-			obj, err := r.encode(snap.Object)
+			obj, err := encode(kind, snap.Object)
 			if err != nil {
 				return nil, err
 			}
@@ -86,17 +87,15 @@ func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pag
 		Flags:     flags,
 		SecretKey: holdsSecret,
 		Status: func() zpages.Status {
-			select {
-			case <-r.Ready():
-			default:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := r.st.view(ctx); err != nil {
 				return zpages.Status{LastError: "the resolver has not read the cluster ConfigMap yet"}
 			}
-			snap, ok := r.Cached(r.namespace)
+			snap, ok := r.Cached(own)
 			if !ok {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
 				var err error
-				if snap, err = r.ForNamespace(ctx, r.namespace); err != nil {
+				if snap, err = r.ForNamespace(ctx, own); err != nil {
 					return zpages.Status{LastError: err.Error()}
 				}
 			}
@@ -106,7 +105,7 @@ func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pag
 			}
 			var ignored []string
 			for _, e := range snap.Ignored() {
-				var le *namespaced.LayerError
+				var le *LayerError
 				if hasSecrets && errors.As(e, &le) {
 					ignored = append(ignored, le.Source.String()+": ignored (why is in the log and the events: it may quote a secret value)")
 					continue
@@ -119,13 +118,13 @@ func ZPages[T any](r *Resolver[T], name string, flags *pflag.FlagSet) zpages.Pag
 	}
 }
 
-// encode writes obj, the hub object, as JSON in the kind's merge version
-// when the kind is a scheme's, as it is otherwise.
-func (r *Resolver[T]) encode(obj T) (json.RawMessage, error) {
-	if ro, ok := any(obj).(runtime.Object); ok && r.kind != nil {
+// encode writes obj, the hub object, as JSON in kind's merge version when
+// there is a kind, as it is otherwise (a Parsed kind's).
+func encode[T any](kind *scheme.Kind, obj T) (json.RawMessage, error) {
+	if ro, ok := any(obj).(runtime.Object); ok && kind != nil {
 		// Encoding sets the object's apiVersion and kind: a copy, since
 		// the snapshot's object is shared.
-		return r.kind.Encode(ro.DeepCopyObject(), r.kind.MergeVersion(), scheme.JSON)
+		return kind.Encode(ro.DeepCopyObject(), kind.MergeVersion(), scheme.JSON)
 	}
 	return json.Marshal(obj)
 }
