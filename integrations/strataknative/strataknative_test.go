@@ -62,9 +62,9 @@ func options() namespaced.Options[*config] {
 			New: func() *config { return &config{} },
 			Sections: []namespaced.Section[*config]{
 				{Name: "config-defaults", ClusterConfigMap: "config-defaults", NamespaceConfigMap: "ns-config-defaults",
-					Parse: namespaced.FromConfigMap("config-defaults", newDefaults, func(c *config, v int) { c.TimeoutMinutes = v })},
+					Parse: namespaced.FromConfigMap("pipelines", "config-defaults", newDefaults, func(c *config, v int) { c.TimeoutMinutes = v })},
 				{Name: "feature-flags", ClusterConfigMap: "feature-flags", NamespaceConfigMap: "ns-feature-flags",
-					Parse: namespaced.FromConfigMap("feature-flags", newFlags, func(c *config, v string) { c.APIFields = v })},
+					Parse: namespaced.FromConfigMap("pipelines", "feature-flags", newFlags, func(c *config, v string) { c.APIFields = v })},
 			},
 		},
 		Tenancy: namespaced.Tenancy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",

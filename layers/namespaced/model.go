@@ -77,10 +77,11 @@ func FromMap[T, V any](ctor func(map[string]string) (V, error), set func(cfg T, 
 
 // FromConfigMap adapts the knative form, a constructor over a ConfigMap
 // (configmap.Constructors' values), to a Section's Parse: the ConfigMap
-// it gets is named name and holds the merged data.
-func FromConfigMap[T, V any](name string, ctor func(*corev1.ConfigMap) (V, error), set func(cfg T, v V)) func(map[string]string, T) error {
+// it gets is the one knative's watcher would deliver, named name in the
+// component's namespace, holding the merged data.
+func FromConfigMap[T, V any](namespace, name string, ctor func(*corev1.ConfigMap) (V, error), set func(cfg T, v V)) func(map[string]string, T) error {
 	return func(data map[string]string, cfg T) error {
-		v, err := ctor(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data})
+		v, err := ctor(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Data: data})
 		if err != nil {
 			return err
 		}

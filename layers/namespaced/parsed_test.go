@@ -221,9 +221,9 @@ func TestParsedOptions(t *testing.T) {
 // name the ConfigMap in their errors and logs.
 func TestFromConfigMapNamesTheConfigMap(t *testing.T) {
 	var got *corev1.ConfigMap
-	parse := FromConfigMap("config-defaults", func(cm *corev1.ConfigMap) (string, error) { got = cm; return cm.Data["k"], nil },
+	parse := FromConfigMap("pipelines", "config-defaults", func(cm *corev1.ConfigMap) (string, error) { got = cm; return cm.Data["k"], nil },
 		func(c *pipelineConfig, v string) {})
-	if err := parse(map[string]string{"k": "v"}, &pipelineConfig{}); err != nil || got.Name != "config-defaults" || got.Data["k"] != "v" {
+	if err := parse(map[string]string{"k": "v"}, &pipelineConfig{}); err != nil || got.Name != "config-defaults" || got.Namespace != "pipelines" || got.Data["k"] != "v" {
 		t.Errorf("%v, %+v", err, got)
 	}
 }
