@@ -243,14 +243,14 @@ func addTypeMeta(data []byte, gvk schema.GroupVersionKind) ([]byte, bool) {
 	return out, err == nil
 }
 
-// DefaultDropInExtensions are the extensions of the drop-ins of a
+// defaultDropInExtensions are the extensions of the drop-ins of a
 // component whose DropInPolicy names none: .yaml, .yml and .json for
 // ordinary files, and .conf as kubelet's drop-in directory uses.
-func DefaultDropInExtensions() []string { return []string{".conf", ".json", ".yaml", ".yml"} }
+func defaultDropInExtensions() []string { return []string{".conf", ".json", ".yaml", ".yml"} }
 
 // DropInPolicy says which files of a --config-dir directory are drop-ins
 // and how they are read. The zero value is strata's: the direct children
-// with one of DefaultDropInExtensions, dot-files left out (a ConfigMap
+// with one of defaultDropInExtensions, dot-files left out (a ConfigMap
 // mount's ..data and timestamped directories among them), each decoded
 // per --decode-mode, one that names neither apiVersion nor kind taking
 // the main file's, relative paths resolved against the drop-in's own
@@ -259,12 +259,12 @@ func DefaultDropInExtensions() []string { return []string{".conf", ".json", ".ya
 // in the same generation as --config, bounded, gzip'd files decompressed.
 type DropInPolicy struct {
 	// Extensions a drop-in's name ends with, compared exactly;
-	// DefaultDropInExtensions when empty. kubelet reads ".conf" only.
+	// defaultDropInExtensions when empty. kubelet reads ".conf" only.
 	Extensions []string
 	// Recursive reads the subdirectories too, as filepath.WalkDir walks
 	// them: depth first, each directory's entries in byte order of their
 	// names, a symbolic link never followed as a directory (it is
-	// skipped), at most watch.DefaultMaxDepth levels deep.
+	// skipped), at most 16 levels deep (watch.ReadOptions.MaxDepth).
 	Recursive bool
 	// Hidden reads names starting with "." too (kubelet does).
 	Hidden bool
@@ -285,7 +285,7 @@ func (p DropInPolicy) extensions() []string {
 	if len(p.Extensions) > 0 {
 		return p.Extensions
 	}
-	return DefaultDropInExtensions()
+	return defaultDropInExtensions()
 }
 
 // Why returns why a file named name is not a drop-in ("no extension;

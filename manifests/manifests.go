@@ -31,13 +31,9 @@ import (
 	"github.com/stratacfg/strata/watch"
 )
 
-// Extensions returns the extensions a manifest directory loads:
-// .json, .yaml and .yml. It is a function so that no caller can change
-// what every other one loads.
-func Extensions() []string { return []string{".json", ".yaml", ".yml"} }
-
-// extensions are Extensions, read.
-var extensions = Extensions()
+// extensions are those of the files a manifest directory loads, compared
+// in any case.
+var extensions = []string{".json", ".yaml", ".yml"}
 
 // Origin is the provenance origin (merge.Source.Origin) of an object
 // read from a manifest file.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
@@ -259,7 +260,7 @@ func TestWatchIgnoresWhatIsNoManifest(t *testing.T) {
 	watchtest.WriteFiles(t, dir, map[string]string{
 		"a.yaml":     policy("a" + suffix),
 		".b.yaml":    policy("b" + suffix), // read, as kube-apiserver reads it
-		"a.yaml.bak": strings.Repeat("x", watch.DefaultMaxBytes+1),
+		"a.yaml.bak": strings.Repeat("x", files.DefaultMaxBytes+1),
 		"sub.yaml/x": "a directory with a manifest's name",
 	})
 	if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(dir, "README")); err != nil {

@@ -31,9 +31,10 @@ import (
 	"github.com/stratacfg/strata/validation"
 )
 
-// DefaultMaxBytes is the size limit of one input when Config.MaxBytes is
-// 0: watch.DefaultMaxBytes, one limit wherever strata reads.
-const DefaultMaxBytes = files.DefaultMaxBytes
+// defaultMaxBytes is the size limit of one input when Config.MaxBytes is
+// 0 (4 MiB): the limit of one file a watch reads too, one limit wherever
+// strata reads.
+const defaultMaxBytes = files.DefaultMaxBytes
 
 // Lifecycle is where a version stands.
 type Lifecycle int
@@ -187,7 +188,7 @@ type Config struct {
 	Hub string
 	// Versions lists the external versions, preferred first.
 	Versions []Version
-	// MaxBytes limits the size of one input; 0 means DefaultMaxBytes.
+	// MaxBytes limits the size of one input; 0 means 4 MiB.
 	MaxBytes int
 	// MergeVersion is the version whose keys layers are expressed in,
 	// flags are bound to and ConfigMap keys name; the preferred version
@@ -240,7 +241,7 @@ func New(cfg Config) (*Kind, error) {
 		k.scheme = runtime.NewScheme()
 	}
 	if k.maxBytes <= 0 {
-		k.maxBytes = DefaultMaxBytes
+		k.maxBytes = defaultMaxBytes
 	}
 	k.hub = schema.GroupVersion{Group: cfg.Group, Version: runtime.APIVersionInternal}
 	if cfg.Hub != "" {

@@ -29,25 +29,25 @@ const DataLink = "..data"
 // Limits of one read, where ReadOptions leave them at zero. They bound
 // what a hostile or careless writer of a mount can make a reader hold.
 // Every limit but DefaultMaxTotalBytes applies to each target on its
-// own.
+// own; ReadOptions' fields name each value.
 const (
-	// DefaultMaxBytes bounds one file, once decompressed: the limit
-	// scheme.DefaultMaxBytes is too.
-	DefaultMaxBytes = files.DefaultMaxBytes
-	// DefaultMaxFiles bounds the files one target holds.
-	DefaultMaxFiles = 20_000
+	// defaultMaxBytes bounds one file, once decompressed (4 MiB): the
+	// limit of a scheme.Kind's input too.
+	defaultMaxBytes = files.DefaultMaxBytes
+	// defaultMaxFiles bounds the files one target holds.
+	defaultMaxFiles = 20_000
 	// DefaultMaxTotalBytes bounds the bytes of one snapshot, every file
 	// of every target once decompressed: what a small pod can hold
 	// twice (the snapshot in effect and the one being loaded).
 	DefaultMaxTotalBytes = 256 << 20
-	// DefaultMaxDepth bounds how deep a tree is read: a file directly in
+	// defaultMaxDepth bounds how deep a tree is read: a file directly in
 	// the target is at depth 1.
-	DefaultMaxDepth = 16
+	defaultMaxDepth = 16
 )
 
-// DefaultReadAttempts is how many times a read starts over when the
+// defaultReadAttempts is how many times a read starts over when the
 // writer replaced or removed what it was reading.
-const DefaultReadAttempts = 10
+const defaultReadAttempts = 10
 
 // ErrInconsistent is returned when every attempt to read the targets saw
 // one of them change underneath: the writer kept replacing it. The caller
@@ -123,12 +123,12 @@ type Skip struct {
 // decompressed.
 type ReadOptions struct {
 	// Attempts bounds how many times a read starts over; zero means
-	// DefaultReadAttempts.
+	// defaultReadAttempts.
 	Attempts int
-	// MaxBytes bounds each file; zero means DefaultMaxBytes.
+	// MaxBytes bounds each file; zero means 4 MiB.
 	MaxBytes int
 	// MaxFiles bounds the files of a directory target; zero means
-	// DefaultMaxFiles.
+	// defaultMaxFiles.
 	MaxFiles int
 	// MaxTotalBytes bounds the bytes of the snapshot, every file of
 	// every target once decompressed; zero means DefaultMaxTotalBytes.
@@ -161,7 +161,7 @@ type ReadOptions struct {
 	// with "." (a checkout's .git among them).
 	SelectDir func(rel string) string
 	// MaxDepth bounds how deep a tree is read: a file directly in the
-	// target is at depth 1. Zero means DefaultMaxDepth.
+	// target is at depth 1. Zero means defaultMaxDepth.
 	MaxDepth int
 	// LinksOut lets a symbolic link inside a directory target lead
 	// outside it. By default a link is followed only when its target,
@@ -183,19 +183,19 @@ type ReadOptions struct {
 
 func (o ReadOptions) withDefaults() ReadOptions {
 	if o.Attempts <= 0 {
-		o.Attempts = DefaultReadAttempts
+		o.Attempts = defaultReadAttempts
 	}
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultMaxBytes
+		o.MaxBytes = defaultMaxBytes
 	}
 	if o.MaxFiles <= 0 {
-		o.MaxFiles = DefaultMaxFiles
+		o.MaxFiles = defaultMaxFiles
 	}
 	if o.MaxTotalBytes <= 0 {
 		o.MaxTotalBytes = DefaultMaxTotalBytes
 	}
 	if o.MaxDepth <= 0 {
-		o.MaxDepth = DefaultMaxDepth
+		o.MaxDepth = defaultMaxDepth
 	}
 	if o.Select == nil {
 		o.Select = notHidden

@@ -22,7 +22,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultPollInterval = time.Minute
-	DefaultDebounce     = 10 * time.Millisecond
+	defaultDebounce     = 10 * time.Millisecond
 	// MinPollInterval is the shortest poll interval a watcher accepts:
 	// below it, reading every target on every tick is a busy loop.
 	MinPollInterval = 10 * time.Millisecond
@@ -76,7 +76,7 @@ type Options[T any] struct {
 	// are read, unless the event moved a link the last read went through
 	// (kubelet's ..data, a git-sync root link): the generation a link
 	// names is complete before the link moves, so it is read at once.
-	// Zero means DefaultDebounce. One kubelet update fires
+	// Zero means defaultDebounce. One kubelet update fires
 	// about seven events.
 	Debounce time.Duration
 	// Read tunes each read.
@@ -220,7 +220,7 @@ func New[T any](opts Options[T]) (*Watcher[T], error) {
 		opts.PollInterval = DefaultPollInterval
 	}
 	if opts.Debounce <= 0 {
-		opts.Debounce = DefaultDebounce
+		opts.Debounce = defaultDebounce
 	}
 	if opts.PendingTimeout <= 0 {
 		opts.PendingTimeout = DefaultPendingTimeout

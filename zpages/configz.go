@@ -43,7 +43,7 @@ func (p *Pages) configz(r *http.Request) (*reply, error) {
 		return nil, err
 	}
 	plain := map[string]json.RawMessage{}
-	obj := &Configz{TypeMeta: metav1.TypeMeta{Kind: "Configz", APIVersion: Group + "/" + Version}, ObjectMeta: p.objectMeta(), Configurations: map[string]ConfigzEntry{}}
+	obj := &Configz{TypeMeta: metav1.TypeMeta{Kind: "Configz", APIVersion: strataGroup + "/" + strataVersion}, ObjectMeta: p.objectMeta(), Configurations: map[string]ConfigzEntry{}}
 	var b strings.Builder
 	b.WriteString(p.header("configz"))
 	names := make([]string, 0, len(configs))
@@ -70,7 +70,7 @@ func (p *Pages) configz(r *http.Request) (*reply, error) {
 		}
 		obj.Configurations[name] = entry
 	}
-	return &reply{text: b.String(), objects: map[object]any{{"Configz", Version, Group}: obj}, def: plain}, nil
+	return &reply{text: b.String(), objects: map[object]any{{"Configz", strataVersion, strataGroup}: obj}, def: plain}, nil
 }
 
 // shown returns the configuration with its secret values classified, and

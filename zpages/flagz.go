@@ -36,8 +36,8 @@ type Flag struct {
 }
 
 func (p *Pages) flagz(*http.Request) (*reply, error) {
-	kube := &KubeFlagz{TypeMeta: metav1.TypeMeta{Kind: "Flagz", APIVersion: KubeGroup + "/" + KubeVersion}, ObjectMeta: p.objectMeta(), Flags: map[string]string{}}
-	own := &Flagz{TypeMeta: metav1.TypeMeta{Kind: "Flagz", APIVersion: Group + "/" + Version}, ObjectMeta: p.objectMeta(), Flags: map[string]Flag{}}
+	kube := &KubeFlagz{TypeMeta: metav1.TypeMeta{Kind: "Flagz", APIVersion: kubeGroup + "/" + kubeVersion}, ObjectMeta: p.objectMeta(), Flags: map[string]string{}}
+	own := &Flagz{TypeMeta: metav1.TypeMeta{Kind: "Flagz", APIVersion: strataGroup + "/" + strataVersion}, ObjectMeta: p.objectMeta(), Flags: map[string]Flag{}}
 	var b strings.Builder
 	b.WriteString(p.header("flagz"))
 	p.Flags.VisitAll(func(f *pflag.Flag) {
@@ -58,7 +58,7 @@ func (p *Pages) flagz(*http.Request) (*reply, error) {
 		fmt.Fprintf(&b, "%s=%s (%s)\n", f.Name, value, from)
 	})
 	return &reply{text: b.String(), objects: map[object]any{
-		{"Flagz", KubeVersion, KubeGroup}: kube,
-		{"Flagz", Version, Group}:         own,
+		{"Flagz", kubeVersion, kubeGroup}:     kube,
+		{"Flagz", strataVersion, strataGroup}: own,
 	}}, nil
 }

@@ -7,9 +7,9 @@ import (
 
 // pagesReply is a reply with the objects every page may have.
 var pagesReply = &reply{text: "t", def: "configz", objects: map[object]any{
-	{"Flagz", KubeVersion, KubeGroup}: "kube flagz",
-	{"Flagz", Version, Group}:         "own flagz",
-	{"Configz", Version, Group}:       "own configz",
+	{"Flagz", kubeVersion, kubeGroup}:       "kube flagz",
+	{"Flagz", strataVersion, strataGroup}:   "own flagz",
+	{"Configz", strataVersion, strataGroup}: "own configz",
 }}
 
 // hugeAccept is a header of 80,002 ranges, 720 KB: under net/http's

@@ -31,7 +31,7 @@ type Statusz struct {
 func (p *Pages) statusz(_ *http.Request, paths []string) (*reply, error) {
 	now := time.Now()
 	kube := KubeStatusz{
-		TypeMeta:      metav1.TypeMeta{Kind: "Statusz", APIVersion: KubeGroup + "/" + KubeVersion},
+		TypeMeta:      metav1.TypeMeta{Kind: "Statusz", APIVersion: kubeGroup + "/" + kubeVersion},
 		ObjectMeta:    p.objectMeta(),
 		StartTime:     metav1.NewTime(p.Started),
 		UptimeSeconds: int64(now.Sub(p.Started).Seconds()),
@@ -40,7 +40,7 @@ func (p *Pages) statusz(_ *http.Request, paths []string) (*reply, error) {
 		Paths:         paths,
 	}
 	own := &Statusz{KubeStatusz: kube}
-	own.APIVersion = Group + "/" + Version
+	own.APIVersion = strataGroup + "/" + strataVersion
 	var b strings.Builder
 	b.WriteString(p.header("statusz"))
 	up := now.Sub(p.Started)
@@ -67,7 +67,7 @@ func (p *Pages) statusz(_ *http.Request, paths []string) (*reply, error) {
 		}
 	}
 	return &reply{text: b.String(), objects: map[object]any{
-		{"Statusz", KubeVersion, KubeGroup}: kube,
-		{"Statusz", Version, Group}:         own,
+		{"Statusz", kubeVersion, kubeGroup}:     kube,
+		{"Statusz", strataVersion, strataGroup}: own,
 	}}, nil
 }

@@ -49,16 +49,17 @@ const (
 	StatuszPath = "/statusz"
 )
 
-// Group and Version are those of strata's z-page objects.
+// strataGroup and strataVersion are those of strata's z-page objects,
+// which an Accept header names (the package doc).
 const (
-	Group   = "zpages.strata.dev"
-	Version = "v1alpha1"
+	strataGroup   = "zpages.strata.dev"
+	strataVersion = "v1alpha1"
 )
 
-// KubeGroup and KubeVersion are those of Kubernetes' Flagz and Statusz.
+// kubeGroup and kubeVersion are those of Kubernetes' Flagz and Statusz.
 const (
-	KubeGroup   = "config.k8s.io"
-	KubeVersion = "v1beta1"
+	kubeGroup   = "config.k8s.io"
+	kubeVersion = "v1beta1"
 )
 
 // ErrBadRequest marks an error of Pages.Configs that the request is to

@@ -61,7 +61,7 @@ func BenchmarkAgainstAPIServer(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		o.Recorder = namespaced.NoEvents()
+		o.NoEvents = true
 		r, err := namespaced.NewLazy(countingClient(b, &n), o)
 		if err != nil {
 			b.Fatal(err)
@@ -90,7 +90,7 @@ func BenchmarkAgainstAPIServer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o.Recorder = namespaced.NoEvents()
+	o.NoEvents = true
 	r, err := namespaced.NewLazy(f.c, o)
 	if err != nil {
 		b.Fatal(err)

@@ -205,7 +205,7 @@ func resolveCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintln(stderr, "controller:", err)
 			return 1
 		}
-		o.Recorder = namespaced.NoEvents() // a read-only command records nothing
+		o.NoEvents = true // a read-only command records nothing
 		r, err := namespaced.NewDirect(client, o)
 		if err == nil {
 			err = r.Start(ctx)

@@ -242,7 +242,7 @@ func resolve(ctx context.Context, ns, dir, kubeconfig string) (*namespaced.Snaps
 	if err != nil {
 		return nil, err
 	}
-	o.Recorder = namespaced.NoEvents() // a one-shot read records no Event
+	o.NoEvents = true // a one-shot read records no Event
 	r, err := namespaced.NewDirect(client, o)
 	if err != nil {
 		return nil, err

@@ -125,7 +125,7 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 	}
 	defer r.Resolver.Stop()
 	for _, inf := range infs { // (3)
-		reg, err := inf.AddEventHandler(r.EventHandler())
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: r.Invalidate, UpdateFunc: func(_, obj any) { r.Invalidate(obj) }, DeleteFunc: r.Invalidate})
 		if err != nil {
 			return fmt.Errorf("stratacr: %w", err)
 		}

@@ -38,8 +38,8 @@ var ErrNotRegular = errors.New("not a regular file")
 var ErrTooLarge = errors.New("input too large")
 
 // DefaultMaxBytes is the size limit of one input, once decompressed,
-// wherever the caller sets none: scheme.DefaultMaxBytes and
-// watch.DefaultMaxBytes are this one limit.
+// wherever the caller sets none: a scheme.Kind's decoder and a watch's
+// read keep this one limit.
 const DefaultMaxBytes = 4 << 20
 
 // ErrDangling is wrapped by the error for a symbolic link to nothing, or

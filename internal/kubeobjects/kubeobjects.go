@@ -24,7 +24,7 @@ import (
 // ReadDir reads every ConfigMap and Namespace in the direct-child
 // .yaml, .yml and .json files of dir, in lexical order, as one
 // generation read by strata's bounded reader (regular files only, each at
-// most watch.DefaultMaxBytes). Decoding is strict: a duplicate or unknown
+// most 4 MiB, files.DefaultMaxBytes). Decoding is strict: a duplicate or unknown
 // field is an error, and so is an object defined twice, so that a typo is
 // never silently a different configuration; other kinds are an error too,
 // and so is a link with a manifest's name that leads to a directory.

@@ -54,7 +54,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 		for _, cm := range in.cms {
 			l, _, err := c.configMapLayer(cm, OriginNamespace)
 			if err != nil {
-				ignored = append(ignored, ignoredLayer{cm: cm, origin: OriginNamespace, err: &LayerError{Source: ConfigMapSource(cm, OriginNamespace), Err: err}})
+				ignored = append(ignored, ignoredLayer{cm: cm, origin: OriginNamespace, err: &LayerError{Source: configMapSource(cm, OriginNamespace), Err: err}})
 				continue
 			}
 			l.Policy = in.cluster.policy.tenant

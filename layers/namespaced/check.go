@@ -68,7 +68,7 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
 		return nil, nil
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
-		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", ConfigMapSource(cm, OriginNamespace), c.nsLabels)}, nil
+		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", configMapSource(cm, OriginNamespace), c.nsLabels)}, nil
 	}
 	v, err := view(ctx)
 	if err != nil {
@@ -76,7 +76,7 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 	}
 	cl := v.cl
 	warnings = storedInvalid(v.invalid)
-	src := ConfigMapSource(cm, OriginNamespace)
+	src := configMapSource(cm, OriginNamespace)
 	if !cl.policy.open {
 		warnings = append(warnings, fmt.Sprintf("%s: namespace overrides are closed by the operator: it is not applied until they open", src))
 		// Checked all the same, as if they were open.

@@ -37,7 +37,7 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 		}
 		l, raw, err := c.configMapLayer(cm, OriginCluster)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ConfigMapSource(cm, OriginCluster), err)
+			return nil, fmt.Errorf("%s: %w", configMapSource(cm, OriginCluster), err)
 		}
 		st.layers = append(st.layers, l)
 		for k, v := range raw {

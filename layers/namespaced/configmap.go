@@ -43,7 +43,7 @@ func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, origin string) (*merge.La
 // the model: a selector ConfigMap of a Parsed kind is read as its
 // section's.
 func (c *core[T]) configMapLayerAs(cm *corev1.ConfigMap, origin, name string) (*merge.Layer, map[string]string, error) {
-	src := ConfigMapSource(cm, origin)
+	src := configMapSource(cm, origin)
 	if n := len(cm.Data) + len(cm.BinaryData); n > c.o.MaxConfigMapKeys {
 		return nil, nil, fmt.Errorf("%d keys, over the limit of %d keys a ConfigMap may hold here", n, c.o.MaxConfigMapKeys)
 	}
@@ -137,9 +137,9 @@ type LayerError struct {
 func (e *LayerError) Error() string { return e.Source.String() + ": ignored: " + e.Err.Error() }
 func (e *LayerError) Unwrap() error { return e.Err }
 
-// ConfigMapSource is the provenance source of a ConfigMap: its origin, its
+// configMapSource is the provenance source of a ConfigMap: its origin, its
 // namespace/name and its resourceVersion.
-func ConfigMapSource(cm *corev1.ConfigMap, origin string) merge.Source {
+func configMapSource(cm *corev1.ConfigMap, origin string) merge.Source {
 	return merge.Source{Origin: origin, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
 }
 

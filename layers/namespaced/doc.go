@@ -31,7 +31,7 @@
 //     cluster-wide.
 //   - NewFromReader: through a cache the caller already has (a
 //     controller-runtime manager's, a client-go lister), told of changes
-//     through Invalidate or EventHandler.
+//     through Invalidate.
 //
 // A Direct resolver (NewDirect) is a type of its own, for admission
 // webhooks and one-shot commands: direct GETs on every call, no cache, so

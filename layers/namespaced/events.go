@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
@@ -28,18 +27,6 @@ const (
 	// Events of their namespace learns it without asking the operator.
 	ReasonKeysRefused = "KeysRefused"
 )
-
-// NoEvents returns a Recorder that records nothing, for a resolver that
-// must write no Event, as a read-only command's: without a recorder, one
-// with a client records through the API.
-func NoEvents() legacy.EventRecorder { return noEvents{} }
-
-type noEvents struct{}
-
-func (noEvents) Event(runtime.Object, string, string, string)          {}
-func (noEvents) Eventf(runtime.Object, string, string, string, ...any) {}
-func (noEvents) AnnotatedEventf(runtime.Object, map[string]string, string, string, string, ...any) {
-}
 
 // maxNote bounds the text of an Event: events.k8s.io/v1 refuses a note of
 // more than 1 kB, and an invalid tenant value must not be echoed whole
@@ -66,7 +53,7 @@ func newEventSink[T any](o *Options[T]) eventSink {
 // recorder writing through client, and how to stop it; with neither, no
 // sink.
 func (c *core[T]) events(ctx context.Context, client kubernetes.Interface) (eventSink, func(), error) {
-	if s := newEventSink(&c.o); s != nil || client == nil {
+	if s := newEventSink(&c.o); s != nil || client == nil || c.o.NoEvents {
 		return s, func() {}, nil
 	}
 	return startEvents(ctx, client, c.eventController())

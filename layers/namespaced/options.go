@@ -15,16 +15,17 @@ import (
 	"github.com/stratacfg/strata/scheme"
 )
 
-// DefaultCacheSize is the default number of namespaces a Resolver caches.
-const DefaultCacheSize = 1000
+// defaultCacheSize is the number of namespaces a Resolver caches unless
+// Options.CacheSize says.
+const defaultCacheSize = 1000
 
-// DefaultMaxConfigMapBytes and DefaultMaxConfigMapKeys bound the data of
+// defaultMaxConfigMapBytes and defaultMaxConfigMapKeys bound the data of
 // one ConfigMap a Resolver reads when the options do not: a configuration
 // has tens of keys and a few kilobytes, while the API server accepts a
 // ConfigMap of 1 MiB with as many keys as fit.
 const (
-	DefaultMaxConfigMapBytes = 256 << 10
-	DefaultMaxConfigMapKeys  = 512
+	defaultMaxConfigMapBytes = 256 << 10
+	defaultMaxConfigMapKeys  = 512
 )
 
 // DefaultSelectorAnnotation holds the namespace label selector of a
@@ -56,11 +57,10 @@ type Options[T any] struct {
 	// Labels must all be present on a namespace ConfigMap; one that
 	// lacks any is ignored.
 	Labels map[string]string
-	// CacheSize bounds the namespaces cached; DefaultCacheSize when 0.
+	// CacheSize bounds the namespaces cached; 1,000 when 0.
 	CacheSize int
 	// MaxConfigMapBytes bounds the data (keys and values) of one
-	// ConfigMap, MaxConfigMapKeys its keys; DefaultMaxConfigMapBytes and
-	// DefaultMaxConfigMapKeys when 0. A ConfigMap over either is refused
+	// ConfigMap, MaxConfigMapKeys its keys; 256 KiB and 512 keys when 0. A ConfigMap over either is refused
 	// as an invalid one is, with a Warning Event naming the limit.
 	MaxConfigMapBytes int
 	MaxConfigMapKeys  int
@@ -98,6 +98,8 @@ type Options[T any] struct {
 	// records none.
 	EventRecorder events.EventRecorder
 	Recorder      legacy.EventRecorder
+	// NoEvents records no Event at all, as a read-only command must not.
+	NoEvents bool
 	// Metrics count what the resolver does; unregistered ones when nil.
 	// Register them with MustRegister (component-base) or Register (a
 	// Prometheus registerer, such as controller-runtime's).
@@ -175,20 +177,20 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 	if o.Selectors != nil && len(o.Selectors.Labels) == 0 {
 		errs = append(errs, "Selectors.Labels must name at least one label")
 	}
-	if o.EventRecorder != nil && o.Recorder != nil {
-		errs = append(errs, "set EventRecorder or Recorder, not both")
+	if (o.EventRecorder != nil) && (o.Recorder != nil) || o.NoEvents && (o.EventRecorder != nil || o.Recorder != nil) {
+		errs = append(errs, "set at most one of EventRecorder, Recorder and NoEvents")
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("namespaced: resolver options: %s", strings.Join(errs, "; "))
 	}
 	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
+		o.CacheSize = defaultCacheSize
 	}
 	if o.MaxConfigMapBytes <= 0 {
-		o.MaxConfigMapBytes = DefaultMaxConfigMapBytes
+		o.MaxConfigMapBytes = defaultMaxConfigMapBytes
 	}
 	if o.MaxConfigMapKeys <= 0 {
-		o.MaxConfigMapKeys = DefaultMaxConfigMapKeys
+		o.MaxConfigMapKeys = defaultMaxConfigMapKeys
 	}
 	if o.Selectors != nil {
 		s := *o.Selectors

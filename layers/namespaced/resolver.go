@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 )
 
 // Resolver turns the cluster ConfigMap, selector ConfigMaps and namespace
@@ -70,9 +69,9 @@ func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T]
 // selector layers, Namespaces) through a cache the caller already has,
 // instead of starting watches of its own. It caches snapshots and
 // rebuilds one only when what it was built from changed; the caller tells
-// it of changes with Invalidate, or by adding EventHandler to its
-// ConfigMap (and Namespace) informers. It records Events only through a
-// recorder the options name.
+// it of changes with Invalidate, from its ConfigMap (and Namespace)
+// informers' event handlers. It records Events only through a recorder
+// the options name.
 func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
 	if o.Cluster != nil {
 		return nil, errors.New("namespaced: resolver options: Cluster is for NewLazy and NewInformer: NewFromReader's Reader serves the cluster ConfigMaps")
@@ -265,18 +264,9 @@ func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
 // informers, or, for a namespace ConfigMap in Lazy mode, a list of the
 // namespace) and, if it changed, rebuilt, and subscribers are told. A
 // resolver built with NewFromReader learns of changes only so: call it
-// after the cache holds the change, as an informer's event handlers are.
+// after the cache holds the change, from an informer's event handlers
+// (cache.ResourceEventHandlerFuncs with Invalidate for AddFunc and
+// DeleteFunc, and for UpdateFunc on the new object).
 // The others watch for themselves, and need it only to be told to read
 // again.
 func (r *Resolver[T]) Invalidate(obj any) { r.src.invalidate(obj) }
-
-// EventHandler returns handlers that call Invalidate, to add to the
-// caller's ConfigMap informer (and, with selector layers, its Namespace
-// informer) for a resolver built with NewFromReader.
-func (r *Resolver[T]) EventHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    r.Invalidate,
-		UpdateFunc: func(old, obj any) { r.Invalidate(obj) },
-		DeleteFunc: r.Invalidate,
-	}
-}

@@ -41,7 +41,7 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 			Selector: target.Selector{Labels: labels.Nothing()}}}
 		text, ok := cm.Annotations[annotation]
 		sel, err := labels.Parse(text)
-		src := ConfigMapSource(cm, OriginSelector)
+		src := configMapSource(cm, OriginSelector)
 		switch {
 		case !ok:
 			sl.err = &LayerError{Source: src, Err: fmt.Errorf("no %s annotation", annotation)}

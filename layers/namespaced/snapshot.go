@@ -107,9 +107,9 @@ func (s *Snapshot[T]) Overrides() []string {
 	return out
 }
 
-// SourcesAnnotation is the value of AnnotationSources: the SourceRef of
+// sourcesAnnotation is the value of AnnotationSources: the SourceRef of
 // each layer, comma-separated.
-func (s *Snapshot[T]) SourcesAnnotation() string {
+func (s *Snapshot[T]) sourcesAnnotation() string {
 	parts := make([]string, len(s.sources))
 	for i, src := range s.sources {
 		parts[i] = SourceRef(src)
@@ -131,7 +131,7 @@ func SourceRef(s merge.Source) string {
 // was reconciled with. It reports whether it changed an annotation.
 func (s *Snapshot[T]) Annotate(obj metav1.Object) bool {
 	a := obj.GetAnnotations()
-	sources := s.SourcesAnnotation()
+	sources := s.sourcesAnnotation()
 	if a[AnnotationResolvedHash] == s.Hash() && a[AnnotationSources] == sources {
 		return false
 	}

@@ -101,9 +101,9 @@ const (
 
 // Stability levels of StabilityKey.
 const (
-	StabilityStable = "stable"
-	StabilityBeta   = "beta"
-	StabilityAlpha  = "alpha"
+	stabilityStable = "stable"
+	stabilityBeta   = "beta"
+	stabilityAlpha  = "alpha"
 )
 
 // tenantPolicy is the merge policy of namespace layers (tenant true) and of
@@ -354,9 +354,9 @@ func (t *Tenancy) check(m modelKeys) error {
 	try("LockKey", t.LockKey)
 	try("StabilityKey", t.StabilityKey)
 	switch t.StabilityDefault {
-	case "", StabilityStable, StabilityBeta, StabilityAlpha:
+	case "", stabilityStable, stabilityBeta, stabilityAlpha:
 	default:
-		errs = append(errs, fmt.Sprintf("StabilityDefault: %q is none of %s, %s, %s", t.StabilityDefault, StabilityStable, StabilityBeta, StabilityAlpha))
+		errs = append(errs, fmt.Sprintf("StabilityDefault: %q is none of %s, %s, %s", t.StabilityDefault, stabilityStable, stabilityBeta, stabilityAlpha))
 	}
 	for _, k := range t.Overridable {
 		try("Overridable", k)
@@ -437,13 +437,13 @@ func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolic
 			v = t.StabilityDefault
 		}
 		switch v {
-		case "", StabilityStable:
-		case StabilityBeta:
+		case "", stabilityStable:
+		case stabilityBeta:
 			base.stability = validation.Beta
-		case StabilityAlpha:
+		case stabilityAlpha:
 			base.stability = validation.Alpha | validation.Beta
 		default:
-			return nil, fmt.Errorf("key %q: %q is none of %s, %s, %s", t.StabilityKey, v, StabilityStable, StabilityBeta, StabilityAlpha)
+			return nil, fmt.Errorf("key %q: %q is none of %s, %s, %s", t.StabilityKey, v, stabilityStable, stabilityBeta, stabilityAlpha)
 		}
 	}
 	tenant := base

@@ -126,7 +126,7 @@ func (w *world) informerReader(ctx context.Context) (namespaced.Reader, func(*na
 	// to the resolver.
 	hook := func(r *namespaced.Resolver[*jobDefaults]) {
 		for _, inf := range []cache.SharedIndexInformer{cms.Informer(), nss.Informer()} {
-			reg, err := inf.AddEventHandler(r.EventHandler())
+			reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: r.Invalidate, UpdateFunc: func(_, obj any) { r.Invalidate(obj) }, DeleteFunc: r.Invalidate})
 			if err != nil {
 				w.t.Fatal(err)
 			}
