@@ -7,6 +7,15 @@
 //	configagent --source DIR [--source DIR ...] --listen ADDR [--poll-interval D]
 //	            [--settle D] [--version-key KEY [--version-stamps all|touched]]
 //	            [--pending-timeout D] [--max-bytes N]
+//	configagent verify --source PATH=CONFIGMAP [--source PATH=CONFIGMAP ...]
+//	            (--configmaps FILE | --kubeconfig FILE --namespace NS)
+//	            [--version-key KEY] [--subsystem NAME] [--label K=V ...] [--timeout D]
+//	            --replica URL [--replica URL ...]
+//
+// verify tells whether every replica serves the content of the
+// ConfigMaps: "expected HASH", then one line per replica, "URL current
+// since TIME", "URL behind: serves HASH since TIME" or "URL unknown:
+// WHY"; exit 0 only when every replica is current (verify.go).
 //
 // Every source is read as one snapshot: never a mix of two updates of one
 // volume or checkout, never a file outside the sources (a link that leads
@@ -70,7 +79,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // maxFiles bounds the files of a snapshot: a checkout of
@@ -135,8 +144,12 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 }
 
 // run is the command: 0 when ctx ends, 1 on an invalid first snapshot or
-// a listener that cannot start, 2 on a usage error.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// a listener that cannot start, 2 on a usage error; `configagent verify`
+// is verify.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "verify" {
+		return verify(ctx, args[1:], stdin, stdout, stderr)
+	}
 	f, err := parse(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -214,21 +227,18 @@ type agent struct {
 	files int // files of the attempt being reported; the watcher's goroutine only
 }
 
-// beforeLoad, when set, runs before each load: tests make a slow reload
-// with it.
-var beforeLoad atomic.Pointer[func()]
-
-func newAgent(f *flags, stdout io.Writer) (*agent, error) {
-	a := &agent{out: stdout, m: watch.NewMetrics("configagent", nil), reg: metrics.NewKubeRegistry()}
-	a.m.MustRegister(a.reg)
-	read := watch.ReadOptions{
-		Tree: true, MaxFiles: maxFiles, MaxTotalBytes: f.maxBytes,
+// readOptions are how the agent reads its sources: trees of .yaml and
+// .yml files, the version marker file, hidden names left out. verify
+// computes the hash the agent reports with the same options.
+func readOptions(versionKey string, maxBytes int64) watch.ReadOptions {
+	return watch.ReadOptions{
+		Tree: true, MaxFiles: maxFiles, MaxTotalBytes: maxBytes,
 		Select: func(rel string) string {
 			name := path.Base(rel)
 			switch {
 			case strings.HasPrefix(name, "."):
 				return "hidden"
-			case name == f.versionKey:
+			case name == versionKey:
 				return ""
 			case strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"):
 				return ""
@@ -236,6 +246,16 @@ func newAgent(f *flags, stdout io.Writer) (*agent, error) {
 			return "not a configuration: configurations end in .yaml or .yml"
 		},
 	}
+}
+
+// beforeLoad, when set, runs before each load: tests make a slow reload
+// with it.
+var beforeLoad atomic.Pointer[func()]
+
+func newAgent(f *flags, stdout io.Writer) (*agent, error) {
+	a := &agent{out: stdout, m: watch.NewMetrics("configagent", nil), reg: metrics.NewKubeRegistry()}
+	a.m.MustRegister(a.reg)
+	read := readOptions(f.versionKey, f.maxBytes)
 	var consistent func(*watch.Contents) error
 	if f.versionKey != "" {
 		agree := watch.MarkersAgree(f.versionKey)

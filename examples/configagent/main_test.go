@@ -94,7 +94,7 @@ func startAgent(t *testing.T, args ...string) *agentRun {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &agentRun{base: "http://" + addr, stdout: &watchtest.Buffer{}, stderr: &watchtest.Buffer{}, code: make(chan int, 1), cancel: cancel}
-	go func() { a.code <- run(ctx, append(args, "--listen", addr), a.stdout, a.stderr) }()
+	go func() { a.code <- run(ctx, append(args, "--listen", addr), nil, a.stdout, a.stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -582,7 +582,7 @@ func TestHostileSources(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var stderr watchtest.Buffer
-	code := run(ctx, append(args, "--listen", freeAddr(t), "--max-bytes", strconv.Itoa(10<<20)), io.Discard, &stderr)
+	code := run(ctx, append(args, "--listen", freeAddr(t), "--max-bytes", strconv.Itoa(10<<20)), nil, io.Discard, &stderr)
 	if want := "puts the snapshot over the limit of 10485760 bytes in all, once decompressed"; code != 1 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("four shards of 3 MiB within --max-bytes 10 MiB: exit %d, stderr %s; want 1 and %q", code, stderr.String(), want)
 	}

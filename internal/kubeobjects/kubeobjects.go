@@ -46,48 +46,86 @@ func ReadDir(dir string) ([]runtime.Object, error) {
 			return nil, fmt.Errorf("%s: %s, not a manifest file", filepath.Join(dir, s.Name), s.Reason)
 		}
 	}
-	decoder := serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	var objs []runtime.Object
 	where := map[string]string{} // "ConfigMap ns/name" → where it was read
 	for _, f := range gen.Files {
-		path := filepath.Join(dir, f.Name)
-		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(f.Data)))
-		for i := 1; ; i++ {
-			raw, err := docs.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			at := fmt.Sprintf("%s: document %d", path, i)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", at, err)
-			}
-			if len(bytes.TrimSpace(raw)) == 0 || isComments(raw) {
-				continue
-			}
-			obj, _, err := decoder.Decode(raw, nil, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", at, err)
-			}
-			var id string
-			switch o := obj.(type) {
-			case *corev1.Namespace:
-				id = "Namespace " + o.Name
-			case *corev1.ConfigMap:
-				if o.Namespace == "" {
-					return nil, fmt.Errorf("%s: ConfigMap %s has no namespace", at, o.Name)
-				}
-				id = "ConfigMap " + o.Namespace + "/" + o.Name
-			default:
-				return nil, fmt.Errorf("%s: %T is neither a ConfigMap nor a Namespace", at, obj)
-			}
-			if first, ok := where[id]; ok {
-				return nil, fmt.Errorf("%s: %s is also defined in %s", at, id, first)
-			}
-			where[id] = at
-			objs = append(objs, obj)
+		read, err := decode(filepath.Join(dir, f.Name), f.Data, where)
+		if err != nil {
+			return nil, err
 		}
+		objs = append(objs, read...)
 	}
 	return objs, nil
+}
+
+// Decode reads the ConfigMaps and Namespaces of data, the contents of the
+// file (or stream) name: YAML or JSON documents, each an object or a v1
+// List of them, as `kubectl get -o yaml` prints them. It decodes as
+// ReadDir does.
+func Decode(name string, data []byte) ([]runtime.Object, error) {
+	return decode(name, data, map[string]string{})
+}
+
+var decoder = serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+
+// decode is Decode, the objects read so far in where.
+func decode(name string, data []byte, where map[string]string) ([]runtime.Object, error) {
+	var objs []runtime.Object
+	add := func(at string, obj runtime.Object) error {
+		var id string
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			id = "Namespace " + o.Name
+		case *corev1.ConfigMap:
+			if o.Namespace == "" {
+				return fmt.Errorf("%s: ConfigMap %s has no namespace", at, o.Name)
+			}
+			id = "ConfigMap " + o.Namespace + "/" + o.Name
+		default:
+			return fmt.Errorf("%s: %T is neither a ConfigMap nor a Namespace", at, obj)
+		}
+		if first, ok := where[id]; ok {
+			return fmt.Errorf("%s: %s is also defined in %s", at, id, first)
+		}
+		where[id] = at
+		objs = append(objs, obj)
+		return nil
+	}
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 1; ; i++ {
+		raw, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		at := fmt.Sprintf("%s: document %d", name, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 || isComments(raw) {
+			continue
+		}
+		obj, _, err := decoder.Decode(raw, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		list, ok := obj.(*corev1.List)
+		if !ok {
+			if err := add(at, obj); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for j, item := range list.Items {
+			itemAt := fmt.Sprintf("%s, item %d", at, j+1)
+			obj, _, err := decoder.Decode(item.Raw, nil, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", itemAt, err)
+			}
+			if err := add(itemAt, obj); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // isComments reports whether a YAML document holds only comments.

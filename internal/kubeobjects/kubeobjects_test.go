@@ -1,0 +1,71 @@
+package kubeobjects
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestDecode reads what kubectl prints: documents and v1 Lists of
+// ConfigMaps and Namespaces, strictly, each object once.
+func TestDecode(t *testing.T) {
+	list := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: a, namespace: ci}
+  data: {k: v}
+- apiVersion: v1
+  kind: Namespace
+  metadata: {name: ci}
+---
+# only a comment
+---
+{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "ci"}, "binaryData": {"z": "AAE="}}
+`
+	objs, err := Decode("stdin", []byte(list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 3 || objs[0].(*corev1.ConfigMap).Data["k"] != "v" || objs[1].(*corev1.Namespace).Name != "ci" ||
+		string(objs[2].(*corev1.ConfigMap).BinaryData["z"]) != "\x00\x01" {
+		t.Fatalf("%+v", objs)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{list + "---\n" + `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ci"}}`, "stdin: document 4: ConfigMap ci/a is also defined in stdin: document 1, item 1"},
+		{"apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: ci}\n", "is neither a ConfigMap nor a Namespace"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ci}\ndata: {k: v}\nunknown: 1\n", `unknown field "unknown"`},
+		{"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n", "stdin: document 1, item 1: ConfigMap a has no namespace"},
+	} {
+		if _, err := Decode("stdin", []byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v, want %q", err, tc.want)
+		}
+	}
+}
+
+// FuzzDecode feeds arbitrary text to the decoder: it never panics, and
+// what it returns are ConfigMaps with a namespace and Namespaces.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: b}}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n{}"))
+	f.Add([]byte("a: &a [*a, *a]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		objs, err := Decode("fuzz", data)
+		if err != nil {
+			return
+		}
+		for _, o := range objs {
+			switch o := o.(type) {
+			case *corev1.ConfigMap:
+				if o.Namespace == "" {
+					t.Fatalf("a ConfigMap with no namespace: %+v", o)
+				}
+			case *corev1.Namespace:
+			default:
+				t.Fatalf("decoded a %T", o)
+			}
+		}
+	})
+}
