@@ -12,7 +12,6 @@ import (
 
 	defaultconfig "github.com/tektoncd/pipeline/pkg/apis/config"
 	v1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
-	"github.com/tektoncd/pipeline/pkg/apis/pipeline/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubeclient "knative.dev/pkg/client/injection/kube/client"
 	"knative.dev/pkg/configmap"
@@ -26,16 +25,14 @@ import (
 )
 
 // Types are the kinds of Tekton's types map whose defaults read the
-// configuration: its runs and their specs, v1 and v1beta1.
+// configuration, in v1: its runs and their specs. Tekton's own map holds
+// their deprecated v1beta1 forms too, whose defaults read it the same
+// way.
 var Types = map[schema.GroupVersionKind]resourcesemantics.GenericCRD{
-	v1beta1.SchemeGroupVersion.WithKind("Pipeline"):    &v1beta1.Pipeline{},
-	v1beta1.SchemeGroupVersion.WithKind("Task"):        &v1beta1.Task{},
-	v1beta1.SchemeGroupVersion.WithKind("TaskRun"):     &v1beta1.TaskRun{},
-	v1beta1.SchemeGroupVersion.WithKind("PipelineRun"): &v1beta1.PipelineRun{},
-	v1.SchemeGroupVersion.WithKind("Task"):             &v1.Task{},
-	v1.SchemeGroupVersion.WithKind("Pipeline"):         &v1.Pipeline{},
-	v1.SchemeGroupVersion.WithKind("TaskRun"):          &v1.TaskRun{},
-	v1.SchemeGroupVersion.WithKind("PipelineRun"):      &v1.PipelineRun{},
+	v1.SchemeGroupVersion.WithKind("Task"):        &v1.Task{},
+	v1.SchemeGroupVersion.WithKind("Pipeline"):    &v1.Pipeline{},
+	v1.SchemeGroupVersion.WithKind("TaskRun"):     &v1.TaskRun{},
+	v1.SchemeGroupVersion.WithKind("PipelineRun"): &v1.PipelineRun{},
 }
 
 // NewDefaultingAdmissionController is Tekton's
