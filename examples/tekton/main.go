@@ -159,7 +159,7 @@ func tenantKeys(ctx context.Context, dir, kubeconfig string) (*namespaced.Tenant
 			objs = append(objs, cm)
 		}
 	}
-	d, err := namespaced.NewDryRun(tektonconfig.Options())
+	d, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func keysReport(keys *namespaced.TenantKeys) keysOutput {
 // resolve returns the snapshot of namespace ns: from the manifests of dir,
 // or read from the cluster kubeconfig names.
 func resolve(ctx context.Context, ns, dir, kubeconfig string) (*namespaced.Snapshot[*tektonconfig.Config], error) {
-	o := tektonconfig.Options()
+	o := tektonconfig.Options(tektonconfig.SystemNamespace)
 	if dir != "" {
 		objs, err := kubeobjects.ReadDir(dir)
 		if err != nil {

@@ -7,7 +7,7 @@
 // entry.
 //
 //	r, err := strataknative.New(kubeclient.Get(ctx), cmw, opts) // in the controller's constructor
-//	go r.Start(ctx)                                             // it waits until sharedmain has started cmw
+//	go start(ctx, r) // r.Start waits until sharedmain has started cmw; call it again while it fails
 //
 // A namespace's ConfigMaps are read on its first use and then followed
 // (namespaced.NewLazy): start-up lists no tenant's ConfigMaps.
@@ -34,10 +34,12 @@ import (
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"knative.dev/pkg/configmap"
+	"knative.dev/pkg/configmap/informer"
 	"knative.dev/pkg/controller"
 	pkgreconciler "knative.dev/pkg/reconciler"
 	"knative.dev/pkg/webhook"
@@ -54,6 +56,8 @@ import (
 type Resolver[T any] struct {
 	*namespaced.Resolver[T]
 	cluster *clusterReader
+	kc      kubernetes.Interface
+	ns      string
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc // stops what Start began; nil before Start
@@ -69,7 +73,10 @@ type Resolver[T any] struct {
 // within its context, until w has delivered every cluster ConfigMap. It
 // needs list and watch on ConfigMaps cluster-wide, as NewLazy does.
 func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Options[T]) (*Resolver[T], error) {
-	r := &Resolver[T]{cluster: &clusterReader{cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{})}}
+	if ns, ok := watcherNamespace(w); ok && ns != o.Namespace {
+		return nil, fmt.Errorf("strataknative: the configmap.Watcher watches namespace %s, the options name %s: the cluster ConfigMaps would never arrive", ns, o.Namespace)
+	}
+	r := &Resolver[T]{kc: kc, ns: o.Namespace, cluster: &clusterReader{cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{})}}
 	for _, name := range clusterNames(o) {
 		if !slices.Contains(r.cluster.names, name) {
 			r.cluster.names = append(r.cluster.names, name)
@@ -83,11 +90,15 @@ func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Optio
 	r.Resolver = inner
 	for _, name := range r.cluster.names {
 		observe := func(cm *corev1.ConfigMap) {
-			r.cluster.set(name, cm)
+			if cm.Namespace != o.Namespace {
+				return // not ours: a watcher delivers only its own namespace's
+			}
+			r.cluster.set(name, cm, cm.Annotations[defaultMark] == "")
 			inner.Invalidate(cm)
 		}
 		if dw, ok := w.(configmap.DefaultingWatcher); ok {
-			dw.WatchWithDefault(corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: name}}, observe)
+			dw.WatchWithDefault(corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: name,
+				Annotations: map[string]string{defaultMark: "true"}}}, observe)
 		} else {
 			w.Watch(name, observe)
 		}
@@ -95,10 +106,13 @@ func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Optio
 	return r, nil
 }
 
-// Start waits until the watcher has delivered every cluster ConfigMap and
-// starts the resolver. It returns ctx's error if ctx ends first, or Stop
-// is called, and an error once Stop was called; the resolver starts
-// once.
+// Start waits until the watcher has delivered every cluster ConfigMap as
+// it is (not the empty default knative's watcher delivers first for one
+// that may exist: that one is asked of the API server) and starts the
+// resolver. It returns ctx's error if ctx ends first, or Stop is called,
+// and an error once Stop was called; a Start that failed (an invalid
+// cluster ConfigMap, a server that did not answer) may be called again,
+// and one that succeeded may not.
 func (r *Resolver[T]) Start(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
@@ -109,16 +123,58 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 		r.mu.Unlock()
 		return errors.New("strataknative: the resolver was started already")
 	}
-	ctx, r.cancel = context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
 	r.starting.Add(1)
 	r.mu.Unlock()
 	defer r.starting.Done()
+	err := r.start(ctx)
+	if err != nil {
+		cancel()
+		r.mu.Lock()
+		r.cancel = nil // to be started again
+		r.mu.Unlock()
+	}
+	return err
+}
+
+func (r *Resolver[T]) start(ctx context.Context) error {
 	select {
 	case <-r.cluster.delivered:
 	case <-ctx.Done():
 		return fmt.Errorf("strataknative: the configmap.Watcher delivered %s, of %s: %w", r.cluster.got(), strings.Join(r.cluster.names, ", "), context.Cause(ctx))
 	}
+	// A default stands for a ConfigMap only if there is none: one that
+	// exists is waited for as the watcher delivers it.
+	for _, name := range r.cluster.defaulted() {
+		_, err := r.kc.CoreV1().ConfigMaps(r.ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("strataknative: reading ConfigMap %s/%s: %w", r.ns, name, err)
+		}
+		if err := r.cluster.waitReal(ctx, name); err != nil {
+			return fmt.Errorf("strataknative: the configmap.Watcher has not delivered ConfigMap %s/%s, which exists: %w", r.ns, name, err)
+		}
+	}
 	return r.Resolver.Start(ctx)
+}
+
+// defaultMark marks the default this package gives knative's watcher for
+// a cluster ConfigMap, which the watcher delivers when there is none (and
+// first, before it has read the server's): it stands for no ConfigMap.
+const defaultMark = "strataknative.strata.dev/default"
+
+// watcherNamespace is the namespace w watches, when it says.
+func watcherNamespace(w configmap.Watcher) (string, bool) {
+	switch w := w.(type) {
+	case *informer.InformedWatcher:
+		return w.Namespace, true
+	case *configmap.ManualWatcher:
+		return w.Namespace, true
+	}
+	return "", false
 }
 
 // Stop stops the resolver, and waits for it and for a Start under way.
@@ -173,16 +229,61 @@ type clusterReader struct {
 	cms       map[string]*corev1.ConfigMap
 	seen      map[string]bool
 	delivered chan struct{} // closed once every name was delivered
+	changed   chan struct{} // closed and replaced at each delivery
 }
 
-func (c *clusterReader) set(name string, cm *corev1.ConfigMap) {
+// set records cm as the ConfigMap name as delivered: the server's when
+// real, the watcher's default (none) otherwise.
+func (c *clusterReader) set(name string, cm *corev1.ConfigMap, real bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !real {
+		cm = nil
+	}
 	c.cms[name] = cm
 	if !c.seen[name] {
 		c.seen[name] = true
 		if len(c.seen) == len(c.names) {
 			close(c.delivered)
+		}
+	}
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+}
+
+// defaulted returns the names the watcher last delivered as its default.
+func (c *clusterReader) defaulted() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, n := range c.names {
+		if c.cms[n] == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// waitReal waits until the watcher has delivered the server's ConfigMap
+// name, or ctx ends.
+func (c *clusterReader) waitReal(ctx context.Context, name string) error {
+	for {
+		c.mu.Lock()
+		if c.cms[name] != nil {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.changed == nil {
+			c.changed = make(chan struct{})
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
 	}
 }
@@ -225,14 +326,15 @@ func (c *clusterReader) NamespaceLabels(context.Context, string) (map[string]str
 // the project's FromContextOrDefaults sees the namespace's configuration
 // unchanged: the one call at a reconciler's entry, once the object's
 // namespace is known. r is this package's Resolver or any of
-// layers/namespaced's; a cached read costs nothing more.
+// layers/namespaced's; a cached read costs nothing more. On an error it
+// returns ctx as it was, with the error.
 func IntoContext[T any](ctx context.Context, r reader[T], ns string, put func(context.Context, *namespaced.Snapshot[T]) context.Context) (context.Context, error) {
 	if ns == "" {
-		return nil, errors.New("strataknative: the object has no namespace")
+		return ctx, errors.New("strataknative: the object has no namespace")
 	}
 	snap, err := r.ForNamespace(ctx, ns)
 	if err != nil {
-		return nil, fmt.Errorf("strataknative: the configuration of namespace %s: %w", ns, err)
+		return ctx, fmt.Errorf("strataknative: the configuration of namespace %s: %w", ns, err)
 	}
 	return put(ctx, snap), nil
 }
@@ -267,8 +369,9 @@ type admissionReconciler interface {
 // Admission wraps the reconciler of an admission controller that knative
 // built with a WrapContext function (impl.Reconciler =
 // strataknative.Admission(r, impl.Reconciler)): each namespaced request
-// reads its namespace's configuration from r (this package's Resolver,
-// or any of layers/namespaced's) before the controller
+// that creates or updates an object reads its namespace's configuration
+// from r (this package's Resolver, or any of layers/namespaced's) before
+// the controller
 // decodes the object, for WrapContext to put in the context. A request
 // whose namespace's configuration cannot be read is refused, saying why,
 // rather than defaulted with another namespace's; a cluster-scoped one
@@ -298,7 +401,7 @@ type reader[T any] interface {
 }
 
 func (a *admission[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	if req.Namespace != "" {
+	if req.Namespace != "" && (req.Operation == admissionv1.Create || req.Operation == admissionv1.Update) {
 		snap, err := a.r.ForNamespace(ctx, req.Namespace)
 		if err != nil {
 			return webhook.MakeErrorStatus("the configuration of namespace %s cannot be read: %v", req.Namespace, err)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/configmap/informer"
 	pkgreconciler "knative.dev/pkg/reconciler"
 	"knative.dev/pkg/webhook"
@@ -221,7 +222,7 @@ func TestAdmission(t *testing.T) {
 		t.Errorf("Reconcile: %v, %d", err, inner.reconcile)
 	}
 	for _, ns := range []string{"team", "other", ""} {
-		if resp := ac.Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: ns}); !resp.Allowed {
+		if resp := ac.Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: ns, Operation: admissionv1.Create}); !resp.Allowed {
 			t.Errorf("%q refused: %+v", ns, resp.Result)
 		}
 	}
@@ -235,9 +236,14 @@ func TestAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := strataknative.Admission(cold, inner).(webhook.AdmissionController).Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: "team"})
+	coldAC := strataknative.Admission(cold, inner).(webhook.AdmissionController)
+	resp := coldAC.Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: "team", Operation: admissionv1.Update})
 	if resp.Allowed || !strings.Contains(resp.Result.Message, "the configuration of namespace team cannot be read") {
 		t.Errorf("a resolver not started: %+v", resp.Result)
+	}
+	// A delete reads no configuration: it passes as the controller says.
+	if resp := coldAC.Admit(context.Background(), &admissionv1.AdmissionRequest{Namespace: "team", Operation: admissionv1.Delete}); !resp.Allowed {
+		t.Errorf("a delete with the resolver not started: %+v", resp.Result)
 	}
 }
 
@@ -409,5 +415,78 @@ func TestLogChanges(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"TimeoutMinutes":20`) {
 		t.Errorf("/configz?namespace=team: %d %s", resp.StatusCode, body)
+	}
+}
+
+// fakeWatcher is a configmap.DefaultingWatcher the test drives: it
+// records the observers and their defaults, and delivers what the test
+// says when it says.
+type fakeWatcher struct {
+	observers map[string][]configmap.Observer
+	defaults  map[string]corev1.ConfigMap
+}
+
+func (w *fakeWatcher) Watch(name string, o ...configmap.Observer) {
+	w.observers[name] = append(w.observers[name], o...)
+}
+
+func (w *fakeWatcher) WatchWithDefault(cm corev1.ConfigMap, o ...configmap.Observer) {
+	w.defaults[cm.Name] = cm
+	w.Watch(cm.Name, o...)
+}
+
+func (w *fakeWatcher) Start(<-chan struct{}) error { return nil }
+
+func (w *fakeWatcher) deliver(cm *corev1.ConfigMap) {
+	for _, o := range w.observers[cm.Name] {
+		o(cm)
+	}
+}
+
+func (w *fakeWatcher) deliverDefault(name string) {
+	cm := w.defaults[name]
+	w.deliver(&cm)
+}
+
+// TestStartWaitsForWhatExists starts only once the watcher has delivered
+// a cluster ConfigMap that exists as it is, not the default it delivers
+// first; a Start that failed on an invalid cluster ConfigMap is called
+// again once it is fixed; and a watcher of another namespace is refused.
+func TestStartWaitsForWhatExists(t *testing.T) {
+	flags := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags", ResourceVersion: "7"},
+		Data: map[string]string{"per-namespace-configuration": "maybe"}}
+	kc := fake.NewClientset(flags.DeepCopy())
+	w := &fakeWatcher{observers: map[string][]configmap.Observer{}, defaults: map[string]corev1.ConfigMap{}}
+	r, err := strataknative.New(kc, w, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	ctx := context.Background()
+	started := make(chan error, 1)
+	go func() { started <- r.Start(ctx) }()
+	w.deliverDefault("config-defaults") // there is none: the default stands
+	w.deliverDefault("feature-flags")   // there is one: the default does not
+	select {
+	case err := <-started:
+		t.Fatalf("started on the default of a ConfigMap that exists: %v", err)
+	case <-time.After(100 * time.Millisecond): // a Start that waits cannot be told apart from one that is slow but for a pause
+	}
+	w.deliver(flags)
+	if err := <-started; err == nil || !strings.Contains(err.Error(), `"maybe" is neither`) {
+		t.Fatalf("an invalid cluster ConfigMap: %v", err)
+	}
+	fixed := flags.DeepCopy()
+	fixed.ResourceVersion, fixed.Data["per-namespace-configuration"] = "8", "true"
+	w.deliver(fixed)
+	if err := r.Start(ctx); err != nil {
+		t.Fatalf("started again once fixed: %v", err)
+	}
+	if err := r.Start(ctx); err == nil || !strings.Contains(err.Error(), "started already") {
+		t.Errorf("a second start: %v", err)
+	}
+
+	if _, err := strataknative.New(kc, informer.NewInformedWatcher(kc, "elsewhere"), options()); err == nil || !strings.Contains(err.Error(), "watches namespace elsewhere") {
+		t.Errorf("a watcher of another namespace: %v", err)
 	}
 }

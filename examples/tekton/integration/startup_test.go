@@ -65,7 +65,7 @@ func startResolver(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	cmw := informer.NewInformedWatcher(server.Client(t), tektonconfig.SystemNamespace)
-	r, err := strataknative.New(counted, cmw, tektonconfig.Options())
+	r, err := strataknative.New(counted, cmw, tektonconfig.Options(tektonconfig.SystemNamespace))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func admissionBody(tb testing.TB, ns string) []byte {
 // mode, caching cacheSize namespaces, every namespace visited once.
 func startedResolver(tb testing.TB, cacheSize int) *namespaced.Resolver[*tektonconfig.Config] {
 	tb.Helper()
-	o := tektonconfig.Options()
+	o := tektonconfig.Options(tektonconfig.SystemNamespace)
 	o.Recorder = nil
 	o.CacheSize = cacheSize
 	r, err := namespaced.NewInformer(fake.NewClientset(benchObjects()...), o)

@@ -42,7 +42,7 @@ func TestTektonTestdata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := namespaced.NewDryRun(tektonconfig.Options())
+	r, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
 	if err != nil {
 		t.Fatal(err)
 	}

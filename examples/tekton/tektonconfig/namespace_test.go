@@ -51,7 +51,7 @@ func refusal(s *namespaced.Snapshot[*tektonconfig.Config], key string) string {
 // TestNamespaceRules runs the rules of Tekton's per-namespace
 // configuration (TEP-0085, PR #9517) case by case.
 func TestNamespaceRules(t *testing.T) {
-	r, err := namespaced.NewDryRun(tektonconfig.Options())
+	r, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,16 +113,18 @@ func flagsOf(level string) []string {
 	return out
 }
 
-// Options are the resolver's options for Tekton. A tenant's alpha or
+// Options are the resolver's options for Tekton installed in namespace
+// system (SystemNamespace, unless knative's system.Namespace() says
+// another). A tenant's alpha or
 // beta feature flag applies only when the cluster's enable-api-fields
 // allows that stability (TEP-0085's safeguard), Tekton's default "beta"
 // when feature-flags leaves it out.
-func Options() namespaced.Options[*Config] {
+func Options(system string) namespaced.Options[*Config] {
 	return namespaced.Options[*Config]{
 		Name: "tekton-config",
 		// Every warning and Event about a refused key points here.
 		TenantKeysDoc: "`tekton-config keys`, or ask the operator for its output",
-		Namespace:     SystemNamespace,
+		Namespace:     system,
 		Labels:        Labels,
 		Selectors:     &namespaced.Selectors{Labels: SelectorLabels},
 		Parsed: &namespaced.Parsed[*Config]{

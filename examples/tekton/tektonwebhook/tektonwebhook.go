@@ -9,6 +9,7 @@ package tektonwebhook
 
 import (
 	"context"
+	"time"
 
 	defaultconfig "github.com/tektoncd/pipeline/pkg/apis/config"
 	v1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
@@ -17,6 +18,7 @@ import (
 	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/controller"
 	"knative.dev/pkg/logging"
+	"knative.dev/pkg/system"
 	"knative.dev/pkg/webhook/resourcesemantics"
 	"knative.dev/pkg/webhook/resourcesemantics/defaulting"
 
@@ -45,8 +47,8 @@ func NewDefaultingAdmissionController(name string) func(context.Context, configm
 		// Decorate contexts with the current state of the config.
 		store := defaultconfig.NewStore(logging.FromContext(ctx).Named("config-store"))
 		store.WatchConfigs(cmw)
-		r, err := strataknative.New(kubeclient.Get(ctx), cmw, tektonconfig.Options()) // strata
-		if err != nil {                                                               // strata
+		r, err := strataknative.New(kubeclient.Get(ctx), cmw, tektonconfig.Options(system.Namespace())) // strata
+		if err != nil {                                                                                 // strata
 			logging.FromContext(ctx).Fatalw("Building the configuration resolver", "error", err) // strata
 		} // strata
 		go startResolver(ctx, r)                       // strata
@@ -70,10 +72,20 @@ func NewDefaultingAdmissionController(name string) func(context.Context, configm
 }
 
 // startResolver starts r, which waits until sharedmain has started the
-// watcher; until it has, a request is refused, saying why. It logs why it
-// failed to start unless ctx ended.
+// watcher; until it has, a request is refused, saying why. A start that
+// fails (an invalid cluster ConfigMap, which the operator fixes) is
+// logged and tried again after a pause that doubles up to a minute.
 func startResolver(ctx context.Context, r *strataknative.Resolver[*tektonconfig.Config]) {
-	if err := r.Start(ctx); err != nil && ctx.Err() == nil {
-		logging.FromContext(ctx).Errorw("Starting the configuration resolver", "error", err)
+	for pause := time.Second; ; pause = min(2*pause, time.Minute) {
+		err := r.Start(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		logging.FromContext(ctx).Errorw("Starting the configuration resolver; trying again", "error", err, "after", pause)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
 	}
 }

@@ -57,7 +57,7 @@ func configMaps() []runtime.Object {
 func resolver(t *testing.T, ctx context.Context, kc kubernetes.Interface) *strataknative.Resolver[*tektonconfig.Config] {
 	t.Helper()
 	cmw := informer.NewInformedWatcher(kc, tektonconfig.SystemNamespace)
-	r, err := strataknative.New(kc, cmw, tektonconfig.Options())
+	r, err := strataknative.New(kc, cmw, tektonconfig.Options(tektonconfig.SystemNamespace))
 	if err != nil {
 		t.Fatal(err)
 	}
