@@ -250,7 +250,7 @@ func defaultDropInExtensions() []string { return []string{".conf", ".json", ".ya
 
 // DropInPolicy says which files of a --config-dir directory are drop-ins
 // and how they are read. The zero value is strata's: the direct children
-// with one of defaultDropInExtensions, dot-files left out (a ConfigMap
+// with one of .conf, .json, .yaml and .yml, dot-files left out (a ConfigMap
 // mount's ..data and timestamped directories among them), each decoded
 // per --decode-mode, one that names neither apiVersion nor kind taking
 // the main file's, relative paths resolved against the drop-in's own
@@ -259,7 +259,8 @@ func defaultDropInExtensions() []string { return []string{".conf", ".json", ".ya
 // in the same generation as --config, bounded, gzip'd files decompressed.
 type DropInPolicy struct {
 	// Extensions a drop-in's name ends with, compared exactly;
-	// defaultDropInExtensions when empty. kubelet reads ".conf" only.
+	// .conf, .json, .yaml and .yml when empty. kubelet reads ".conf"
+	// only.
 	Extensions []string
 	// Recursive reads the subdirectories too, as filepath.WalkDir walks
 	// them: depth first, each directory's entries in byte order of their

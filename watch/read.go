@@ -122,13 +122,12 @@ type Skip struct {
 // ReadOptions tune Read and ReadContents. Every limit counts bytes once
 // decompressed.
 type ReadOptions struct {
-	// Attempts bounds how many times a read starts over; zero means
-	// defaultReadAttempts.
+	// Attempts bounds how many times a read starts over; zero means 10.
 	Attempts int
 	// MaxBytes bounds each file; zero means 4 MiB.
 	MaxBytes int
 	// MaxFiles bounds the files of a directory target; zero means
-	// defaultMaxFiles.
+	// 20,000.
 	MaxFiles int
 	// MaxTotalBytes bounds the bytes of the snapshot, every file of
 	// every target once decompressed; zero means DefaultMaxTotalBytes.
@@ -161,7 +160,7 @@ type ReadOptions struct {
 	// with "." (a checkout's .git among them).
 	SelectDir func(rel string) string
 	// MaxDepth bounds how deep a tree is read: a file directly in the
-	// target is at depth 1. Zero means defaultMaxDepth.
+	// target is at depth 1. Zero means 16.
 	MaxDepth int
 	// LinksOut lets a symbolic link inside a directory target lead
 	// outside it. By default a link is followed only when its target,

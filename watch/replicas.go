@@ -101,12 +101,13 @@ func replicaState(body []byte, subsystem string, labels map[string]string) (hash
 	if info == nil {
 		return "", time.Time{}, fmt.Errorf("no configuration in effect: no %s_last_config_info (nothing loaded yet, or no strata watcher of subsystem %s)", subsystem, subsystem)
 	}
+	found := false
 	for _, m := range info.GetMetric() {
 		if matches(m, labels) {
-			if hash != "" {
+			if found {
 				return "", time.Time{}, errors.New("two configurations in effect match the labels: name the watcher's labels")
 			}
-			hash = label(m, "hash")
+			found, hash = true, label(m, "hash")
 		}
 	}
 	if ts := families[subsystem+"_automatic_reload_last_timestamp_seconds"]; ts != nil {

@@ -66,9 +66,12 @@ func FuzzReplicaState(f *testing.F) {
 	f.Add([]byte("agent_last_config_info{hash=\"x\"} 1\nagent_last_config_info{hash=\"y\"} 1\n"))
 	f.Add([]byte("agent_automatic_reload_last_timestamp_seconds{status=\"success\"} 1e300\n"))
 	f.Add([]byte("{{{"))
+	f.Add([]byte(`agent_last_config_info{hash="a\\b\"c\nd"} 1` + "\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		hash, _, err := replicaState(body, "agent", nil)
-		if err == nil && hash != "" && !strings.Contains(string(body), hash) {
+		// A label value is written escaped in the text.
+		escaped := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(hash)
+		if err == nil && hash != "" && !strings.Contains(string(body), escaped) {
 			t.Fatalf("read hash %q the text does not hold", hash)
 		}
 	})

@@ -76,7 +76,7 @@ type Options[T any] struct {
 	// are read, unless the event moved a link the last read went through
 	// (kubelet's ..data, a git-sync root link): the generation a link
 	// names is complete before the link moves, so it is read at once.
-	// Zero means defaultDebounce. One kubelet update fires
+	// Zero means 10 ms. One kubelet update fires
 	// about seven events.
 	Debounce time.Duration
 	// Read tunes each read.

@@ -38,14 +38,17 @@ const maxManifestBytes = 64 << 20
 // read), 2 on a usage error.
 //
 // --source PATH=CONFIGMAP names, in the replicas' --source order, the
-// path a source is mounted at and the name of the ConfigMap mounted
-// there: the path is part of the hash when there are several. The
-// ConfigMaps come from --configmaps (YAML or JSON documents, a v1 List
-// among them, as `kubectl get configmap -o yaml` prints them; "-" reads
-// stdin) or from the cluster --kubeconfig names, in --namespace.
-// --version-key is the replicas' own. Any strata watcher's replicas can
-// be asked: --subsystem is its metrics' prefix, --label a const label
-// that tells its series apart (plugin=...).
+// path a source is mounted at, spelled as their --source spells it, and
+// the name of the ConfigMap mounted there: the path is part of the hash
+// when there are several. The ConfigMaps come from --configmaps (YAML or
+// JSON documents, a v1 List among them, as `kubectl get configmap -o
+// yaml` prints them; "-" reads stdin) or from the cluster --kubeconfig
+// names, in --namespace. --version-key is the replicas' own. The expected
+// hash is the one configagent computes, with its way of reading its
+// sources; --subsystem and --label (a const label that tells a watcher's
+// series apart, plugin=...) name other metrics. Another strata watcher
+// reads its targets its own way: its expected hash is watch.ContentHash
+// with its read options, and watch.ReadReplicas asks its replicas.
 func verify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("configagent verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)

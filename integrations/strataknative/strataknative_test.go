@@ -99,7 +99,7 @@ func start(t testing.TB, kc kubernetes.Interface) *strataknative.Resolver[*confi
 
 // TestClusterLayerFromTheWatcher follows the cluster ConfigMaps through
 // the controller's own watcher (one of them absent at start), and a
-// namespace's layer through its informer.
+// namespace's layer through the shared watch, read on its first use.
 func TestClusterLayerFromTheWatcher(t *testing.T) {
 	kc := fake.NewClientset(
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "config-defaults"}, Data: map[string]string{"default-timeout-minutes": "50"}},

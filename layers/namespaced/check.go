@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/merge"
 )
 
 // CheckConfigMap says whether cm may be written as it is: a cluster
@@ -61,10 +62,23 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		}
 		return nil, first
 	case c.isSelector(cm):
-		if sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]; sl.err != nil {
+		sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]
+		if sl.err != nil {
 			return nil, sl.err
 		}
-		return nil, nil
+		// With the configuration: the keys convert, the parsers take
+		// them and the whole validates, or the layer would be ignored
+		// wherever it applies.
+		v, err := view(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l := *sl.t.Layer
+		l.Policy = v.cl.policy.selector
+		if _, err := c.decode(v.cl, []*merge.Layer{&l}); err != nil {
+			return nil, &LayerError{Source: l.Source, Err: err}
+		}
+		return storedInvalid(v.invalid), nil
 	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
 		return nil, nil
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):

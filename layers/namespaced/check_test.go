@@ -42,7 +42,7 @@ func TestCheckConfigMap(t *testing.T) {
 			`namespace team/ns-config-defaults: key "config-defaults/default-timeout-minutes" not applied: above the operator's bound: 500 is not at most 120, cluster key config-defaults/max-timeout-minutes`,
 			`namespace team/ns-config-defaults: key "config-defaults/unknown-key" not applied: not an overridable key`,
 		}, ""},
-		{"a parser's error", tenant("ns-feature-flags", map[string]string{"per-namespace-configuration": "yes"}), []string{
+		{"a tenant policy key", tenant("ns-feature-flags", map[string]string{"per-namespace-configuration": "yes"}), []string{
 			`namespace team/ns-feature-flags: key "feature-flags/per-namespace-configuration" not applied: tenant policy key: only the cluster layer sets it`}, ""},
 		{"an invalid cluster ConfigMap", configMap("pipelines", "feature-flags", nil, map[string]string{"enable-api-fields": "gamma"}), nil,
 			`cluster ConfigMap pipelines/feature-flags: invalid value for feature flag "enable-api-fields": "gamma"`},

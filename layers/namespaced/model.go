@@ -298,6 +298,11 @@ func newParsedModel[T any](p *Parsed[T]) (*parsedModel[T], error) {
 				errs = append(errs, fmt.Sprintf("section %s: %s has a stability but is not among its Keys", s.Name, k))
 			}
 		}
+		for _, k := range s.Alpha {
+			if slices.Contains(s.Beta, k) {
+				errs = append(errs, fmt.Sprintf("section %s: %s is both alpha and beta", s.Name, k))
+			}
+		}
 		m.sections[s.Name] = s
 		m.byName[s.ClusterConfigMap], m.byName[s.NamespaceConfigMap] = s, s
 	}

@@ -51,6 +51,9 @@ func (d *DryRun[T]) Resolve(ns string, objs []runtime.Object) (*Snapshot[T], err
 // TenantKeys returns what tenants may set under the cluster ConfigMaps
 // among objs; an invalid cluster ConfigMap is an error.
 func (d *DryRun[T]) TenantKeys(objs []runtime.Object) (*TenantKeys, error) {
+	if err := unique(objs); err != nil {
+		return nil, err
+	}
 	cluster := map[string]*corev1.ConfigMap{}
 	for _, o := range objs {
 		if cm, ok := o.(*corev1.ConfigMap); ok && d.c.isCluster(cm) {

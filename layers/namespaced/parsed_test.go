@@ -280,9 +280,44 @@ func TestParsedStability(t *testing.T) {
 			t.Errorf("cluster at %q: enable-artifacts applied %v", tc.level, applied)
 		}
 	}
-	o.Tenancy.StabilityDefault = "gamma"
-	if _, err := NewDryRun(o); err == nil || !strings.Contains(err.Error(), `StabilityDefault: "gamma"`) {
-		t.Errorf("a default that is no level: %v", err)
+	// The level in any case, as Tekton reads enable-api-fields.
+	s, err := r.Resolve("team", []runtime.Object{configMap("pipelines", "feature-flags", nil,
+		map[string]string{"per-namespace-configuration": "true", "enable-api-fields": "Alpha"}), tenant})
+	if err != nil || len(s.Rejected()) != 0 {
+		t.Errorf("a level in capitals: %v, rejected %v", err, s.Rejected())
+	}
+	// A level that is none is the cluster's error; when the section's
+	// parser refuses it too, both are named, the parser's words first.
+	_, err = r.Resolve("team", []runtime.Object{configMap("pipelines", "feature-flags", nil,
+		map[string]string{"per-namespace-configuration": "true", "enable-api-fields": "gamma"})})
+	if err == nil || !strings.Contains(err.Error(), `key "feature-flags/enable-api-fields": "gamma" is none of stable, beta, alpha`) {
+		t.Errorf("a level that is none: %v", err)
+	}
+	po := pipelineOptions()
+	po.Tenancy.StabilityKey = "feature-flags/enable-api-fields"
+	pd, err := NewDryRun(po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pd.Resolve("team", []runtime.Object{configMap("pipelines", "feature-flags", nil, map[string]string{"enable-api-fields": "gamma"})})
+	if msg := fmt.Sprint(err); !strings.HasPrefix(msg, `cluster ConfigMap pipelines/feature-flags: invalid value for feature flag "enable-api-fields": "gamma"; `) ||
+		!strings.Contains(msg, `key "feature-flags/enable-api-fields": "gamma" is none of stable, beta, alpha`) {
+		t.Errorf("refused by the parser and the policy: %v", err)
+	}
+	for _, tc := range []struct {
+		mutate func(*Options[*flags])
+		want   string
+	}{
+		{func(o *Options[*flags]) { o.Tenancy.StabilityDefault = "gamma" }, `StabilityDefault: "gamma"`},
+		{func(o *Options[*flags]) { o.Tenancy.StabilityKey = "" }, "StabilityDefault without a StabilityKey"},
+		{func(o *Options[*flags]) { o.Parsed.Sections[0].Beta = []string{"enable-artifacts"} }, "enable-artifacts is both alpha and beta"},
+	} {
+		bad := o
+		bad.Parsed = &Parsed[*flags]{New: o.Parsed.New, Sections: slices.Clone(o.Parsed.Sections)}
+		tc.mutate(&bad)
+		if _, err := NewDryRun(bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v, want %q", err, tc.want)
+		}
 	}
 }
 
@@ -318,6 +353,9 @@ func TestTenantKeys(t *testing.T) {
 	}
 	if _, err := d.TenantKeys([]runtime.Object{configMap("pipelines", "feature-flags", nil, map[string]string{"per-namespace-configuration": "maybe"})}); err == nil {
 		t.Error("an invalid cluster ConfigMap: no error")
+	}
+	if _, err := d.TenantKeys([]runtime.Object{flags, flags.DeepCopy()}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a cluster ConfigMap given twice: %v", err)
 	}
 
 	r, err := NewFromReader(newObjectReader(flags), o)
@@ -420,5 +458,23 @@ func TestParsedSelectorLayers(t *testing.T) {
 	if src, _ := s.Provenance().SourceOf("/config-defaults/max-timeout-minutes"); rejected["feature-flags/per-namespace-configuration"] != ReasonPolicyKey ||
 		src.Name != "pipelines/max" {
 		t.Errorf("rejected %v, max-timeout-minutes from %s", rejected, src)
+	}
+
+	// Admission: a selector ConfigMap whose values its section's parser
+	// refuses is denied, as it would be ignored wherever it applies.
+	r, err := NewFromReader(newObjectReader(cluster[0], cluster[1]), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	if _, err := r.CheckConfigMap(context.Background(), selector("bad-value", "canary=true", "config-defaults", map[string]string{"default-timeout-minutes": "abc"})); err == nil ||
+		!strings.Contains(err.Error(), `selector pipelines/bad-value: ignored: config-defaults: failed parsing default config "default-timeout-minutes"`) {
+		t.Errorf("a selector ConfigMap its parser refuses: %v", err)
+	}
+	if w, err := r.CheckConfigMap(context.Background(), selector("canary", "canary=true", "config-defaults", map[string]string{"default-timeout-minutes": "20"})); err != nil || len(w) != 0 {
+		t.Errorf("a valid selector ConfigMap: %v, %v", w, err)
 	}
 }

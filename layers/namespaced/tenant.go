@@ -353,8 +353,11 @@ func (t *Tenancy) check(m modelKeys) error {
 	try("GateKey", t.GateKey)
 	try("LockKey", t.LockKey)
 	try("StabilityKey", t.StabilityKey)
-	switch t.StabilityDefault {
+	switch strings.ToLower(t.StabilityDefault) {
 	case "", stabilityStable, stabilityBeta, stabilityAlpha:
+		if t.StabilityDefault != "" && t.StabilityKey == "" {
+			errs = append(errs, "StabilityDefault without a StabilityKey: there is no level to default")
+		}
 	default:
 		errs = append(errs, fmt.Sprintf("StabilityDefault: %q is none of %s, %s, %s", t.StabilityDefault, stabilityStable, stabilityBeta, stabilityAlpha))
 	}
@@ -436,7 +439,7 @@ func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolic
 		if !ok {
 			v = t.StabilityDefault
 		}
-		switch v {
+		switch strings.ToLower(v) { // as Tekton reads enable-api-fields
 		case "", stabilityStable:
 		case stabilityBeta:
 			base.stability = validation.Beta

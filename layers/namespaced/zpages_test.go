@@ -51,7 +51,7 @@ func TestZPages(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, body := get("/configz"); code != 200 || !strings.Contains(body, "600") || !strings.Contains(body, "strata-system/strata-defaults") {
+	if code, body := get("/configz"); code != 200 || !strings.Contains(body, "/default-timeout-seconds=600 (cluster strata-system/strata-defaults)") {
 		t.Errorf("/configz: %d\n%s", code, body)
 	}
 	if code, _ := get("/configz?namespace=team-a"); code != http.StatusNotFound {
@@ -60,7 +60,8 @@ func TestZPages(t *testing.T) {
 	if _, err := r.ForNamespace(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := get("/configz?namespace=team-a"); code != 200 || !strings.Contains(body, "60") || !strings.Contains(body, "team-a/strata-overrides") {
+	if code, body := get("/configz?namespace=team-a"); code != 200 ||
+		!strings.Contains(body, "/default-timeout-seconds=60 (namespace team-a/strata-overrides; shadows cluster strata-system/strata-defaults)") {
 		t.Errorf("/configz?namespace=team-a: %d\n%s", code, body)
 	}
 	if code, _ := get("/configz?namespace=Not_A_Namespace"); code != http.StatusBadRequest {

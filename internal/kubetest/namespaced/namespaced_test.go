@@ -112,7 +112,7 @@ func (w *world) options() namespaced.Options[*jobDefaults] {
 
 // informerReader is what a caller that already runs informers hands a
 // resolver built with NewFromReader: listers over its own informers, and
-// the resolver's EventHandler on them.
+// handlers on them that call the resolver's Invalidate.
 func (w *world) informerReader(ctx context.Context) (namespaced.Reader, func(*namespaced.Resolver[*jobDefaults])) {
 	w.t.Helper()
 	factory := informers.NewSharedInformerFactory(w.c, 0)
