@@ -13,6 +13,15 @@
 //	    PluginOverrides applied and the layers left out, as one JSON
 //	    object; exit 1 with the reason on stderr and nothing on stdout on
 //	    an error.
+//	plugins diff --override FILE [--delete] (--from-dir DIR | --kubeconfig FILE)
+//	    print, for every Plugin whose option values would change if the
+//	    PluginOverride in FILE were applied (or, with --delete, deleted),
+//	    each option that changes with its value before and after and the
+//	    layer that decides each, as one JSON array; nothing when none would
+//	    change. The override is ranked as the API server would create
+//	    it: an edit keeps the creation time of the one it replaces, a new
+//	    one is the newest. Exit 0, or 1 when the change makes a Plugin's
+//	    values invalid (listed with the error) or on an error.
 //	plugins run --kubeconfig FILE [--metrics-bind-address ADDR]
 //	    keep every Plugin's spec.optionValues equal to its effective values
 //	    and its status.appliedOverrides current, and refuse, in a
@@ -47,6 +56,7 @@ func main() {
 
 const usage = `usage:
   plugins template (--from-dir DIR | --kubeconfig FILE) --plugin NAMESPACE/NAME
+  plugins diff --override FILE [--delete] (--from-dir DIR | --kubeconfig FILE)
   plugins run --kubeconfig FILE [--metrics-bind-address ADDR]`
 
 // run is the command: 0 on success, 1 on an error, 2 on a usage error.
@@ -61,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = template(ctx, args[1:], stdout, stderr)
 	case "run":
 		err = serve(ctx, args[1:], stderr)
+	case "diff":
+		err = diff(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "plugins: unknown command %q\n%s\n", args[0], usage)
 		return 2

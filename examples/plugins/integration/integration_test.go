@@ -164,7 +164,8 @@ func template(t *testing.T, ns, name string) (int, string, string) {
 }
 
 // TestTemplateAgainstTheCluster reads the testdata from the API server:
-// the same result as from the directory, nothing of a Secret read.
+// the same result as from the directory, nothing of a Secret read, and
+// the same blast radius of an override.
 func TestTemplateAgainstTheCluster(t *testing.T) {
 	c := dynamic.NewForConfigOrDie(server.Config)
 	setUp(t, c, "demo")
@@ -184,6 +185,26 @@ func TestTemplateAgainstTheCluster(t *testing.T) {
 	}
 	if code, out, stderr := template(t, "demo", "nope"); code != 1 || out != "" || !strings.Contains(stderr, "Plugin demo/nope: not found") {
 		t.Errorf("a missing Plugin: %d %q %q", code, out, stderr)
+	}
+
+	// The blast radius of an override reads the same from the API server
+	// as from the directory.
+	override := filepath.Join(t.TempDir(), "prod-debug.yaml")
+	if err := os.WriteFile(override, []byte("apiVersion: greenhouse.sap/v1alpha1\nkind: PluginOverride\nmetadata:\n  name: prod-debug\n  namespace: demo\n"+
+		"  creationTimestamp: \"2026-03-01T00:00:00Z\"\nspec:\n  clusterSelector:\n    labelSelector:\n      matchLabels: {tier: prod}\n"+
+		"  overrides:\n  - {name: logLevel, value: debug}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromCluster, err := exec.Command(bin, "diff", "--override", override, "--kubeconfig", server.Kubeconfig).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDir, err := exec.Command(bin, "diff", "--override", override, "--from-dir", "../testdata/greenhouse").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(fromCluster) != string(fromDir) || !strings.Contains(string(fromCluster), `"afterSource": "PluginOverride demo/prod-debug"`) {
+		t.Errorf("the cluster and the directory disagree:\ncluster\n%s\ndirectory\n%s", fromCluster, fromDir)
 	}
 }
 
