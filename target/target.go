@@ -68,6 +68,23 @@ func (s Selector) check() error {
 	return nil
 }
 
+// Matches reports whether s applies to t, as Why does without saying
+// why: it formats and allocates nothing, for a caller that asks often.
+func (s Selector) Matches(t Target) bool {
+	if slices.Contains(s.ExcludeNames, t.Name) || len(s.Names) > 0 && !slices.Contains(s.Names, t.Name) {
+		return false
+	}
+	if s.Labels != nil && !s.Labels.Matches(labels.Set(t.Labels)) {
+		return false
+	}
+	for d, vs := range s.Dimensions {
+		if v, ok := t.Dimensions[d]; !ok || !slices.Contains(vs, v) {
+			return false
+		}
+	}
+	return true
+}
+
 // Why returns why s does not apply to t, or "" when it does: the first
 // part that does not match, in the order names left out, names, labels,
 // dimensions.

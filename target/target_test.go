@@ -129,6 +129,11 @@ func TestLadderOrder(t *testing.T) {
 			if got := strings.Join(why, " | "); got != tc.ignored {
 				t.Errorf("ignored\n%s\nwant\n%s", got, tc.ignored)
 			}
+			for _, l := range tc.layers {
+				if l.Selector.Matches(cluster) != (l.Selector.Why(cluster) == "") {
+					t.Errorf("%s: Matches %v, Why %q", l.Name, l.Selector.Matches(cluster), l.Selector.Why(cluster))
+				}
+			}
 		})
 	}
 }

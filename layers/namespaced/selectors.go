@@ -74,7 +74,7 @@ func (c *core[T]) readSelectors(cms []*corev1.ConfigMap) []*selectorLayer {
 // applies reports whether sl applies to a namespace whose labels are ls:
 // a selector layer selects by labels alone.
 func (sl *selectorLayer) applies(ls map[string]string) bool {
-	return sl.t.Selector.Why(target.Target{Labels: ls}) == ""
+	return sl.t.Selector.Matches(target.Target{Labels: ls})
 }
 
 // isSelector reports whether cm is a selector ConfigMap.
