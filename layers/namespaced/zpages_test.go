@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stratacfg/strata/internal/testkind"
-	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/layers/namespaced/namespacedtest"
 	"github.com/stratacfg/strata/zpages"
 )
@@ -19,18 +17,10 @@ import (
 // ConfigMap; a namespace it does not hold is a 404, never a read; a name
 // that is no namespace's a 400; /statusz names the cluster layers.
 func TestZPages(t *testing.T) {
-	kind, err := testkind.NewKind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := namespaced.Options[*testkind.Defaults]{
-		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
-		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: map[string]string{"config.strata.dev/type": "namespace"},
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster"},
-	}
+	o := fakeOptions(t)
 	r, err := namespacedtest.New(o,
 		namespacedtest.ClusterConfigMap(o, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "600"}),
-		namespacedtest.NamespaceConfigMap(o, "team-a", "strata-overrides", map[string]string{"default-timeout-seconds": "60"}))
+		namespacedtest.NamespaceConfigMap(o, "team-a", "overrides", map[string]string{"default-timeout-seconds": "60"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +41,7 @@ func TestZPages(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, body := get("/configz"); code != 200 || !strings.Contains(body, "/default-timeout-seconds=600 (cluster strata-system/strata-defaults)") {
+	if code, body := get("/configz"); code != 200 || !strings.Contains(body, "/default-timeout-seconds=600 (cluster ops/defaults)") {
 		t.Errorf("/configz: %d\n%s", code, body)
 	}
 	if code, _ := get("/configz?namespace=team-a"); code != http.StatusNotFound {
@@ -61,13 +51,13 @@ func TestZPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code, body := get("/configz?namespace=team-a"); code != 200 ||
-		!strings.Contains(body, "/default-timeout-seconds=60 (namespace team-a/strata-overrides; shadows cluster strata-system/strata-defaults)") {
+		!strings.Contains(body, "/default-timeout-seconds=60 (namespace team-a/overrides; shadows cluster ops/defaults)") {
 		t.Errorf("/configz?namespace=team-a: %d\n%s", code, body)
 	}
 	if code, _ := get("/configz?namespace=Not_A_Namespace"); code != http.StatusBadRequest {
 		t.Errorf("no namespace's name: %d, want 400", code)
 	}
-	if code, body := get("/statusz"); code != 200 || !strings.Contains(body, "strata-system/strata-defaults") || !strings.Contains(body, "sha256:") {
+	if code, body := get("/statusz"); code != 200 || !strings.Contains(body, "ops/defaults") || !strings.Contains(body, "sha256:") {
 		t.Errorf("/statusz: %d\n%s", code, body)
 	}
 }
