@@ -1,18 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/internal/files"
 )
 
 // errInvalidated is the error of a diff that makes a Plugin's values
@@ -31,11 +32,8 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	del := fs.Bool("delete", false, "show what deleting the PluginOverride would change, not applying it")
 	dir := fs.String("from-dir", "", "a directory of YAML manifests of PluginDefinitions, PluginPresets, Plugins, Clusters and PluginOverrides")
 	kubeconfig := fs.String("kubeconfig", "", "a kubeconfig of the cluster to read them from")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -104,40 +102,20 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // readOverride reads the one PluginOverride of file, decoded as a
-// directory's is.
+// directory's manifests are.
 func readOverride(file string) (*greenhouse.PluginOverride, error) {
-	f, err := os.Open(file)
+	raw, err := files.Read(file, maxOverrideBytes)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxOverrideBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) > maxOverrideBytes {
-		return nil, fmt.Errorf("--override %s: over %d bytes", file, maxOverrideBytes)
-	}
-	j, err := yaml.YAMLToJSONStrict(raw)
-	if err != nil {
-		return nil, fmt.Errorf("--override %s: %w", file, err)
-	}
-	var meta struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(j, &meta); err != nil {
-		return nil, fmt.Errorf("--override %s: %w", file, err)
-	}
-	if meta.APIVersion != greenhouse.Group.String() || meta.Kind != greenhouse.KindPluginOverride {
-		return nil, fmt.Errorf("--override %s: a %s %s, not a %s PluginOverride", file, meta.APIVersion, meta.Kind, greenhouse.Group)
+		return nil, fmt.Errorf("--override: %w", err)
 	}
 	set := greenhouse.NewSet()
-	if _, err := set.Add(greenhouse.KindPluginOverride, j); err != nil {
+	id, err := set.AddManifest(raw)
+	if err != nil {
 		return nil, fmt.Errorf("--override %s: %w", file, err)
 	}
-	for _, o := range set.Overrides {
-		return o, nil
+	kind, name, _ := strings.Cut(id, " ")
+	if kind != greenhouse.KindPluginOverride {
+		return nil, fmt.Errorf("--override %s: %s, not a %s PluginOverride", file, cmp.Or(id, "a Secret"), greenhouse.Group)
 	}
-	return nil, fmt.Errorf("--override %s: no PluginOverride", file)
+	return set.Overrides[name], nil
 }

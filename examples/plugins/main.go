@@ -99,6 +99,16 @@ func (u usageError) Error() string { return u.err.Error() }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// parseFlags parses args into fs: -h is flag.ErrHelp, any other mistake
+// a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
+}
+
 // template prints the effective option values of one Plugin.
 func template(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plugins template", flag.ContinueOnError)
@@ -106,11 +116,8 @@ func template(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := fs.String("from-dir", "", "a directory of YAML manifests of PluginDefinitions, PluginPresets, Plugins, Clusters and PluginOverrides")
 	kubeconfig := fs.String("kubeconfig", "", "a kubeconfig of the cluster to read them from")
 	plugin := fs.String("plugin", "", "the Plugin, NAMESPACE/NAME")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	ns, name, ok := strings.Cut(*plugin, "/")
 	switch {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,11 +57,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.webhookHost, "webhook-host", "127.0.0.1", "the address the validating webhook listens on and the API server calls")
 	fs.IntVar(&f.webhookPort, "webhook-port", 0, "the validating webhook's port; 0 picks a free one")
 	fs.StringVar(&f.certDir, "cert-dir", "", "where the webhook's serving certificate is, or is written; empty: a new temporary directory")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -74,7 +74,7 @@ func ReadDir(dir string) (*Set, error) {
 			if len(bytes.TrimSpace(raw)) == 0 {
 				continue
 			}
-			id, err := s.add(raw)
+			id, err := s.AddManifest(raw)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", at, err))
 				continue
@@ -91,9 +91,10 @@ func ReadDir(dir string) (*Set, error) {
 	return s, errors.Join(errs...)
 }
 
-// add decodes one manifest into s and returns its identity, "" for what
-// it passes over.
-func (s *Set) add(raw []byte) (string, error) {
+// AddManifest decodes one manifest, YAML or JSON, into s as ReadDir
+// decodes each document, and returns its identity ("Kind
+// namespace/name"), "" for what it passes over (a Secret).
+func (s *Set) AddManifest(raw []byte) (string, error) {
 	j, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
 		return "", err
