@@ -8,12 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
-	"github.com/stratacfg/strata/internal/files"
 )
 
 // errInvalidated is the error of a diff that makes a Plugin's values
@@ -104,9 +104,17 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // readOverride reads the one PluginOverride of file, decoded as a
 // directory's manifests are.
 func readOverride(file string) (*greenhouse.PluginOverride, error) {
-	raw, err := files.Read(file, maxOverrideBytes)
+	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("--override: %w", err)
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxOverrideBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxOverrideBytes {
+		return nil, fmt.Errorf("--override %s: over %d bytes", file, maxOverrideBytes)
 	}
 	set := greenhouse.NewSet()
 	id, err := set.AddManifest(raw)
