@@ -18,7 +18,7 @@ import (
 func BenchmarkDetectionLatency(b *testing.B) {
 	dir := b.TempDir()
 	kw := watchtest.NewAtomicWriter(dir)
-	kw.Write(b, payload(0))
+	kw.Write(b, watchtest.Payload(0))
 	published := make(chan int, 16)
 	w, err := New(Options[int]{
 		Paths:        []string{dir},
@@ -42,7 +42,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
-		kw.Write(b, payload(i))
+		kw.Write(b, watchtest.Payload(i))
 		start := time.Now()
 		for gen := <-published; gen != i; gen = <-published {
 		}

@@ -245,34 +245,14 @@ func TestContentsReadFile(t *testing.T) {
 	}
 }
 
-// payload is one generation of a multi-file payload: every file names the
-// generation, so a reader can tell a mix.
-func payload(gen int) map[string]string {
-	files := map[string]string{}
-	for i := range 5 {
-		files[fmt.Sprintf("f%d.yaml", i)] = fmt.Sprintf("generation: %d\nfile: %d\n", gen, i)
-	}
-	return files
-}
-
 // generationOf returns the generation a snapshot holds, or an error if its
-// files disagree.
+// files disagree (watchtest.PayloadGeneration).
 func generationOf(s *Generation) (int, error) {
-	gen := -1
+	files := make(map[string][]byte, len(s.Files))
 	for _, f := range s.Files {
-		var g, i int
-		if _, err := fmt.Sscanf(string(f.Data), "generation: %d\nfile: %d\n", &g, &i); err != nil {
-			return 0, fmt.Errorf("%s: %q: %v", f.Name, f.Data, err)
-		}
-		if gen >= 0 && g != gen {
-			return 0, fmt.Errorf("torn snapshot: %s is generation %d, an earlier file %d", f.Name, g, gen)
-		}
-		gen = g
+		files[f.Name] = f.Data
 	}
-	if len(s.Files) != 5 {
-		return 0, fmt.Errorf("torn snapshot: %d files", len(s.Files))
-	}
-	return gen, nil
+	return watchtest.PayloadGeneration(files)
 }
 
 // TestNoTornReads drives thousands of rapid updates of a five-file payload
@@ -283,7 +263,7 @@ func TestNoTornReads(t *testing.T) {
 	const updates = 2000
 	dir := t.TempDir()
 	w := watchtest.NewAtomicWriter(dir)
-	w.Write(t, payload(0))
+	w.Write(t, watchtest.Payload(0))
 
 	watcher, err := New(Options[int]{
 		Paths:        []string{dir},
@@ -341,7 +321,7 @@ func TestNoTornReads(t *testing.T) {
 	go reader(ReadOptions{pause: func() { time.Sleep(200 * time.Microsecond) }})
 
 	for gen := 1; gen <= updates; gen++ {
-		w.Write(t, payload(gen))
+		w.Write(t, watchtest.Payload(gen))
 	}
 	stop.Store(true)
 	wg.Wait()

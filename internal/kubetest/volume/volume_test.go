@@ -128,33 +128,14 @@ func TestGoWriterLeavesKubeletsTree(t *testing.T) {
 	}
 }
 
-// payload is generation gen of a five-file payload, each file naming it.
-func payload(gen int) map[string]string {
-	files := map[string]string{}
-	for i := range 5 {
-		files[fmt.Sprintf("f%d.yaml", i)] = fmt.Sprintf("generation: %d\nfile: %d\n", gen, i)
-	}
-	return files
-}
-
 // generationOf returns the generation every file of g names, or an error
-// when they disagree or one is missing.
+// when they disagree or one is missing (watchtest.PayloadGeneration).
 func generationOf(g *watch.Generation) (int, error) {
-	gen := -1
+	files := make(map[string][]byte, len(g.Files))
 	for _, f := range g.Files {
-		var n, i int
-		if _, err := fmt.Sscanf(string(f.Data), "generation: %d\nfile: %d\n", &n, &i); err != nil {
-			return 0, fmt.Errorf("%s: %q: %v", f.Name, f.Data, err)
-		}
-		if gen >= 0 && n != gen {
-			return 0, fmt.Errorf("torn snapshot: %s is generation %d, an earlier file %d", f.Name, n, gen)
-		}
-		gen = n
+		files[f.Name] = f.Data
 	}
-	if len(g.Files) != 5 {
-		return 0, fmt.Errorf("torn snapshot: %d files", len(g.Files))
-	}
-	return gen, nil
+	return watchtest.PayloadGeneration(files)
 }
 
 // TestNoTornReadsUnderKubeletWriter updates a five-file payload a thousand
@@ -165,7 +146,7 @@ func TestNoTornReadsUnderKubeletWriter(t *testing.T) {
 	const updates = 1000
 	dir := t.TempDir()
 	w := watchtest.NewKubeletWriter(t, dir)
-	w.Write(t, payload(0))
+	w.Write(t, watchtest.Payload(0))
 	last := make(chan struct{})
 	reached := sync.OnceFunc(func() { close(last) })
 	watcher, err := watch.New(watch.Options[int]{
@@ -219,7 +200,7 @@ func TestNoTornReadsUnderKubeletWriter(t *testing.T) {
 		})
 	}
 	for gen := 1; gen <= updates; gen++ {
-		w.Write(t, payload(gen))
+		w.Write(t, watchtest.Payload(gen))
 	}
 	stop.Store(true)
 	wg.Wait()
