@@ -27,7 +27,8 @@ import (
 //     before (prow's config bootstrapper racing updateconfig).
 //
 // Only a producer that publishes a manifest of its parts after the parts
-// can make a set of ConfigMaps atomic.
+// can make a set of ConfigMaps atomic: package configset holds both
+// halves, the producer and the check of what a pod mounted.
 
 // MarkersAgree returns a check for Options.Consistent, for a producer that
 // stamps every part: the targets form one set only when every directory
@@ -90,12 +91,18 @@ func (r Rollback) String() string {
 	return fmt.Sprintf("%s went back from %q to %q", r.Part, r.From, r.To)
 }
 
-// rollbackError, from MarkersMove, reports parts that went back to
-// an older version: the content is loaded all the same, and the reload
-// reports them (Reload.Rollbacks, <subsystem>_automatic_reload_rollbacks_total).
-type rollbackError struct{ Rollbacks []Rollback }
+// RollbackError, returned by a check for Options.Consistent, reports parts
+// that went back to an older version (Reload.Rollbacks,
+// <subsystem>_automatic_reload_rollbacks_total). The content is loaded all
+// the same (MarkersMove: it is what the cluster holds) unless Refuse is
+// set (configset.Check: a manifest older than one served), which makes
+// the attempt a failure, the previous value kept.
+type RollbackError struct {
+	Rollbacks []Rollback
+	Refuse    bool
+}
 
-func (e *rollbackError) Error() string {
+func (e *RollbackError) Error() string {
 	msgs := make([]string, len(e.Rollbacks))
 	for i, r := range e.Rollbacks {
 		msgs[i] = r.String()
@@ -167,7 +174,7 @@ func MarkersMove(name string) func(c *Contents) error {
 			h.current = p.version
 		}
 		if len(back) > 0 {
-			return &rollbackError{Rollbacks: back}
+			return &RollbackError{Rollbacks: back}
 		}
 		return nil
 	}

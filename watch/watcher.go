@@ -82,10 +82,11 @@ type Options[T any] struct {
 	// Read tunes each read.
 	Read ReadOptions
 	// Consistent, when set, checks that what was read is a set whose
-	// parts fit together before Load runs (MarkersAgree, MarkersMove:
-	// see their doc for which producer each fits); its error makes the
-	// attempt pending, as Pending does, but for MarkersMove's report of
-	// a rollback, which loads the content and reports the rollback.
+	// parts fit together before Load runs (MarkersAgree, MarkersMove,
+	// configset.Check: see their doc for which producer each fits); its
+	// error makes the attempt pending, as Pending does, but for a
+	// *RollbackError, which reports the rollback and loads the content,
+	// or refuses it when the error says so.
 	Consistent func(c *Contents) error
 	// PendingTimeout is how long content may stay pending (see Pending)
 	// before the attempt is reported as a failure; zero means
@@ -665,10 +666,13 @@ func (w *Watcher[T]) load(ctx context.Context, c *Contents) (v T, rollbacks []Ro
 	}()
 	if w.opts.Consistent != nil {
 		if err := w.opts.Consistent(c); err != nil {
-			var rb *rollbackError
-			if !errors.As(err, &rb) {
-				var zero T
+			var rb *RollbackError
+			var zero T
+			switch {
+			case !errors.As(err, &rb):
 				return zero, nil, Pending(err)
+			case rb.Refuse:
+				return zero, rb.Rollbacks, err
 			}
 			rollbacks = rb.Rollbacks
 		}

@@ -1,0 +1,483 @@
+// Package configset makes a set of ConfigMaps atomic for the pods that
+// mount them, which only a producer can do: kubelet updates each mounted
+// ConfigMap on its own, in no set order, so a reader of several mounts can
+// always see some updated and others not.
+//
+// Publish writes a directory of configuration files as parts (a key per
+// file, gzip'd above a size, each file in the part its name hashes to, as
+// prow's updateconfig partitions), and only then a manifest ConfigMap
+// naming every part's content hash and a generation that only grows.
+// Check, a watch.Options.Consistent, serves what a pod mounted only when
+// every part matches the manifest mounted beside it: a part or a manifest
+// kubelet has not updated yet keeps the set pending, and a manifest older
+// than one already served is refused as a rollback.
+//
+//	publisher: configset.Publish(ctx, client.CoreV1(), "/src/ci", configset.Options{
+//		Namespace: "ci", Manifest: "ci-config", Parts: []string{"ci-config-0", "ci-config-1"},
+//	})
+//	reader:    watch.Options[T]{
+//		Paths:      []string{"/etc/ci/manifest", "/etc/ci/0", "/etc/ci/1"},
+//		Consistent: configset.Check("/etc/ci/manifest"),
+//	}
+package configset
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/stratacfg/strata/watch"
+)
+
+// ManifestKey is the manifest ConfigMap's one key.
+const ManifestKey = "manifest.json"
+
+// Manifest is what the manifest ConfigMap holds: the generation of the
+// publish that wrote it, and each part's content hash as a reader of its
+// mount computes it (watch.Generation.Hash), by ConfigMap name.
+type Manifest struct {
+	Generation int64             `json:"generation"`
+	Parts      map[string]string `json:"parts"`
+}
+
+// Options say where Publish writes.
+type Options struct {
+	// Namespace holds every ConfigMap of the set.
+	Namespace string
+	// Manifest names the manifest ConfigMap.
+	Manifest string
+	// Parts name the ConfigMaps the files are spread over, as prow's
+	// PartitionedNames: a file goes to the part the first byte of its
+	// name's SHA-256 selects, so that a change to one file rewrites one
+	// part. A reader mounts each on its own, and never fewer than all.
+	// At most 256.
+	Parts []string
+	// GzipAbove is the size above which a file is gzip'd (into
+	// BinaryData, which a reader decompresses); zero means 64 KiB, and a
+	// negative size gzips nothing.
+	GzipAbove int
+	// Select, when set, says which files of the directory are published,
+	// by their path relative to it; nil publishes every regular file.
+	// Hidden files and directories are never published.
+	Select func(rel string) bool
+	// Labels are set on every ConfigMap written.
+	Labels map[string]string
+}
+
+const (
+	defaultGzipAbove = 64 << 10
+	// maxPartBytes is the API server's bound on a ConfigMap's data.
+	maxPartBytes = 1 << 20
+	maxParts     = 256
+)
+
+// Publish writes the files of dir as the set o names: the parts first,
+// each only when its content changed, then the manifest, with the
+// generation after the one it held. Nothing is written when a file cannot
+// be read, two files share a name, a name is not a ConfigMap key or a part
+// would pass the API server's 1 MiB; a set whose parts all hold what dir
+// holds is left as it is, and its manifest is returned. A publish that
+// races another fails on the manifest's resourceVersion rather than
+// overwrite it: publish again.
+func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir string, o Options) (*Manifest, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	parts, err := o.parts(dir)
+	if err != nil {
+		return nil, err
+	}
+	cms := client.ConfigMaps(o.Namespace)
+	old, err := cms.Get(ctx, o.Manifest, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading the manifest ConfigMap %s/%s: %w", o.Namespace, o.Manifest, err)
+	}
+	var was Manifest
+	if err == nil {
+		m, err := Decode([]byte(old.Data[ManifestKey]))
+		if err != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s, key %s: %w", o.Namespace, o.Manifest, ManifestKey, err)
+		}
+		was = *m
+	} else {
+		old = nil
+	}
+	next := &Manifest{Generation: was.Generation + 1, Parts: map[string]string{}}
+	for i, name := range o.Parts {
+		next.Parts[name] = partHash(parts[i])
+	}
+	same := maps.Equal(was.Parts, next.Parts)
+	for i, name := range o.Parts {
+		if err := o.write(ctx, cms, name, parts[i]); err != nil {
+			return nil, err
+		}
+	}
+	if same && old != nil {
+		return &was, nil
+	}
+	data, err := json.Marshal(next)
+	if err != nil {
+		return nil, err
+	}
+	m := o.configMap(o.Manifest, map[string]string{ManifestKey: string(data)}, nil)
+	if old == nil {
+		_, err = cms.Create(ctx, m, metav1.CreateOptions{})
+	} else {
+		m.ResourceVersion = old.ResourceVersion
+		_, err = cms.Update(ctx, m, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing the manifest ConfigMap %s/%s (generation %d): %w", o.Namespace, o.Manifest, next.Generation, err)
+	}
+	return next, nil
+}
+
+func (o Options) check() error {
+	switch {
+	case o.Namespace == "":
+		return errors.New("configset: Options.Namespace is required")
+	case o.Manifest == "":
+		return errors.New("configset: Options.Manifest is required")
+	case len(o.Parts) == 0:
+		return errors.New("configset: Options.Parts is required")
+	case len(o.Parts) > maxParts:
+		return fmt.Errorf("configset: %d parts: at most %d", len(o.Parts), maxParts)
+	}
+	seen := map[string]bool{o.Manifest: true}
+	for _, p := range append([]string{o.Manifest}, o.Parts...) {
+		if errs := validation.IsDNS1123Subdomain(p); len(errs) > 0 {
+			return fmt.Errorf("configset: %q is not a ConfigMap name: %s", p, strings.Join(errs, "; "))
+		}
+	}
+	for _, p := range o.Parts {
+		if seen[p] {
+			return fmt.Errorf("configset: ConfigMap %q is named twice", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// part is what one part ConfigMap holds.
+type part struct {
+	data   map[string]string
+	binary map[string][]byte
+	size   int
+}
+
+// parts reads dir and spreads its files over o.Parts.
+func (o Options) parts(dir string) ([]*part, error) {
+	root, err := filepath.EvalSymlinks(dir) // a git-sync root is a link
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]*part, len(o.Parts))
+	for i := range parts {
+		parts[i] = &part{data: map[string]string{}, binary: map[string][]byte{}}
+	}
+	from := map[string]string{} // key → the file it came from
+	gzipAbove := o.GzipAbove
+	if gzipAbove == 0 {
+		gzipAbove = defaultGzipAbove
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: not a regular file (a link or a device): not published", filepath.Join(dir, rel))
+		case o.Select != nil && !o.Select(rel):
+			return nil
+		}
+		key := d.Name()
+		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+			return fmt.Errorf("%s: %q is not a ConfigMap key: %s", filepath.Join(dir, rel), key, strings.Join(errs, "; "))
+		}
+		if other, ok := from[key]; ok {
+			return fmt.Errorf("%s and %s would both be key %q", filepath.Join(dir, other), filepath.Join(dir, rel), key)
+		}
+		from[key] = rel
+		content, err := readBounded(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, rel), err)
+		}
+		p := parts[PartOf(key, len(o.Parts))]
+		if gzipAbove > 0 && len(content) > gzipAbove {
+			if content, err = gzipped(content); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, rel), err)
+			}
+		}
+		if utf8.Valid(content) {
+			p.data[key] = string(content)
+		} else {
+			p.binary[key] = content
+		}
+		p.size += len(content)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range parts {
+		if p.size > maxPartBytes {
+			return nil, fmt.Errorf("part %s would hold %d bytes, and a ConfigMap holds at most %d: give more parts, or a lower GzipAbove", o.Parts[i], p.size, maxPartBytes)
+		}
+	}
+	return parts, nil
+}
+
+// PartOf is the index of the part, among n, that holds key: prow's rule for
+// PartitionedNames, the first byte of the key's SHA-256 modulo n.
+func PartOf(key string, n int) int {
+	sum := sha256.Sum256([]byte(key))
+	return int(sum[0]) % n
+}
+
+// readBounded reads a regular file, refusing one no part could hold.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(&limited{f, 4 * maxPartBytes}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// limited reads at most n bytes and fails past them.
+type limited struct {
+	f *os.File
+	n int
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("larger than %d bytes", 4*maxPartBytes)
+	}
+	p = p[:min(len(p), l.n+1)]
+	n, err := l.f.Read(p)
+	l.n -= n
+	if l.n < 0 {
+		return n, fmt.Errorf("larger than %d bytes", 4*maxPartBytes)
+	}
+	return n, err
+}
+
+func gzipped(content []byte) ([]byte, error) {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	if _, err := z.Write(content); err != nil {
+		return nil, err
+	}
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// partHash is the hash a reader of the part's mount computes.
+func partHash(p *part) string {
+	return watch.ContentHash(watch.ReadOptions{}, watch.Mount{Path: "part", Data: p.data, BinaryData: p.binary})
+}
+
+func (o Options) configMap(name string, data map[string]string, binary map[string][]byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: o.Labels},
+		Data:       data,
+		BinaryData: binary,
+	}
+}
+
+// write makes the part ConfigMap name hold p, writing only when it does
+// not already.
+func (o Options) write(ctx context.Context, cms corev1client.ConfigMapInterface, name string, p *part) error {
+	cur, err := cms.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = cms.Create(ctx, o.configMap(name, p.data, p.binary), metav1.CreateOptions{})
+	case err != nil:
+	case equalData(cur.Data, p.data) && equalBinary(cur.BinaryData, p.binary) && labelsHeld(cur.Labels, o.Labels):
+		return nil
+	default:
+		cm := o.configMap(name, p.data, p.binary)
+		cm.ResourceVersion = cur.ResourceVersion
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("writing part %s/%s: %w", o.Namespace, name, err)
+	}
+	return nil
+}
+
+func equalData(a, b map[string]string) bool { return len(a) == len(b) && maps.Equal(a, b) }
+
+func equalBinary(a, b map[string][]byte) bool {
+	return len(a) == len(b) && maps.EqualFunc(a, b, bytes.Equal)
+}
+
+func labelsHeld(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// maxManifestBytes bounds a manifest: 256 parts' names and hashes fit in
+// well under it.
+const maxManifestBytes = 64 << 10
+
+// Decode reads a manifest strictly: unknown fields, a generation below 1,
+// no parts, or a part name or hash that is not one are errors.
+func Decode(data []byte) (*Manifest, error) {
+	if len(data) > maxManifestBytes {
+		return nil, fmt.Errorf("manifest of %d bytes: at most %d", len(data), maxManifestBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not a manifest: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("not a manifest: data after the object")
+	}
+	switch {
+	case m.Generation < 1:
+		return nil, fmt.Errorf("generation %d: must be at least 1", m.Generation)
+	case len(m.Parts) == 0:
+		return nil, errors.New("no parts")
+	case len(m.Parts) > maxParts:
+		return nil, fmt.Errorf("%d parts: at most %d", len(m.Parts), maxParts)
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.Parts)) {
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return nil, fmt.Errorf("part %q: not a ConfigMap name", name)
+		}
+		if h := m.Parts[name]; !isHash(h) {
+			return nil, fmt.Errorf("part %s: hash %q is not sha256:HEX", name, h)
+		}
+	}
+	return &m, nil
+}
+
+func isHash(s string) bool {
+	hex, ok := strings.CutPrefix(s, "sha256:")
+	if !ok || len(hex) != 64 {
+		return false
+	}
+	for _, c := range hex {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Check returns a check for watch.Options.Consistent over a set Publish
+// wrote: manifest is the target the manifest ConfigMap is mounted at (a
+// directory), and parts the targets its parts are mounted at, each on its
+// own; with no parts, every other target is one. The set is served only
+// when each part's content is one the manifest lists, and the manifest
+// lists no part that is not mounted; until then it is pending, kubelet
+// having updated some mounts and not the others yet. A manifest whose
+// generation is below the highest this check accepted is refused, and the
+// reload reports it as a rollback. A part must be read whole: a ReadOptions
+// that leaves one of its files out cannot match. The check keeps the
+// generation it accepted: use one per watcher.
+func Check(manifest string, parts ...string) func(c *watch.Contents) error {
+	var mu sync.Mutex
+	var accepted int64
+	return func(c *watch.Contents) error {
+		mg, ok := c.Target(manifest)
+		if !ok {
+			return fmt.Errorf("configset: the manifest %s is not one of the watched paths", manifest)
+		}
+		data, ok := fileOf(mg, ManifestKey)
+		if !ok {
+			return fmt.Errorf("%s holds no %s: the manifest ConfigMap is not published or not mounted yet", manifest, ManifestKey)
+		}
+		m, err := Decode(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(manifest, ManifestKey), err)
+		}
+		var targets []*watch.Generation
+		for _, g := range c.Generations {
+			if g.Path != manifest && (len(parts) == 0 || slices.Contains(parts, g.Path)) {
+				targets = append(targets, g)
+			}
+		}
+		if len(targets) != len(m.Parts) {
+			return fmt.Errorf("the manifest (generation %d) lists %d parts, and %d are mounted", m.Generation, len(m.Parts), len(targets))
+		}
+		unmatched := map[string]int{} // hash → parts of the manifest that hold it
+		for _, h := range m.Parts {
+			unmatched[h]++
+		}
+		for _, g := range targets {
+			if len(g.Skipped) > 0 {
+				return fmt.Errorf("%s: %s was left out of the read, and a part is matched whole", g.Path, g.Skipped[0].Name)
+			}
+			if unmatched[g.Hash] == 0 {
+				return fmt.Errorf("%s holds content the manifest (generation %d) does not list: a part or the manifest is not updated yet", g.Path, m.Generation)
+			}
+			unmatched[g.Hash]--
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Generation < accepted {
+			return &watch.RollbackError{Refuse: true, Rollbacks: []watch.Rollback{{
+				Part: manifest, From: "generation " + strconv.FormatInt(accepted, 10), To: "generation " + strconv.FormatInt(m.Generation, 10),
+			}}}
+		}
+		accepted = m.Generation
+		return nil
+	}
+}
+
+// fileOf returns the file named name of g, a directory target.
+func fileOf(g *watch.Generation, name string) ([]byte, bool) {
+	for _, f := range g.Files {
+		if f.Name == name {
+			return f.Data, true
+		}
+	}
+	return nil, false
+}
