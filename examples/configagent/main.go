@@ -5,12 +5,26 @@
 // checkouts holding ORG/REPO/ORG-REPO-BRANCH.yaml at any depth.
 //
 //	configagent --source DIR [--source DIR ...] --listen ADDR [--poll-interval D]
-//	            [--settle D] [--version-key KEY [--version-stamps all|touched]]
+//	            [--settle D] [--version-key KEY [--version-stamps all|touched] | --manifest DIR]
 //	            [--pending-timeout D] [--max-bytes N]
 //	configagent verify --source PATH=CONFIGMAP [--source PATH=CONFIGMAP ...]
+//	            [--manifest PATH=CONFIGMAP]
 //	            (--configmaps FILE | --kubeconfig FILE --namespace NS)
 //	            [--version-key KEY] [--subsystem NAME] [--label K=V ...] [--timeout D]
 //	            --replica URL [--replica URL ...]
+//	configagent publish --dir DIR --kubeconfig FILE --namespace NS --manifest NAME
+//	            --part NAME [--part NAME ...] [--gzip-above BYTES]
+//
+// publish writes the configurations of DIR (its .yaml and .yml files, at
+// any depth, keyed by base name) as a set of ConfigMaps: each file in the
+// part its name selects (prow's partition rule), gzip'd above BYTES, then
+// the manifest ConfigMap NAME with every part's hash and a generation one
+// above the last. It prints the manifest written, as JSON, and exits 0; 1
+// when nothing could be published (no part is written unless all can
+// be), 2 on a usage error (publish.go). A replica given --manifest (where
+// NAME is mounted) and the parts as its sources serves only a set whose
+// every part matches the manifest, and refuses a manifest older than the
+// one it serves (a rollback, on its reload line).
 //
 // verify tells whether every replica serves the content of the
 // ConfigMaps: "expected HASH", then one line per replica, "URL current
@@ -32,12 +46,16 @@
 // rollback. A configuration
 // is identified by its zz_generated_metadata (org, repo, branch, and
 // variant when it has one), never by its file name; two files of one
-// identity make the snapshot invalid.
+// identity make the snapshot invalid. The agent underneath is package
+// agent, which a program can import.
 //
 //	GET /config?org=O&repo=R&branch=B[&variant=V]
-//	    200 with the file's YAML, decompressed, and X-Config-Generation:
-//	    sha256:… naming the snapshot; 404 when there is none; 400 for a
-//	    missing parameter.
+//	    200 with the YAML of the configuration that serves the branch, as
+//	    ci-tools matches them (a branch name serves itself and its
+//	    feature branches, B-...; a branch that is a regular expression,
+//	    what it matches), decompressed, and X-Config-Generation: sha256:…
+//	    naming the snapshot; 404 when none or more than one does; 400 for
+//	    a missing parameter.
 //	GET /healthz   200 while the process runs
 //	GET /readyz    200 once a first snapshot is loaded, 503 before
 //	GET /metrics   the reload metrics
@@ -62,7 +80,7 @@ import (
 	"os"
 	"os/signal"
 	"path"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,8 +90,10 @@ import (
 	"k8s.io/component-base/metrics"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/examples/configagent/agent"
 	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/watch"
+	"github.com/stratacfg/strata/watch/configset"
 )
 
 func main() {
@@ -94,6 +114,7 @@ type flags struct {
 	settle         time.Duration
 	versionKey     string
 	versionStamps  string
+	manifest       string
 	pendingTimeout time.Duration
 	maxBytes       int64
 }
@@ -114,6 +135,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.DurationVar(&f.settle, "settle", time.Second, "how long a burst of updates across the sources must be quiet before they are read (0: read a swapped mount at once)")
 	fs.StringVar(&f.versionKey, "version-key", "", "a version marker file every source holds (prow's updateconfig writes VERSION)")
 	fs.StringVar(&f.versionStamps, "version-stamps", "all", `how the producer stamps the sources with --version-key: "all" (every source at every publish: sources that disagree are pending until they agree) or "touched" (only the sources a publish changes, as prow's updateconfig does: served after --settle, a version going back reported as a rollback)`)
+	fs.StringVar(&f.manifest, "manifest", "", "where the manifest ConfigMap of a set `configagent publish` writes is mounted: the sources are its parts, served only when each matches it")
 	fs.DurationVar(&f.pendingTimeout, "pending-timeout", watch.DefaultPendingTimeout, "how long a snapshot may stay pending before it is a failure")
 	fs.Int64Var(&f.maxBytes, "max-bytes", watch.DefaultMaxTotalBytes, "the bytes a snapshot of every source may hold once decompressed; one that holds more is refused, and so is a file over 4 MiB")
 	if err := fs.Parse(args); err != nil {
@@ -136,6 +158,10 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--version-key %q: a file name, not a path", f.versionKey)
 	case f.versionStamps != "all" && f.versionStamps != "touched":
 		return nil, fmt.Errorf(`--version-stamps %q: "all" or "touched"`, f.versionStamps)
+	case f.manifest != "" && f.versionKey != "":
+		return nil, errors.New("--manifest and --version-key are two ways to tell a whole set: give one")
+	case slices.Contains(f.sources, f.manifest):
+		return nil, fmt.Errorf("--manifest %s is a --source too: the sources are its parts", f.manifest)
 	}
 	if err := watch.CheckPollInterval(f.pollInterval); err != nil || f.pollInterval == 0 {
 		return nil, fmt.Errorf("--poll-interval %s: must be at least %s", f.pollInterval, watch.MinPollInterval)
@@ -147,8 +173,13 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 // a listener that cannot start, 2 on a usage error; `configagent verify`
 // is verify.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "verify" {
-		return verify(ctx, args[1:], stdin, stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "verify":
+			return verify(ctx, args[1:], stdin, stdout, stderr)
+		case "publish":
+			return publish(ctx, args[1:], stdout, stderr)
+		}
 	}
 	f, err := parse(args, stderr)
 	if err != nil {
@@ -157,12 +188,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return 2
 	}
-	a, err := newAgent(f, stdout)
+	s, err := newServer(f, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "configagent:", err)
 		return 1
 	}
-	srv, ln, err := httpserve.Listen(f.listen, a.handler())
+	srv, ln, err := httpserve.Listen(f.listen, s.handler())
 	if err != nil {
 		fmt.Fprintln(stderr, "configagent:", err)
 		return 1
@@ -173,20 +204,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := a.w.Start(ctx); err != nil {
+	if err := s.a.Start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return 0
 		}
 		fmt.Fprintln(stderr, "configagent: the first snapshot is invalid:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "configagent: serving %d configurations on %s\n", len(a.w.Current().configs), ln.Addr())
+	fmt.Fprintf(stderr, "configagent: serving %d configurations on %s\n", s.a.Current().Len(), ln.Addr())
 	select {
 	case <-ctx.Done():
 		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 		defer done()
 		_ = srv.Shutdown(shutdown)
-		<-a.w.Done()
+		<-s.a.Done()
 		return 0
 	case err := <-served:
 		fmt.Fprintln(stderr, "configagent:", err)
@@ -194,43 +225,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-// identity names a configuration as ci-operator does: its
-// zz_generated_metadata.
-type identity struct {
-	Org     string `json:"org"`
-	Repo    string `json:"repo"`
-	Branch  string `json:"branch"`
-	Variant string `json:"variant,omitempty"`
-}
+// configuration is one ci-operator configuration: its file's bytes.
+type configuration = []byte
 
-func (id identity) String() string {
-	s := id.Org + "/" + id.Repo + "@" + id.Branch
-	if id.Variant != "" {
-		s += "__" + id.Variant
-	}
-	return s
-}
-
-// snapshot is one loaded generation of every source. It is immutable.
-type snapshot struct {
-	generation string
-	configs    map[identity][]byte
-}
-
-// agent is the watcher of the sources and what it has loaded.
-type agent struct {
-	w     *watch.Watcher[*snapshot]
-	m     *watch.Metrics
+// server is the agent of the sources and what serves it.
+type server struct {
+	a     *agent.Agent[configuration]
 	reg   metrics.KubeRegistry
 	out   io.Writer
 	outMu sync.Mutex
-	files int // files of the attempt being reported; the watcher's goroutine only
 }
 
 // readOptions are how the agent reads its sources: trees of .yaml and
-// .yml files, the version marker file, hidden names left out. verify
-// computes the hash the agent reports with the same options.
-func readOptions(versionKey string, maxBytes int64) watch.ReadOptions {
+// .yml files, the version marker file, the manifest's key when a manifest
+// is watched, hidden names left out. verify computes the hash the agent
+// reports with the same options.
+func readOptions(versionKey string, manifest bool, maxBytes int64) watch.ReadOptions {
 	return watch.ReadOptions{
 		Tree: true, MaxFiles: maxFiles, MaxTotalBytes: maxBytes,
 		Select: func(rel string) string {
@@ -238,7 +248,7 @@ func readOptions(versionKey string, maxBytes int64) watch.ReadOptions {
 			switch {
 			case strings.HasPrefix(name, "."):
 				return "hidden"
-			case name == versionKey:
+			case name == versionKey, manifest && rel == configset.ManifestKey:
 				return ""
 			case strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"):
 				return ""
@@ -248,102 +258,66 @@ func readOptions(versionKey string, maxBytes int64) watch.ReadOptions {
 	}
 }
 
-// beforeLoad, when set, runs before each load: tests make a slow reload
-// with it.
+// beforeLoad, when set, runs before each file is parsed: tests make a
+// slow reload with it.
 var beforeLoad atomic.Pointer[func()]
 
-func newAgent(f *flags, stdout io.Writer) (*agent, error) {
-	a := &agent{out: stdout, m: watch.NewMetrics("configagent", nil), reg: metrics.NewKubeRegistry()}
-	a.m.MustRegister(a.reg)
-	read := readOptions(f.versionKey, f.maxBytes)
+func newServer(f *flags, stdout io.Writer) (*server, error) {
+	s := &server{out: stdout, reg: metrics.NewKubeRegistry()}
+	m := watch.NewMetrics("configagent", nil)
+	m.MustRegister(s.reg)
+	paths := f.sources
 	var consistent func(*watch.Contents) error
-	if f.versionKey != "" {
-		agree := watch.MarkersAgree(f.versionKey)
-		if f.versionStamps == "touched" {
-			agree = watch.MarkersMove(f.versionKey)
-		}
-		consistent = func(c *watch.Contents) error {
-			a.files = a.count(c, f.versionKey)
-			return agree(c)
-		}
+	switch {
+	case f.manifest != "":
+		paths = append(slices.Clip(paths), f.manifest)
+		consistent = configset.Check(f.manifest, f.sources...)
+	case f.versionKey != "" && f.versionStamps == "touched":
+		consistent = watch.MarkersMove(f.versionKey)
+	case f.versionKey != "":
+		consistent = watch.MarkersAgree(f.versionKey)
 	}
 	var err error
-	a.w, err = watch.New(watch.Options[*snapshot]{
-		Paths:          f.sources,
-		Read:           read,
-		PollInterval:   f.pollInterval,
-		Settle:         f.settle,
-		PendingTimeout: f.pendingTimeout,
-		Consistent:     consistent,
-		Metrics:        a.m,
-		Load: func(_ context.Context, c *watch.Contents) (*snapshot, error) {
+	s.a, err = agent.New(agent.Options[configuration]{
+		Watch: watch.Options[*agent.Snapshot[configuration]]{
+			Paths:          paths,
+			Read:           readOptions(f.versionKey, f.manifest != "", f.maxBytes),
+			PollInterval:   f.pollInterval,
+			Settle:         f.settle,
+			PendingTimeout: f.pendingTimeout,
+			Consistent:     consistent,
+			Metrics:        m,
+		},
+		Parse: func(_ string, data []byte) (configuration, agent.Metadata, error) {
 			if hook := beforeLoad.Load(); hook != nil {
 				(*hook)()
 			}
-			return a.load(c, f.versionKey)
+			return parseConfig(data)
 		},
-		OnReload: a.report,
+		Skip: func(target, name string) bool {
+			return target == f.manifest || (f.versionKey != "" && path.Base(name) == f.versionKey)
+		},
+		OnReload: s.report,
 	})
-	return a, err
+	return s, err
 }
 
-// count returns the configuration files of c.
-func (a *agent) count(c *watch.Contents, versionKey string) int {
-	n := 0
-	for _, g := range c.Generations {
-		for _, e := range g.Files {
-			if path.Base(e.Name) != versionKey {
-				n++
-			}
-		}
+// parseConfig reads a configuration's identity, its zz_generated_metadata.
+func parseConfig(data []byte) (configuration, agent.Metadata, error) {
+	var doc struct {
+		Meta *agent.Metadata `json:"zz_generated_metadata"`
 	}
-	return n
-}
-
-// load indexes every configuration of c by its identity. A file that is
-// not YAML, has no zz_generated_metadata, or shares its identity with
-// another makes the whole snapshot invalid; every such problem is named.
-func (a *agent) load(c *watch.Contents, versionKey string) (*snapshot, error) {
-	a.files = a.count(c, versionKey)
-	s := &snapshot{generation: c.Hash, configs: make(map[identity][]byte, a.files)}
-	where := make(map[identity]string, a.files)
-	var errs []error
-	for _, g := range c.Generations {
-		for _, e := range g.Files {
-			if path.Base(e.Name) == versionKey {
-				continue
-			}
-			file := g.Path
-			if g.Dir {
-				file = filepath.Join(g.Path, filepath.FromSlash(e.Name))
-			}
-			var doc struct {
-				Meta *identity `json:"zz_generated_metadata"`
-			}
-			if err := yaml.Unmarshal(e.Data, &doc); err != nil {
-				errs = append(errs, fmt.Errorf("%s: not YAML: %w", file, err))
-				continue
-			}
-			switch id := doc.Meta; {
-			case id == nil:
-				errs = append(errs, fmt.Errorf("%s: no zz_generated_metadata: not a ci-operator configuration", file))
-			case id.Org == "" || id.Repo == "" || id.Branch == "":
-				errs = append(errs, fmt.Errorf("%s: zz_generated_metadata needs org, repo and branch", file))
-			case where[*id] != "":
-				errs = append(errs, fmt.Errorf("%s: %s is configured by %s already", file, id, where[*id]))
-			default:
-				where[*id] = file
-				s.configs[*id] = e.Data
-			}
-		}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, agent.Metadata{}, fmt.Errorf("not YAML: %w", err)
 	}
-	if len(errs) > 0 {
-		if len(errs) > 20 {
-			errs = append(errs[:20], fmt.Errorf("and %d more problems", len(errs)-20))
-		}
-		return nil, errors.Join(errs...)
+	switch id := doc.Meta; {
+	case id == nil:
+		return nil, agent.Metadata{}, errors.New("no zz_generated_metadata: not a ci-operator configuration")
+	case id.Org == "" || id.Repo == "" || id.Branch == "":
+		return nil, agent.Metadata{}, errors.New("zz_generated_metadata needs org, repo and branch")
+	default:
+		return data, *id, nil
 	}
-	return s, nil
 }
 
 // line is one reload attempt on stdout.
@@ -358,43 +332,39 @@ type line struct {
 }
 
 // report prints one JSON line per reload attempt.
-func (a *agent) report(r watch.Reload[*snapshot]) {
-	l := line{Status: r.Status, Generation: r.Hash, Files: a.files, ReadSeconds: r.ReadDuration.Seconds(), LoadSeconds: r.Duration.Seconds()}
-	if r.Hash == "" { // the read failed: nothing was loaded
-		l.Files = 0
-	}
+func (s *server) report(r watch.Reload[*agent.Snapshot[configuration]], files int) {
+	l := line{Status: r.Status, Generation: r.Hash, Files: files, ReadSeconds: r.ReadDuration.Seconds(), LoadSeconds: r.Duration.Seconds()}
 	if r.Err != nil {
 		l.Error = r.Err.Error()
 	}
 	for _, rb := range r.Rollbacks {
 		l.Rollbacks = append(l.Rollbacks, rb.String())
 	}
-	a.files = 0
 	out, _ := json.Marshal(l)
-	a.outMu.Lock()
-	defer a.outMu.Unlock()
-	fmt.Fprintf(a.out, "%s\n", out)
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	fmt.Fprintf(s.out, "%s\n", out)
 }
 
 // handler serves the configurations, health, readiness and metrics.
-func (a *agent) handler() http.Handler {
+func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /config", a.serveConfig)
+	mux.HandleFunc("GET /config", s.serveConfig)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if a.w.Current() == nil {
+		if s.a.Current() == nil {
 			http.Error(w, "no snapshot loaded yet", http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ok\n")
 	})
-	mux.Handle("GET /metrics", metrics.HandlerFor(a.reg, metrics.HandlerOpts{}))
+	mux.Handle("GET /metrics", metrics.HandlerFor(s.reg, metrics.HandlerOpts{}))
 	return mux
 }
 
 // serveConfig answers from the snapshot current when the request arrived:
 // a reload under way never holds it up.
-func (a *agent) serveConfig(w http.ResponseWriter, r *http.Request) {
+func (s *server) serveConfig(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var missing []string
 	for _, p := range []string{"org", "repo", "branch"} {
@@ -406,16 +376,16 @@ func (a *agent) serveConfig(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing query parameter "+strings.Join(missing, ", "), http.StatusBadRequest)
 		return
 	}
-	s := a.w.Current()
-	if s == nil {
+	snap := s.a.Current()
+	if snap == nil {
 		http.Error(w, "no snapshot loaded yet", http.StatusServiceUnavailable)
 		return
 	}
-	id := identity{Org: q.Get("org"), Repo: q.Get("repo"), Branch: q.Get("branch"), Variant: q.Get("variant")}
-	data, ok := s.configs[id]
-	w.Header().Set("X-Config-Generation", s.generation)
-	if !ok {
-		http.Error(w, "no configuration for "+id.String(), http.StatusNotFound)
+	id := agent.Metadata{Org: q.Get("org"), Repo: q.Get("repo"), Branch: q.Get("branch"), Variant: q.Get("variant")}
+	w.Header().Set("X-Config-Generation", snap.Hash)
+	data, err := snap.GetMatchingConfig(id)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", "application/yaml")

@@ -21,6 +21,7 @@ import (
 )
 
 const verifyUsage = `usage: configagent verify --source PATH=CONFIGMAP [--source PATH=CONFIGMAP ...]
+                          [--manifest PATH=CONFIGMAP]
                           (--configmaps FILE | --kubeconfig FILE --namespace NS)
                           [--version-key KEY] [--subsystem NAME] [--label K=V ...] [--timeout D]
                           --replica URL [--replica URL ...]
@@ -43,7 +44,8 @@ const maxManifestBytes = 64 << 20
 // when there are several. The ConfigMaps come from --configmaps (YAML or
 // JSON documents, a v1 List among them, as `kubectl get configmap -o
 // yaml` prints them; "-" reads stdin) or from the cluster --kubeconfig
-// names, in --namespace. --version-key is the replicas' own. The expected
+// names, in --namespace. --version-key and --manifest are the replicas'
+// own. The expected
 // hash is the one configagent computes, with its way of reading its
 // sources; --subsystem and --label (a const label that tells a watcher's
 // series apart, plugin=...) name other metrics. Another strata watcher
@@ -65,6 +67,15 @@ func verify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return errors.New("PATH=CONFIGMAP")
 		}
 		sources = append(sources, source{p, cm})
+		return nil
+	})
+	var manifest *source
+	fs.Func("manifest", "PATH=CONFIGMAP: the replicas' --manifest, and the manifest ConfigMap mounted there", func(s string) error {
+		p, cm, ok := strings.Cut(s, "=")
+		if !ok || p == "" || cm == "" {
+			return errors.New("PATH=CONFIGMAP")
+		}
+		manifest = &source{p, cm}
 		return nil
 	})
 	fs.Func("replica", "a replica's metrics URL, http://HOST:PORT/metrics (repeatable)", func(s string) error {
@@ -108,6 +119,9 @@ func verify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "configagent verify: %s\n%s", usage, verifyUsage)
 		return 2
 	}
+	if manifest != nil {
+		sources = append(sources, *manifest) // the replicas watch it last
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
@@ -131,7 +145,7 @@ func verify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		mounts[i] = watch.Mount{Path: s.path, Data: cm.Data, BinaryData: cm.BinaryData}
 	}
-	want := watch.ContentHash(readOptions(*versionKey, watch.DefaultMaxTotalBytes), mounts...)
+	want := watch.ContentHash(readOptions(*versionKey, manifest != nil, watch.DefaultMaxTotalBytes), mounts...)
 	fmt.Fprintf(stdout, "expected %s\n", want)
 	code := 0
 	for _, r := range watch.ReadReplicas(ctx, &http.Client{Timeout: *timeout}, *subsystem, labels, replicas...) {
