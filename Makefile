@@ -18,13 +18,14 @@ test: vet lint tools schemas unit
 # so k8s.io/kubernetes and etcd never enter the library's go.mod). A binary is
 # rebuilt only when its module's go.mod or go.sum, or its own source, changes.
 GENERATORS := $(BIN)/deepcopy-gen $(BIN)/defaulter-gen $(BIN)/conversion-gen $(BIN)/validation-gen
-TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/etcdctl $(BIN)/etcdutl $(BIN)/atomicwriter $(GENERATORS)
+TOOLS := $(BIN)/kube-apiserver $(BIN)/etcd $(BIN)/etcdctl $(BIN)/etcdutl $(BIN)/atomicwriter $(BIN)/prow-updateconfig $(GENERATORS)
 K8S_MOD := hack/tools/go.mod hack/tools/go.sum
 ETCD_MOD := hack/tools/etcd/go.mod hack/tools/etcd/go.sum
 CODEGEN_MOD := hack/tools/codegen/go.mod hack/tools/codegen/go.sum
+PROW_MOD := hack/tools/prow/go.mod hack/tools/prow/go.sum
 
-## tools: build kube-apiserver, etcd, etcdctl, etcdutl, the AtomicWriter driver and the code
-## generators into bin/.
+## tools: build kube-apiserver, etcd, etcdctl, etcdutl, the AtomicWriter driver, prow's
+## updateconfig and the code generators into bin/.
 tools: $(TOOLS)
 
 # k8s.io/code-generator, in a module of its own (hack/tools/codegen).
@@ -47,6 +48,12 @@ $(BIN)/atomicwriter: $(K8S_MOD) hack/tools/cmd/atomicwriter/main.go
 	@mkdir -p $(BIN)
 	cd hack/tools && $(GO) build -o $@ ./cmd/atomicwriter
 
+# prow's updateconfig plugin (sigs.k8s.io/prow), in a module of its own:
+# prow pins client-go and controller-runtime releases of its own.
+$(BIN)/prow-updateconfig: $(PROW_MOD) hack/tools/prow/main.go
+	@mkdir -p $(BIN)
+	cd hack/tools/prow && $(GO) build -o $@ .
+
 $(BIN)/etcd: $(ETCD_MOD)
 	@mkdir -p $(BIN)
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
@@ -67,6 +74,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd hack/tools && $(GO) vet ./...
+	cd hack/tools/prow && $(GO) vet ./...
 	@set -e; for m in $(MODULES); do echo "cd $$m && $(GO) vet ./..."; (cd $$m && $(GO) vet ./...); done
 
 $(STATICCHECK):

@@ -202,21 +202,26 @@ func (a *Agent[T]) GetFromIndex(name, key string) ([]*T, error) {
 // SubscribeToIndexChanges returns a channel of what changes in the index
 // name from the current snapshot on, one IndexDelta per key that changed.
 // A subscriber that reads slowly is never queued a backlog: when it reads
-// again it is sent what changed since what it last received, whatever
-// the snapshots loaded in between. The channel closes when the agent
-// stops.
+// again it is sent what differs between what it was sent and the newest
+// snapshot, whatever the snapshots loaded in between (a delta already
+// under way when a newer snapshot loads is sent as it is). The channel
+// closes when the agent stops.
 func (a *Agent[T]) SubscribeToIndexChanges(name string) (<-chan IndexDelta[T], error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.indexes[name]; !ok {
+	_, ok := a.indexes[name]
+	a.mu.Unlock()
+	if !ok {
 		return nil, fmt.Errorf("index %s does not exist", name)
 	}
+	sub := newSubscription(a, name) // computes the index: not under a.mu
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.stopped.Load() {
 		return nil, errors.New("the agent has stopped")
 	}
-	sub := &subscription[T]{a: a, index: name, ch: make(chan IndexDelta[T]), wake: make(chan struct{}, 1), ended: make(chan struct{}), seen: a.w.Current()}
 	a.subs[name] = append(a.subs[name], sub)
 	go sub.run()
+	sub.notify() // a snapshot loaded since newSubscription read one
 	return sub.ch, nil
 }
 
@@ -479,14 +484,28 @@ func (s *Snapshot[T]) compute(fn IndexFn[T]) index[T] {
 	return idx
 }
 
-// subscription delivers one subscriber's deltas from its own goroutine.
+// subscription delivers one subscriber's deltas from its own goroutine,
+// level-triggered: it keeps what the subscriber has been sent, key by key,
+// and sends what differs from the newest snapshot, so that a subscriber
+// that reads slowly is never queued a backlog of stale deltas.
 type subscription[T any] struct {
 	a     *Agent[T]
 	index string
 	ch    chan IndexDelta[T]
 	wake  chan struct{}
-	seen  *Snapshot[T] // what the subscriber was last sent; its goroutine only
 	ended chan struct{}
+	sent  map[string]map[Metadata]*config[T] // by key; its goroutine only
+}
+
+func newSubscription[T any](a *Agent[T], name string) *subscription[T] {
+	sub := &subscription[T]{a: a, index: name, ch: make(chan IndexDelta[T]), wake: make(chan struct{}, 1), ended: make(chan struct{}), sent: map[string]map[Metadata]*config[T]{}}
+	if s := a.w.Current(); s != nil {
+		idx, _ := s.index(name)
+		for k, cfgs := range idx {
+			sub.sent[k] = byID(cfgs)
+		}
+	}
+	return sub
 }
 
 func (sub *subscription[T]) notify() {
@@ -505,18 +524,46 @@ func (sub *subscription[T]) run() {
 		case <-sub.a.w.Done():
 			return
 		}
-		now := sub.a.w.Current()
-		if now == nil || now == sub.seen {
-			continue
+		if !sub.catchUp() {
+			return
 		}
-		for _, d := range delta(sub.seen, now, sub.index) {
+	}
+}
+
+// catchUp sends, key by key in order, what differs between what the
+// subscriber was sent and the newest snapshot, starting over when a newer
+// one is loaded meanwhile. It returns false when the agent stopped.
+func (sub *subscription[T]) catchUp() bool {
+	for {
+		now := sub.a.w.Current()
+		idx, err := now.index(sub.index)
+		if err != nil {
+			return true
+		}
+		newer := false
+		for _, k := range slices.Sorted(maps.Keys(union(sub.sent, idx))) {
+			d := diff(k, sub.sent[k], idx[k])
+			if len(d.Added)+len(d.Removed) == 0 {
+				continue
+			}
 			select {
 			case sub.ch <- d:
 			case <-sub.a.w.Done():
-				return
+				return false
+			}
+			if len(idx[k]) == 0 {
+				delete(sub.sent, k)
+			} else {
+				sub.sent[k] = byID(idx[k])
+			}
+			if sub.a.w.Current() != now {
+				newer = true
+				break
 			}
 		}
-		sub.seen = now
+		if !newer {
+			return true
+		}
 	}
 }
 
@@ -524,40 +571,31 @@ func (sub *subscription[T]) run() {
 // which it does when the watcher is done.
 func (sub *subscription[T]) wait() { <-sub.ended }
 
-// delta is what changed in the index name from old to now, one
-// IndexDelta per key, keys in order: a configuration is changed when its
-// file or the file's bytes are.
-func delta[T any](old, now *Snapshot[T], name string) []IndexDelta[T] {
-	after, err := now.index(name)
-	if err != nil {
-		return nil
-	}
-	var before index[T]
-	if old != nil {
-		before, _ = old.index(name)
-	}
-	var out []IndexDelta[T]
-	for _, k := range slices.Sorted(maps.Keys(union(before, after))) {
-		d := IndexDelta[T]{IndexKey: k}
-		was, is := byID(before[k]), byID(after[k])
-		for _, c := range before[k] {
-			if n := is[c.id]; n == nil || !c.same(n) {
-				d.Removed = append(d.Removed, &c.value)
-			}
-		}
-		for _, c := range after[k] {
-			if o := was[c.id]; o == nil || !o.same(c) {
-				d.Added = append(d.Added, &c.value)
-			}
-		}
-		if len(d.Added)+len(d.Removed) > 0 {
-			out = append(out, d)
+// diff is what changed under key from sent to now: a configuration is
+// changed when its file or the file's bytes are.
+func diff[T any](key string, sent map[Metadata]*config[T], now []*config[T]) IndexDelta[T] {
+	d := IndexDelta[T]{IndexKey: key}
+	is := byID(now)
+	for _, c := range sortedConfigs(sent) {
+		if n := is[c.id]; n == nil || !c.same(n) {
+			d.Removed = append(d.Removed, &c.value)
 		}
 	}
+	for _, c := range now {
+		if o := sent[c.id]; o == nil || !o.same(c) {
+			d.Added = append(d.Added, &c.value)
+		}
+	}
+	return d
+}
+
+func sortedConfigs[T any](m map[Metadata]*config[T]) []*config[T] {
+	out := slices.Collect(maps.Values(m))
+	slices.SortFunc(out, func(a, b *config[T]) int { return strings.Compare(a.file, b.file) })
 	return out
 }
 
-func union[T any](a, b index[T]) map[string]bool {
+func union[A, B any](a map[string]A, b map[string]B) map[string]bool {
 	keys := make(map[string]bool, len(a)+len(b))
 	for k := range a {
 		keys[k] = true
