@@ -42,7 +42,7 @@ import (
 func MarkersAgree(name string) func(c *Contents) error {
 	return func(c *Contents) error {
 		var first, firstAt string
-		return eachMarker(c, name, func(at, v string) error {
+		return eachMarker(c, name, true, func(at, v string) error {
 			if firstAt == "" {
 				first, firstAt = v, at
 			} else if v != first {
@@ -54,8 +54,9 @@ func MarkersAgree(name string) func(c *Contents) error {
 }
 
 // eachMarker calls fn with every file named name of c, its path and the
-// version it holds; a directory target without one is an error.
-func eachMarker(c *Contents, name string, fn func(at, version string) error) error {
+// version it holds; a directory target without one is an error when
+// required.
+func eachMarker(c *Contents, name string, required bool, fn func(at, version string) error) error {
 	for _, g := range c.Generations {
 		found := false
 		for _, f := range g.Files {
@@ -71,7 +72,7 @@ func eachMarker(c *Contents, name string, fn func(at, version string) error) err
 				return err
 			}
 		}
-		if !found && g.Dir {
+		if !found && g.Dir && required {
 			return fmt.Errorf("%s holds no %s marker", g.Path, name)
 		}
 	}
@@ -116,8 +117,11 @@ const maxMarkerHistory = 64
 // MarkersMove returns a check for Options.Consistent, for a producer that
 // stamps only the parts it updates, as prow's updateconfig writes VERSION:
 // the parts' markers may differ, and the set is never held back for it
-// (use Options.Settle to take a merge's updates as one reload). Every
-// directory target must hold a file named name, as MarkersAgree asks.
+// (use Options.Settle to take a merge's updates as one reload). A part
+// without the marker is served all the same, its history kept: prow's
+// config-bootstrapper, run over ConfigMaps that exist, deletes VERSION
+// from them (updateconfig's Update counts it among the stale keys), and
+// only the next merge that touches a part writes it again.
 // Each part's versions are ordered as they first appeared: one that goes
 // back to a version older than the one it held (prow's config bootstrapper
 // racing updateconfig) is a rollback, and one that comes back to the
@@ -136,12 +140,10 @@ func MarkersMove(name string) func(c *Contents) error {
 	return func(c *Contents) error {
 		type seen struct{ at, version string }
 		var now []seen
-		if err := eachMarker(c, name, func(at, v string) error {
+		_ = eachMarker(c, name, false, func(at, v string) error {
 			now = append(now, seen{at, v})
 			return nil
-		}); err != nil {
-			return err // nothing recorded: the set is not whole
-		}
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		var back []Rollback

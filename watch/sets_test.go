@@ -197,16 +197,17 @@ prow_automatic_reloads_total{status="success"} 7
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "prow_automatic_reloads_total", "prow_automatic_reload_rollbacks_total"); err != nil {
 		t.Fatal(err)
 	}
-	// A shard without its marker is not a set yet.
-	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true}}}); err == nil || !strings.Contains(err.Error(), "x holds no VERSION marker") {
+	// A shard without its marker (prow's bootstrapper deletes it) is
+	// served all the same.
+	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true}}}); err != nil {
 		t.Errorf("no marker: %v", err)
 	}
 }
 
 // TestMarkersMoveReportsEveryRollback: a rollback is reported with the
 // attempt it came with, whatever became of it (the content refused by
-// Load), and a set that is not whole records nothing, so that its parts'
-// rollbacks are reported once it is.
+// Load), and a part that lost its marker keeps its history, so that a
+// version it comes back with is compared with the one it had.
 func TestMarkersMoveReportsEveryRollback(t *testing.T) {
 	parts := func(versions ...string) *Contents {
 		var gens []*Generation
@@ -226,9 +227,11 @@ func TestMarkersMoveReportsEveryRollback(t *testing.T) {
 	}{
 		{[]string{"v1", "v1"}, ""},
 		{[]string{"v2", "v1"}, ""},
-		{[]string{"v1", ""}, "part-1 holds no VERSION marker"}, // not whole: nothing recorded
-		{[]string{"v1", "v1"}, `part-0/VERSION went back from "v2" to "v1"`},
+		{[]string{"v1", ""}, `part-0/VERSION went back from "v2" to "v1"`}, // part-1 lost its marker
+		{[]string{"v1", "v1"}, ""},                                        // part-1 as it was
 		{[]string{"v2", "v1"}, ""},
+		{[]string{"v2", ""}, ""},
+		{[]string{"v2", "v0"}, ""}, // a version part-1 never had is no rollback
 	} {
 		got := ""
 		if err := check(parts(step.versions...)); err != nil {
