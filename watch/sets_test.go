@@ -228,7 +228,7 @@ func TestMarkersMoveReportsEveryRollback(t *testing.T) {
 		{[]string{"v1", "v1"}, ""},
 		{[]string{"v2", "v1"}, ""},
 		{[]string{"v1", ""}, `part-0/VERSION went back from "v2" to "v1"`}, // part-1 lost its marker
-		{[]string{"v1", "v1"}, ""},                                        // part-1 as it was
+		{[]string{"v1", "v1"}, ""}, // part-1 as it was
 		{[]string{"v2", "v1"}, ""},
 		{[]string{"v2", ""}, ""},
 		{[]string{"v2", "v0"}, ""}, // a version part-1 never had is no rollback
