@@ -10,7 +10,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +36,13 @@ import (
 
 var server *kubetest.Server
 
-func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &server)) }
+// configagent is examples/configagent, built for the tests of its publish
+// and --manifest.
+var configagent string
+
+func TestMain(m *testing.M) {
+	os.Exit(kubetest.MainWithCommand(m, &server, "github.com/stratacfg/strata/examples/configagent", "configagent", &configagent))
+}
 
 var seq atomic.Int64
 
@@ -424,4 +433,135 @@ func TestProwUpdateconfigUnderKubelet(t *testing.T) {
 		}
 	}
 	t.Logf("30 merges by prow's updateconfig, a bootstrap and a late merge: reloads %d, rollbacks reported %d (%s)", len(statuses), len(rollbacks), rollbacks[0])
+}
+
+func ciOperatorConfig(repo string, rev int) string {
+	return fmt.Sprintf("zz_generated_metadata:\n  org: o\n  repo: %s\n  branch: main\nrev: %d\n", repo, rev)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func httpGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestConfigagentPublishServeVerify drives configagent's commands as an
+// operator would: publish a checkout as a set, two replicas serving it
+// with --manifest from volumes kubelet updates, a second publish reaching
+// both, and verify saying so.
+func TestConfigagentPublishServeVerify(t *testing.T) {
+	ns := namespace(t)
+	src := t.TempDir()
+	write := func(rev int) {
+		for i := range 10 {
+			dir := filepath.Join(src, "o", fmt.Sprintf("r%d", i))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("o-r%d-main.yaml", i)), []byte(ciOperatorConfig(fmt.Sprintf("r%d", i), rev)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish := func(args ...string) (int, string, string) {
+		cmd := exec.Command(configagent, append([]string{"publish"}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if err != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	args := []string{"--dir", src, "--kubeconfig", server.Kubeconfig, "--namespace", ns, "--manifest", "ci-config", "--part", "ci-config-0", "--part", "ci-config-1"}
+	if code, _, stderr := publish(args[:6]...); code != 2 || !strings.Contains(stderr, "--part are required") {
+		t.Fatalf("publish without its parts: exit %d, %s", code, stderr)
+	}
+	write(1)
+	code, stdout, stderr := publish(args...)
+	if code != 0 || !strings.HasPrefix(stdout, `{"generation":1,"parts":{"ci-config-0":"sha256:`) {
+		t.Fatalf("publish: exit %d, %s %s", code, stdout, stderr)
+	}
+
+	volumes := []string{"ci-config", "ci-config-0", "ci-config-1"}
+	var bases []string
+	var verifies []func(want int) // each replica's own: their paths differ
+	for range 2 {
+		root := t.TempDir()
+		paths := map[string]string{}
+		for _, v := range volumes {
+			paths[v] = filepath.Join(root, v)
+			if err := os.Mkdir(paths[v], 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kubetest.NewKubelet(t, server.Client(t), ns, paths, 40*time.Millisecond)
+		addr := freeAddr(t)
+		cmd := exec.Command(configagent, "--source", paths["ci-config-0"], "--source", paths["ci-config-1"], "--manifest", paths["ci-config"], "--listen", addr, "--settle", "0")
+		var out watchtest.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(os.Interrupt)
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("configagent: %v\n%s", err, out.String())
+			}
+		})
+		bases = append(bases, "http://"+addr)
+		if !watchtest.Until(20*time.Second, func() bool { c, _ := httpGet("http://" + addr + "/readyz"); return c == 200 }) {
+			t.Fatalf("a replica is not ready:\n%s", out.String())
+		}
+		verify := func(want int) {
+			t.Helper()
+			cmd := exec.Command(configagent, "verify", "--source", paths["ci-config-0"]+"=ci-config-0", "--source", paths["ci-config-1"]+"=ci-config-1",
+				"--manifest", paths["ci-config"]+"=ci-config", "--kubeconfig", server.Kubeconfig, "--namespace", ns, "--replica", "http://"+addr+"/metrics")
+			b, err := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != want {
+				t.Fatalf("verify: exit %d (%v), want %d:\n%s", code, err, want, b)
+			}
+		}
+		verify(0)
+		verifies = append(verifies, verify)
+	}
+	for _, base := range bases {
+		if c, body := httpGet(base + "/config?org=o&repo=r3&branch=main-feature"); c != 200 || !strings.Contains(body, "rev: 1") {
+			t.Fatalf("a feature branch of main: %d %s", c, body)
+		}
+	}
+	write(2)
+	if code, stdout, stderr := publish(args...); code != 0 || !strings.HasPrefix(stdout, `{"generation":2,`) {
+		t.Fatalf("second publish: exit %d, %s %s", code, stdout, stderr)
+	}
+	for _, base := range bases {
+		if !watchtest.Until(20*time.Second, func() bool {
+			for i := range 10 {
+				if _, body := httpGet(fmt.Sprintf("%s/config?org=o&repo=r%d&branch=main", base, i)); !strings.Contains(body, "rev: 2") {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("%s does not serve the second publish", base)
+		}
+	}
+	for _, verify := range verifies {
+		verify(0)
+	}
 }
