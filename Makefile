@@ -114,7 +114,7 @@ unit:
 ## (examples/jobdefaults) and PR #9517's Tekton loader (examples/tekton), written up in docs/PERFORMANCE.md. Cases 1-4 run
 ## BENCH_COUNT times (the document gives medians); case 5 makes 100 kubelet
 ## updates once; cases 6 and 7 run once against 10,000 namespaces; case 8
-## once (a 50 MB tree reloading, 8 shards changing); case 9 (examples/tekton,
+## once (a 50 MB tree reloading, 8 shards changing, 20 publishes to 3 replicas); case 9 (examples/tekton,
 ## Tekton's own constructors) BENCH_COUNT times. The raw
 ## output, for benchstat, is bin/bench.txt.
 BENCH_COUNT ?= 5

@@ -8,14 +8,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/watch"
+	"github.com/stratacfg/strata/watch/configset"
 )
 
 // The CI configuration trees of case 8: ci-operator configurations keyed
@@ -131,8 +134,16 @@ type TreeOptions struct {
 	// Roots are the sources: ConfigMap mounts or a git-sync root's
 	// subdirectory (ci-operator/config behind the link).
 	Roots []string
-	// VersionKey, for strata, is the marker every source holds.
+	// VersionKey, for strata, is the marker every source holds, in every
+	// one at every publish (MarkersAgree) or, with Touched, only in
+	// those a publish changed, as prow's updateconfig writes it
+	// (MarkersMove, with Settle).
 	VersionKey string
+	Touched    bool
+	Settle     time.Duration
+	// Manifest, for strata, is where the manifest of a set
+	// watch/configset publishes is mounted; Roots are its parts.
+	Manifest string
 	// Published, when set, is called with each snapshot published, in
 	// order.
 	Published func(CIConfigs)
@@ -140,10 +151,15 @@ type TreeOptions struct {
 
 // StrataTrees serves with strata's watcher, as examples/configagent does.
 func StrataTrees(o TreeOptions) (TreeServer, error) {
+	paths := o.Roots
+	if o.Manifest != "" {
+		paths = append(slices.Clip(paths), o.Manifest)
+	}
 	opts := watch.Options[CIConfigs]{
-		Paths: o.Roots,
+		Paths:  paths,
+		Settle: o.Settle,
 		Read: watch.ReadOptions{Tree: true, MaxFiles: 100_000, MaxTotalBytes: 1 << 30, Select: func(rel string) string {
-			if name := path.Base(rel); name == o.VersionKey || isConfig(name) {
+			if name := path.Base(rel); name == o.VersionKey || isConfig(name) || o.Manifest != "" && rel == configset.ManifestKey {
 				return ""
 			}
 			return "not a configuration"
@@ -152,7 +168,7 @@ func StrataTrees(o TreeOptions) (TreeServer, error) {
 			cs := CIConfigs{}
 			for _, g := range c.Generations {
 				for _, f := range g.Files {
-					if path.Base(f.Name) == o.VersionKey {
+					if path.Base(f.Name) == o.VersionKey || g.Path == o.Manifest {
 						continue
 					}
 					if err := indexConfig(cs, filepath.Join(g.Path, f.Name), f.Data); err != nil {
@@ -168,7 +184,12 @@ func StrataTrees(o TreeOptions) (TreeServer, error) {
 			}
 		},
 	}
-	if o.VersionKey != "" {
+	switch {
+	case o.Manifest != "":
+		opts.Consistent = configset.Check(o.Manifest, o.Roots...)
+	case o.VersionKey != "" && o.Touched:
+		opts.Consistent = watch.MarkersMove(o.VersionKey)
+	case o.VersionKey != "":
 		opts.Consistent = watch.MarkersAgree(o.VersionKey)
 	}
 	w, err := watch.New(opts)

@@ -88,7 +88,16 @@ func TestTreeServersAgree(t *testing.T) {
 //     its own and updated by kubelet's AtomicWriter one after another (20
 //     ms apart), every ConfigMap with a VERSION marker: how
 //     many snapshots each published, and how many of those mixed two
-//     versions.
+//     versions;
+//   - publish/NAME: a checkout published PublishRounds times to the real
+//     kube-apiserver as PublishParts ConfigMaps, each merge changing every
+//     configuration, read by PublishReplicas replicas whose kubelets
+//     update each volume on its own after a random delay (publish_test.go):
+//     the median time from a publish's return to every replica serving
+//     it, and the snapshots that mixed two publishes. strata publishes
+//     with watch/configset and reads with its check; the others publish
+//     with prow's own updateconfig, strata-prow reading it with
+//     MarkersMove and configagent's settle time.
 func BenchmarkCase8Trees(b *testing.B) {
 	for _, srv := range treeServers {
 		b.Run("reload/"+srv.name, func(b *testing.B) {
@@ -109,6 +118,24 @@ func BenchmarkCase8Trees(b *testing.B) {
 		b.Run("shards/"+sc.name, func(b *testing.B) {
 			for b.Loop() {
 				benchShards(b, sc.start, sc.key)
+			}
+		})
+	}
+	for _, sc := range []struct {
+		name     string
+		publish  producer
+		start    func(TreeOptions) (TreeServer, error)
+		o        TreeOptions
+		manifest bool
+	}{
+		{"strata", configsetProducer, StrataTrees, TreeOptions{}, true},
+		{"strata-prow", prowProducer, StrataTrees, TreeOptions{VersionKey: "VERSION", Touched: true, Settle: PublishSettle}, false},
+		{"ci-tools-style", prowProducer, CIToolsTrees, TreeOptions{}, false},
+		{"prow-style", prowProducer, ProwTrees, TreeOptions{}, false},
+	} {
+		b.Run("publish/"+sc.name, func(b *testing.B) {
+			for b.Loop() {
+				benchPublish(b, sc.publish, sc.start, sc.o, sc.manifest)
 			}
 		})
 	}
