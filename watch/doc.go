@@ -33,10 +33,11 @@
 //	}
 //	cfg := w.Current() // lock-free, from any goroutine
 //
-// Parts of a set that kubelet updates one at a time are held back until
-// they agree (Pending, Options.Consistent, MarkersAgree), and ContentHash
-// computes from ConfigMap objects the hash a watcher reports for their
-// mounts.
+// Parts of a set that kubelet updates one at a time are checked by what
+// their producer writes (Options.Consistent: MarkersAgree, MarkersMove,
+// or package configset's manifest, the one way to make a set atomic), and
+// ContentHash computes from ConfigMap objects the hash a watcher reports
+// for their mounts.
 //
 // Package manifests builds on it to keep a directory of Kubernetes-style
 // manifests live as one validated set.
