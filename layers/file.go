@@ -120,7 +120,7 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 			return nil, nil, nil, fmt.Errorf("%s: the defaults of %s: %w", f.Path, doc.GVK.GroupVersion(), err)
 		}
 		if len(vals) > 0 {
-			defaults = &merge.Layer{Source: merge.Source{Origin: OriginDefault, Name: doc.GVK.GroupVersion().String()}, Values: vals}
+			defaults = &merge.Layer{Source: merge.Source{Origin: OriginDefault, Name: doc.GVK.GroupVersion().String()}, Values: vals, Lists: t.Lists()}
 		}
 	}
 	delete(values, "/apiVersion")
@@ -140,6 +140,7 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 	return &merge.Layer{
 		Source: merge.Source{Origin: f.Origin, Name: f.Path, Version: "sha256:" + hex.EncodeToString(sum[:]), Compressed: compressed},
 		Values: values,
+		Lists:  t.Lists(),
 	}, defaults, warnings, nil
 }
 

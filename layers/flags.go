@@ -335,7 +335,7 @@ func (f *Flags) layers(fs *pflag.FlagSet, s *typed.Type, legacy bool) (set, defa
 		if err := s.Lists().FlattenValue(vals, b.key, raw); err != nil {
 			return nil, nil, fmt.Errorf("flag --%s: %w", b.name, err)
 		}
-		l := &merge.Layer{Source: merge.Source{Origin: OriginFlag, Name: "--" + b.name}, Values: vals}
+		l := &merge.Layer{Source: merge.Source{Origin: OriginFlag, Name: "--" + b.name}, Values: vals, Lists: s.Lists()}
 		if !fl.Changed {
 			l.Source.Origin = OriginLegacyDefault
 			defaults = append(defaults, l)

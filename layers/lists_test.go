@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/stratacfg/strata/internal/watchtest"
@@ -50,6 +51,15 @@ func upstreamsComponent(t *testing.T) *layers.Component[*upstreams] {
 	t.Helper()
 	kind, err := scheme.New(scheme.Config{
 		Group: upstreamsGV.Group, Kind: "Upstreams", Hub: "v1",
+		Validate: func(hub runtime.Object) field.ErrorList {
+			var errs field.ErrorList
+			for i, u := range hub.(*upstreams).Upstreams {
+				if u.URL != "" && !strings.HasPrefix(u.URL, "http://") {
+					errs = append(errs, field.Invalid(field.NewPath("upstreams").Index(i).Child("url"), u.URL, "must be an http:// URL"))
+				}
+			}
+			return errs
+		},
 		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
 			s.AddKnownTypeWithName(upstreamsGV.WithKind("Upstreams"), &upstreams{})
 			return nil
@@ -112,6 +122,23 @@ func TestKeyedListField(t *testing.T) {
 	if _, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "dup.yaml")}); err == nil ||
 		!strings.Contains(err.Error(), "dup.yaml") || !strings.Contains(err.Error(), `/upstreams: elements [0] and [2] both have name "a"`) {
 		t.Errorf("a duplicate element: %v", err)
+	}
+}
+
+// TestKeyedListErrorsNameTheElement: an invalid element is named by its
+// key and the file that gave it, not by its index in the merged list,
+// which no file wrote.
+func TestKeyedListErrorsNameTheElement(t *testing.T) {
+	dir := t.TempDir()
+	head := "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
+	watchtest.WriteFiles(t, dir, map[string]string{
+		"c.yaml":         head + "upstreams:\n- {name: a, url: http://a}\n- {name: b, url: http://b}\n- {name: c, url: http://c}\n",
+		"conf.d/50.yaml": head + "upstreams:\n- {name: b, url: http://b2}\n- {name: zzz, url: ftp://bad}\n",
+	})
+	_, _, err := upstreamsComponent(t).Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d")})
+	want := "drop-in " + filepath.Join(dir, "conf.d/50.yaml") + `: upstreams[name=zzz].url: Invalid value: "ftp://bad": must be an http:// URL`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v\nwant %s", err, want)
 	}
 }
 

@@ -66,6 +66,10 @@ type Layer struct {
 	Refs map[string]bool
 	// Policy, when set, decides which of Values this layer may set.
 	Policy Policy
+	// Lists are the keyed lists Values were flattened by (Lists.Flatten):
+	// Result.Document rebuilds each as an array, and Result.Element names
+	// an element of one by its key.
+	Lists Lists
 }
 
 // Policy decides which keys a layer may set. Implementations must be safe

@@ -446,7 +446,49 @@ func (r *Result) Tombstones() []string {
 }
 
 // Document returns the effective values as one JSON object (Unflatten).
-func (r *Result) Document() ([]byte, error) { return Unflatten(r.Values()) }
+func (r *Result) Document() ([]byte, error) { return r.lists().Unflatten(r.Values()) }
+
+// lists are the keyed lists of r's layers.
+func (r *Result) lists() Lists {
+	var out Lists
+	for _, l := range r.layers {
+		for p, member := range l.Lists {
+			if out == nil {
+				out = Lists{}
+			}
+			out[p] = member
+		}
+	}
+	return out
+}
+
+// Element returns, for the array index i of the list at key (a JSON
+// pointer, as a decoded document's field path reads "list[3]"), the
+// pointer of that element, which for a keyed list is its key
+// ("/targets/zzz"), and the member that keys it; "" when key names no
+// keyed list or the list has no element i. Document orders a keyed
+// list's elements as the byte order of their keys, so i counts them so.
+func (r *Result) Element(key string, i int) (elem, member string) {
+	member, ok := r.lists().keyOf(key)
+	if !ok || i < 0 {
+		return "", ""
+	}
+	var names []string
+	for k := range r.Values() {
+		rest, ok := strings.CutPrefix(k, key+"/")
+		if !ok || strings.Contains(rest, "/") {
+			continue
+		}
+		if segs, ok := Segments("/" + rest); ok {
+			names = append(names, segs[0])
+		}
+	}
+	if i >= len(names) {
+		return "", ""
+	}
+	slices.Sort(names)
+	return Child(key, names[i]), member
+}
 
 // Dropped returns the keys that policies refused, sorted by key, in a new
 // slice.

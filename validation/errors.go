@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -46,28 +47,85 @@ func (l ErrorList) Error() string {
 	return text.List(len(l), func(i int) string { return l[i].Error() }, "\n")
 }
 
-// Attribute attaches to each error the layer that set its field, found by
-// sourceOf (merge.Result.SourceOf). A field path such as
-// "clientConnection.qps" or "featureGates[AlphaThing]" is read as the key
-// "/clientConnection/qps" or "/featureGates/AlphaThing"; when no layer set
-// that key, its nearest set ancestor is used ("allowedOrigins[1]" was set as
-// the whole "/allowedOrigins"). Errors keep their order.
-func Attribute(errs field.ErrorList, sourceOf func(key string) (merge.Source, bool)) ErrorList {
+// Attribute attaches to each error the layer that set its field, found in
+// r (merge.Result.SourceOf). A field path such as "clientConnection.qps"
+// or "featureGates[AlphaThing]" is read as the key "/clientConnection/qps"
+// or "/featureGates/AlphaThing"; when no layer set that key, its nearest
+// set ancestor is used ("allowedOrigins[1]" was set as the whole
+// "/allowedOrigins"). An index into a keyed list names the element by its
+// key instead, in the error as in the key ("targets[3].url" becomes
+// "targets[name=zzz].url", set by the layer that gave that element): the
+// index counts the merged list, which no file wrote. Errors keep their
+// order; those of errs are not modified.
+func Attribute(errs field.ErrorList, r *merge.Result) ErrorList {
 	if len(errs) == 0 {
 		return nil
 	}
 	out := make(ErrorList, len(errs))
 	for i, e := range errs {
 		key := KeyOf(e.Field)
+		if path, at, ok := keyedPath(e.Field, r); ok {
+			c := *e
+			c.Field = path
+			e, key = &c, at
+		}
 		out[i] = &Error{Err: e, Key: key}
 		for k := key; k != ""; k = parent(k) {
-			if src, ok := sourceOf(k); ok {
+			if src, ok := r.SourceOf(k); ok {
 				out[i].Key, out[i].Source = k, src
 				break
 			}
 		}
 	}
 	return out
+}
+
+// keyedPath rewrites each index of path into a keyed list of r as the
+// element's key, [member=key], and returns the field's JSON pointer; false
+// when there is none.
+func keyedPath(path string, r *merge.Result) (string, string, bool) {
+	if !strings.Contains(path, "[") {
+		return path, "", false
+	}
+	var b strings.Builder
+	key, changed := "", false
+	for rest := path; rest != ""; {
+		switch rest[0] {
+		case '.':
+			b.WriteByte('.')
+			rest = rest[1:]
+		case '[':
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				b.WriteString(rest)
+				rest = ""
+				continue
+			}
+			seg := strings.Trim(rest[1:end], `"`)
+			if n, err := strconv.Atoi(seg); err == nil {
+				if elem, member := r.Element(key, n); elem != "" {
+					segs, _ := merge.Segments(elem)
+					name := segs[len(segs)-1]
+					fmt.Fprintf(&b, "[%s=%s]", member, name)
+					key, changed = elem, true
+					rest = rest[end+1:]
+					continue
+				}
+			}
+			b.WriteString(rest[:end+1])
+			key = merge.Child(key, seg)
+			rest = rest[end+1:]
+		default:
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			b.WriteString(rest[:end])
+			key = merge.Child(key, rest[:end])
+			rest = rest[end:]
+		}
+	}
+	return b.String(), key, changed
 }
 
 func parent(key string) string {

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,9 +19,86 @@ func TestErrorListIsShort(t *testing.T) {
 	for i := 0; i < 100_000; i++ {
 		errs = append(errs, field.Invalid(field.NewPath("allowedOrigins").Index(i), long, "must be an origin"))
 	}
-	l := Attribute(errs, func(string) (merge.Source, bool) { return merge.Source{Origin: "file", Name: "c.yaml"}, true })
+	l := Attribute(errs, merge.Merge(&merge.Layer{Source: merge.Source{Origin: "file", Name: "c.yaml"}, Values: map[string]string{"/allowedOrigins": `["a"]`}}))
 	msg := l.Error()
 	if len(msg) > 20*600 || strings.Count(msg, "\n") != 20 || !strings.HasSuffix(msg, "… and 99980 more") || !strings.HasPrefix(msg, "file c.yaml: allowedOrigins[0]: Invalid value: ") {
 		t.Errorf("message of %d bytes:\n%.2000s", len(msg), msg)
 	}
+}
+
+// TestAttributeNamesKeyedElements: an index into a keyed list counts the
+// merged list, which no file wrote; the error names the element by its
+// key instead, and the layer that gave the element.
+func TestAttributeNamesKeyedElements(t *testing.T) {
+	lists := merge.Lists{"/targets": "name", "/groups/*/members": "id"}
+	r := merge.Merge(
+		&merge.Layer{Source: merge.Source{Origin: "file", Name: "c.yaml"}, Lists: lists, Values: map[string]string{
+			"/targets/aaa":           `{"name":"aaa","url":"http://a"}`,
+			"/targets/zzz":           `{"name":"zzz","url":"ftp://bad"}`,
+			"/groups/g/members/a~1b": `{"id":"a/b"}`,
+			"/ports":                 `[1,2,3]`,
+		}},
+		&merge.Layer{Source: merge.Source{Origin: "drop-in", Name: "50.yaml"}, Lists: lists, Values: map[string]string{
+			"/targets/mmm": `{"name":"mmm","url":"ftp://worse"}`,
+		}},
+	)
+	for _, c := range []struct{ path, want, key string }{
+		{"targets[2].url", `file c.yaml: targets[name=zzz].url: Invalid value: "x": bad`, "/targets/zzz"},
+		{"targets[1].url", `drop-in 50.yaml: targets[name=mmm].url: Invalid value: "x": bad`, "/targets/mmm"},
+		{"targets[3].url", `targets[3].url: Invalid value: "x": bad`, "/targets/3/url"}, // past the list: as it was
+		{"groups[g].members[0]", `file c.yaml: groups[g].members[id=a/b]: Invalid value: "x": bad`, "/groups/g/members/a~1b"},
+		{"ports[1]", `file c.yaml: ports[1]: Invalid value: "x": bad`, "/ports"}, // not a keyed list
+	} {
+		fp, err := parsePath(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := field.ErrorList{field.Invalid(fp, "x", "bad")}
+		got := Attribute(errs, r)
+		if got[0].Error() != c.want || got[0].Key != c.key {
+			t.Errorf("%s: %q (key %q), want %q (key %q)", c.path, got[0].Error(), got[0].Key, c.want, c.key)
+		}
+		if errs[0].Field != c.path {
+			t.Errorf("%s: the caller's error was changed to %s", c.path, errs[0].Field)
+		}
+	}
+	doc, err := r.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"groups":{"g":{"members":[{"id":"a/b"}]}},"ports":[1,2,3],"targets":[{"name":"aaa","url":"http://a"},{"name":"mmm","url":"ftp://worse"},{"name":"zzz","url":"ftp://bad"}]}`; string(doc) != want {
+		t.Errorf("Document:\n%s\nwant\n%s", doc, want)
+	}
+}
+
+// parsePath builds the field.Path a validator would for s.
+func parsePath(s string) (*field.Path, error) {
+	var p *field.Path
+	for s != "" {
+		switch {
+		case s[0] == '.':
+			s = s[1:]
+		case s[0] == '[':
+			end := strings.IndexByte(s, ']')
+			seg := s[1:end]
+			if n, err := strconv.Atoi(seg); err == nil {
+				p = p.Index(n)
+			} else {
+				p = p.Key(seg)
+			}
+			s = s[end+1:]
+		default:
+			end := strings.IndexAny(s, ".[")
+			if end < 0 {
+				end = len(s)
+			}
+			if p == nil {
+				p = field.NewPath(s[:end])
+			} else {
+				p = p.Child(s[:end])
+			}
+			s = s[end:]
+		}
+	}
+	return p, nil
 }

@@ -144,7 +144,7 @@ func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r
 	if h.Skip != nil {
 		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return h.Skip(validation.KeyOf(e.Field)) })
 	}
-	if errs := append(validation.Attribute(errs, r.SourceOf), h.Refused...); len(errs) > 0 {
+	if errs := append(validation.Attribute(errs, r), h.Refused...); len(errs) > 0 {
 		return zero, fmt.Errorf("invalid configuration:\n%w", errs)
 	}
 	return obj, nil
