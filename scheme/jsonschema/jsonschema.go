@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -200,6 +201,7 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		if k, ok := b.listKey(key); ok {
 			s.AddExtension("x-kubernetes-list-type", "map")
 			s.AddExtension("x-kubernetes-list-map-keys", []string{k})
+			s.Items.Schema = keyedElement(s.Items.Schema, k)
 		}
 	case reflect.String:
 		s.Type = spec.StringOrArray{"string", "null"}
@@ -224,6 +226,25 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		// An interface holds anything.
 	}
 	return s
+}
+
+// keyedElement is the schema of an element of a list keyed by member,
+// as the loader reads one: an object that has its key, or one that asks
+// for the removal of the element of that key ({member: k, $patch:
+// delete}, as a strategic merge patch writes it). That two elements share a key, which the loader
+// refuses, is beyond what a JSON Schema can say.
+func keyedElement(elem *spec.Schema, member string) *spec.Schema {
+	whole := *elem
+	whole.Type = spec.StringOrArray{"object"} // not null: the loader refuses an element that is not an object
+	whole.Required = append(slices.Clone(whole.Required), member)
+	remove := whole
+	remove.Properties = maps.Clone(whole.Properties)
+	remove.Properties["$patch"] = spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}, Enum: []any{"delete"}}}
+	remove.Required = []string{member, "$patch"}
+	out := &spec.Schema{}
+	out.Type = spec.StringOrArray{"object"}
+	out.AnyOf = []spec.Schema{whole, remove}
+	return out
 }
 
 // special is the schema of a type that encodes itself: the type and

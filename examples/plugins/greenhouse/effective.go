@@ -317,7 +317,7 @@ func Layer(source merge.Source, values []OptionValue, def *PluginDefinition, fie
 	if err != nil {
 		return nil, err
 	}
-	return &merge.Layer{Source: source, Values: vals, Refs: refs}, nil
+	return &merge.Layer{Source: source, Values: vals, Refs: refs, Lists: lists}, nil
 }
 
 // element is an option value as the merge holds it: {"name", "value"},
@@ -371,8 +371,7 @@ func Duplicates(values []OptionValue, field string) error {
 // collect turns the merged layers into the result: every value checked
 // against its option's type, every required option set.
 func (res *Result) collect(merged *merge.Result, def *PluginDefinition) error {
-	values := merged.Values()
-	doc, err := lists.Unflatten(values)
+	doc, err := merged.Document()
 	if err != nil {
 		return err
 	}
