@@ -17,8 +17,8 @@ package jsonschema
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
