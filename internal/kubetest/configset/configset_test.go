@@ -9,8 +9,8 @@ package configset_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
