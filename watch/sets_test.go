@@ -198,9 +198,12 @@ prow_automatic_reloads_total{status="success"} 7
 		t.Fatal(err)
 	}
 	// A shard without its marker (prow's bootstrapper deletes it) is
-	// served all the same.
-	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true}}}); err != nil {
+	// served all the same; one that holds nothing is not fetched yet.
+	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true, Files: []Entry{{Name: "a.yaml"}}}}}); err != nil {
 		t.Errorf("no marker: %v", err)
+	}
+	if err := MarkersMove("VERSION")(&Contents{Generations: []*Generation{{Path: "x", Dir: true}}}); err == nil || !strings.Contains(err.Error(), "x holds no files") {
+		t.Errorf("an empty part: %v", err)
 	}
 }
 
@@ -213,8 +216,9 @@ func TestMarkersMoveReportsEveryRollback(t *testing.T) {
 		var gens []*Generation
 		for i, v := range versions {
 			g := &Generation{Path: fmt.Sprint("part-", i), Dir: true}
+			g.Files = []Entry{{Name: "a.yaml"}}
 			if v != "" {
-				g.Files = []Entry{{Name: "VERSION", Data: []byte(v)}}
+				g.Files = append(g.Files, Entry{Name: "VERSION", Data: []byte(v)})
 			}
 			gens = append(gens, g)
 		}

@@ -20,8 +20,10 @@
 // part its name selects (prow's partition rule), gzip'd above BYTES, then
 // the manifest ConfigMap NAME with every part's hash and a generation one
 // above the last. It prints the manifest written, as JSON, and exits 0; 1
-// when nothing could be published (no part is written unless all can
-// be), 2 on a usage error (publish.go). A replica given --manifest (where
+// when it could not publish (nothing is written when a file cannot be
+// read or a part would be too large; a write that fails, or a publish
+// that raced another, leaves replicas serving the set they serve), 2 on
+// a usage error (publish.go). A replica given --manifest (where
 // NAME is mounted) and the parts as its sources serves only a set whose
 // every part matches the manifest, and refuses a manifest older than the
 // one it serves (a rollback, on its reload line).

@@ -519,6 +519,11 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--source", dir, "--listen", freeAddr(t), "--poll-interval", "1ns"}, 2, "--poll-interval 1ns: must be at least"},
 		{[]string{"--source", dir, "--listen", freeAddr(t), "--max-bytes", "0"}, 2, "--max-bytes 0: must be positive"},
 		{[]string{"--source", dir, "--listen", freeAddr(t), "--version-stamps", "some"}, 2, `--version-stamps "some": "all" or "touched"`},
+		{[]string{"--source", dir, "--listen", freeAddr(t), "--manifest", dir + "m", "--version-key", "VERSION"}, 2, "--manifest and --version-key are two ways to tell a whole set: give one"},
+		{[]string{"--source", dir, "--listen", freeAddr(t), "--manifest", dir}, 2, "--manifest " + dir + " is a --source too: the sources are its parts"},
+		{[]string{"--source", dir, "--manifest", filepath.Join(dir, "missing"), "--listen", freeAddr(t)}, 1, "no such file or directory"},
+		{[]string{"publish", "--dir", dir}, 2, "--dir, --kubeconfig, --namespace, --manifest and --part are required"},
+		{[]string{"publish", "--dir", dir, "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "ci", "--manifest", "m", "--part", "p"}, 1, "publish: --kubeconfig " + filepath.Join(dir, "none")},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		var stdout, stderr bytes.Buffer

@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -90,14 +91,23 @@ const (
 	maxParts     = 256
 )
 
+// GenerationAnnotation, on a part, is the generation of the publish that
+// wrote it last: a manifest ConfigMap deleted and published again goes on
+// from the highest, so that readers never take it for a rollback.
+const GenerationAnnotation = "configset.strata.dev/generation"
+
 // Publish writes the files of dir as the set o names: the parts first,
 // each only when its content changed, then the manifest, with the
 // generation after the one it held. Nothing is written when a file cannot
 // be read, two files share a name, a name is not a ConfigMap key or a part
 // would pass the API server's 1 MiB; a set whose parts all hold what dir
-// holds is left as it is, and its manifest is returned. A publish that
-// races another fails on the manifest's resourceVersion rather than
-// overwrite it: publish again.
+// holds is left as it is, and its manifest is returned. A write that
+// fails on the way leaves the manifest as it was, so readers keep serving
+// the set it names. Publishes are not serialized: each part and the
+// manifest is written on the resourceVersion read, and once the manifest
+// is written the parts are read again; a publish that raced another fails
+// then (or on a conflict before), readers never serve the torn set, and
+// the next publish mends it.
 func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir string, o Options) (*Manifest, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -121,22 +131,39 @@ func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir stri
 	} else {
 		old = nil
 	}
-	next := &Manifest{Generation: was.Generation + 1, Parts: map[string]string{}}
+	current := make([]*corev1.ConfigMap, len(o.Parts))
+	highest := was.Generation
+	for i, name := range o.Parts {
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading part %s/%s: %w", o.Namespace, name, err)
+		}
+		current[i] = cm
+		if g, err := strconv.ParseInt(cm.Annotations[GenerationAnnotation], 10, 64); err == nil {
+			highest = max(highest, g)
+		}
+	}
+	next := &Manifest{Generation: highest + 1, Parts: map[string]string{}}
 	for i, name := range o.Parts {
 		next.Parts[name] = partHash(parts[i])
 	}
-	same := maps.Equal(was.Parts, next.Parts)
+	data, err := json.Marshal(next)
+	if err == nil {
+		_, err = Decode(data) // what every reader will do
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the manifest of generation %d: %w", next.Generation, err)
+	}
 	for i, name := range o.Parts {
-		if err := o.write(ctx, cms, name, parts[i]); err != nil {
+		if err := o.write(ctx, cms, name, current[i], parts[i], next.Generation); err != nil {
 			return nil, err
 		}
 	}
-	if same && old != nil {
+	if old != nil && maps.Equal(was.Parts, next.Parts) {
 		return &was, nil
-	}
-	data, err := json.Marshal(next)
-	if err != nil {
-		return nil, err
 	}
 	m := o.configMap(o.Manifest, map[string]string{ManifestKey: string(data)}, nil)
 	if old == nil {
@@ -147,6 +174,15 @@ func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir stri
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writing the manifest ConfigMap %s/%s (generation %d): %w", o.Namespace, o.Manifest, next.Generation, err)
+	}
+	for _, name := range o.Parts {
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("reading part %s/%s again: %w", o.Namespace, name, err)
+		}
+		if h := partHash(&part{data: cm.Data, binary: cm.BinaryData}); h != next.Parts[name] {
+			return nil, fmt.Errorf("part %s/%s changed while generation %d was published (another publish?): readers keep the set they serve; publish again", o.Namespace, name, next.Generation)
+		}
 	}
 	return next, nil
 }
@@ -215,12 +251,10 @@ func (o Options) parts(dir string) ([]*part, error) {
 			return nil
 		}
 		switch {
-		case d.IsDir():
+		case d.IsDir(), o.Select != nil && !o.Select(rel):
 			return nil
 		case !d.Type().IsRegular():
-			return fmt.Errorf("%s: not a regular file (a link or a device): not published", filepath.Join(dir, rel))
-		case o.Select != nil && !o.Select(rel):
-			return nil
+			return fmt.Errorf("%s: not a regular file (a link or a device): nothing was published", filepath.Join(dir, rel))
 		}
 		key := d.Name()
 		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
@@ -262,41 +296,32 @@ func (o Options) parts(dir string) ([]*part, error) {
 // PartOf is the index of the part, among n, that holds key: prow's rule for
 // PartitionedNames, the first byte of the key's SHA-256 modulo n.
 func PartOf(key string, n int) int {
+	if n <= 1 {
+		return 0
+	}
 	sum := sha256.Sum256([]byte(key))
 	return int(sum[0]) % n
 }
 
-// readBounded reads a regular file, refusing one no part could hold.
+// maxFileBytes bounds a file Publish reads: no part could hold more, even
+// gzip'd.
+const maxFileBytes = 4 * maxPartBytes
+
+// readBounded reads a regular file, refusing one over maxFileBytes.
 func readBounded(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(&limited{f, 4 * maxPartBytes}); err != nil {
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
-}
-
-// limited reads at most n bytes and fails past them.
-type limited struct {
-	f *os.File
-	n int
-}
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, fmt.Errorf("larger than %d bytes", 4*maxPartBytes)
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxFileBytes)
 	}
-	p = p[:min(len(p), l.n+1)]
-	n, err := l.f.Read(p)
-	l.n -= n
-	if l.n < 0 {
-		return n, fmt.Errorf("larger than %d bytes", 4*maxPartBytes)
-	}
-	return n, err
+	return data, nil
 }
 
 func gzipped(content []byte) ([]byte, error) {
@@ -324,18 +349,18 @@ func (o Options) configMap(name string, data map[string]string, binary map[strin
 	}
 }
 
-// write makes the part ConfigMap name hold p, writing only when it does
-// not already.
-func (o Options) write(ctx context.Context, cms corev1client.ConfigMapInterface, name string, p *part) error {
-	cur, err := cms.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = cms.Create(ctx, o.configMap(name, p.data, p.binary), metav1.CreateOptions{})
-	case err != nil:
-	case equalData(cur.Data, p.data) && equalBinary(cur.BinaryData, p.binary) && labelsHeld(cur.Labels, o.Labels):
+// write makes the part ConfigMap name, cur as it was read (nil when
+// there is none), hold p, writing only when it does not already.
+func (o Options) write(ctx context.Context, cms corev1client.ConfigMapInterface, name string, cur *corev1.ConfigMap, p *part, gen int64) error {
+	if cur != nil && equalData(cur.Data, p.data) && equalBinary(cur.BinaryData, p.binary) && labelsHeld(cur.Labels, o.Labels) {
 		return nil
-	default:
-		cm := o.configMap(name, p.data, p.binary)
+	}
+	cm := o.configMap(name, p.data, p.binary)
+	cm.Annotations = map[string]string{GenerationAnnotation: strconv.FormatInt(gen, 10)}
+	var err error
+	if cur == nil {
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+	} else {
 		cm.ResourceVersion = cur.ResourceVersion
 		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	}
@@ -360,9 +385,9 @@ func labelsHeld(have, want map[string]string) bool {
 	return true
 }
 
-// maxManifestBytes bounds a manifest: 256 parts' names and hashes fit in
-// well under it.
-const maxManifestBytes = 64 << 10
+// maxManifestBytes bounds a manifest: 256 parts with the longest names
+// and their hashes take about 84 KiB.
+const maxManifestBytes = 128 << 10
 
 // Decode reads a manifest strictly: unknown fields, a generation below 1,
 // no parts, or a part name or hash that is not one are errors.
@@ -389,7 +414,7 @@ func Decode(data []byte) (*Manifest, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Parts)) {
 		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-			return nil, fmt.Errorf("part %q: not a ConfigMap name", name)
+			return nil, fmt.Errorf("part %q: not a ConfigMap name: %s", name, strings.Join(errs, "; "))
 		}
 		if h := m.Parts[name]; !isHash(h) {
 			return nil, fmt.Errorf("part %s: hash %q is not sha256:HEX", name, h)
@@ -445,7 +470,7 @@ func Check(manifest string, parts ...string) func(c *watch.Contents) error {
 			}
 		}
 		if len(targets) != len(m.Parts) {
-			return fmt.Errorf("the manifest (generation %d) lists %d parts, and %d are mounted", m.Generation, len(m.Parts), len(targets))
+			return fmt.Errorf("%s: the manifest (generation %d) lists %d parts (%s), and %d are mounted: mount every part, each on its own", manifest, m.Generation, len(m.Parts), strings.Join(slices.Sorted(maps.Keys(m.Parts)), ", "), len(targets))
 		}
 		unmatched := map[string]int{} // hash → parts of the manifest that hold it
 		for _, h := range m.Parts {

@@ -177,8 +177,8 @@ func TestPublishRefusesBeforeWriting(t *testing.T) {
 		{name: "two files one key", files: map[string]string{"a/x.yaml": "1", "b/x.yaml": "2"}, want: `would both be key "x.yaml"`},
 		{name: "not a key", files: map[string]string{"a b.yaml": "1"}, want: `"a b.yaml" is not a ConfigMap key`},
 		{name: "part too large", files: map[string]string{"a.yaml": strings.Repeat("x", 1<<20+1)}, o: func(o *configset.Options) { o.GzipAbove = -1 }, want: "give more parts"},
-		{name: "file too large", files: map[string]string{"a.yaml": strings.Repeat("x", 4<<20+1)}, want: "larger than"},
-		{name: "a link", files: map[string]string{"a.yaml": "1"}, link: true, want: "not a regular file"},
+		{name: "file too large", files: map[string]string{"a.yaml": strings.Repeat("x", 4<<20+1)}, want: "larger than 4194304 bytes"},
+		{name: "a link", files: map[string]string{"a.yaml": "1"}, link: true, want: "passwd: not a regular file (a link or a device): nothing was published"},
 		{name: "no parts", o: func(o *configset.Options) { o.Parts = nil }, want: "Parts is required"},
 		{name: "a part named twice", o: func(o *configset.Options) { o.Parts = []string{"p", "p"} }, want: `"p" is named twice`},
 		{name: "the manifest as a part", o: func(o *configset.Options) { o.Parts = []string{"ci-config"} }, want: "named twice"},
@@ -207,6 +207,70 @@ func TestPublishRefusesBeforeWriting(t *testing.T) {
 				t.Errorf("wrote %v before refusing", w)
 			}
 		})
+	}
+}
+
+func TestPublishSkipsWhatSelectLeavesOut(t *testing.T) {
+	dir := t.TempDir()
+	// The largest file Publish reads: 4 MiB, gzip'd into a part.
+	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": strings.Repeat("x", 4<<20)})
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "README")); err != nil {
+		t.Fatal(err)
+	}
+	o := opts
+	o.Select = func(rel string) bool { return strings.HasSuffix(rel, ".yaml") }
+	if _, err := configset.Publish(context.Background(), fake.NewClientset().CoreV1(), dir, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPublishGoesOnAfterTheManifestIsDeleted: the parts remember the
+// generation that wrote them, so a manifest published again after it was
+// deleted is not taken for a rollback.
+func TestPublishGoesOnAfterTheManifestIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := fake.NewClientset()
+	for i := range 3 {
+		watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": fmt.Sprint(i)})
+		if _, err := configset.Publish(ctx, c.CoreV1(), dir, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CoreV1().ConfigMaps("ci").Delete(ctx, "ci-config", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := configset.Publish(ctx, c.CoreV1(), dir, opts)
+	if err != nil || m.Generation != 4 {
+		t.Fatalf("after the manifest was deleted: %+v %v, want generation 4", m, err)
+	}
+}
+
+// TestPublishFindsARacingPart: another publish writes a part after this
+// one wrote its own and before its manifest: the manifest lands, and the
+// publish fails naming the part.
+func TestPublishFindsARacingPart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": "1"})
+	c := fake.NewClientset()
+	if _, err := configset.Publish(ctx, c.CoreV1(), dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	part := opts.Parts[configset.PartOf("a.yaml", 3)]
+	c.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.UpdateAction).GetObject().(*corev1.ConfigMap).Name == "ci-config" {
+			other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: part, Namespace: "ci"}, Data: map[string]string{"a.yaml": "3"}}
+			if err := c.Tracker().Update(corev1.SchemeGroupVersion.WithResource("configmaps"), other, "ci"); err != nil {
+				t.Error(err)
+			}
+		}
+		return false, nil, nil
+	})
+	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": "2"})
+	_, err := configset.Publish(ctx, c.CoreV1(), dir, opts)
+	if err == nil || !strings.Contains(err.Error(), "part ci/"+part+" changed while generation 2 was published") {
+		t.Fatalf("got %v", err)
 	}
 }
 
@@ -391,7 +455,7 @@ func TestCheckNamesMountMistakes(t *testing.T) {
 		read  watch.ReadOptions
 		want  string
 	}{
-		{"a part not mounted", m.paths(all[:3]...), configset.Check(m.path(opts.Manifest)), watch.ReadOptions{}, "lists 3 parts, and 2 are mounted"},
+		{"a part not mounted", m.paths(all[:3]...), configset.Check(m.path(opts.Manifest)), watch.ReadOptions{}, "lists 3 parts (ci-config-0, ci-config-1, ci-config-2), and 2 are mounted"},
 		{"the manifest not watched", m.paths(opts.Parts...), configset.Check(m.path(opts.Manifest)), watch.ReadOptions{}, "is not one of the watched paths"},
 		{"a part read in part", m.paths(all...), configset.Check(m.path(opts.Manifest)), watch.ReadOptions{Select: func(rel string) string {
 			if rel == "a.yaml" {
@@ -399,7 +463,7 @@ func TestCheckNamesMountMistakes(t *testing.T) {
 			}
 			return ""
 		}}, "a.yaml was left out of the read"},
-		{"parts named", m.paths(all...), configset.Check(m.path(opts.Manifest), m.path(opts.Parts[0])), watch.ReadOptions{}, "lists 3 parts, and 1 are mounted"},
+		{"parts named", m.paths(all...), configset.Check(m.path(opts.Manifest), m.path(opts.Parts[0])), watch.ReadOptions{}, "lists 3 parts (ci-config-0, ci-config-1, ci-config-2), and 1 are mounted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			contents, err := watch.ReadContents(c.paths, c.read)

@@ -13,7 +13,10 @@
 //
 // The Agent's methods have the names and shapes of ci-tools'
 // pkg/load/agents ConfigAgent, the configuration type a parameter, so a
-// consumer written against that interface runs on it.
+// consumer written against that interface runs on it. Branches match as
+// its GetMatchingConfig matches them (through prowgen's ExactlyBranch and
+// FeatureBranch); a branch that is not a valid regular expression makes
+// the snapshot invalid, where ci-tools fails the lookups of its repo.
 package agent
 
 import (
@@ -121,7 +124,9 @@ func New[T any](o Options[T]) (*Agent[T], error) {
 }
 
 // Start loads the first snapshot, an error when it is invalid, and keeps
-// the agent current until ctx ends; subscriptions' channels close then.
+// the agent current until ctx ends; subscriptions' channels close then,
+// or when Start fails. An agent is started once; until then its
+// subscriptions wait.
 func (a *Agent[T]) Start(ctx context.Context) error {
 	go func() {
 		<-a.w.Done()
@@ -178,7 +183,8 @@ func (a *Agent[T]) GetGeneration() int {
 }
 
 // AddIndex declares an index, computed for each snapshot from now on; a
-// name can be declared once.
+// name can be declared once. Those who subscribed to it before are sent
+// its whole content.
 func (a *Agent[T]) AddIndex(name string, fn IndexFn[T]) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -186,6 +192,9 @@ func (a *Agent[T]) AddIndex(name string, fn IndexFn[T]) error {
 		return fmt.Errorf("there is already an index named %q", name)
 	}
 	a.indexes[name] = fn
+	for _, sub := range a.subs[name] {
+		sub.notify()
+	}
 	return nil
 }
 
@@ -201,18 +210,15 @@ func (a *Agent[T]) GetFromIndex(name, key string) ([]*T, error) {
 
 // SubscribeToIndexChanges returns a channel of what changes in the index
 // name from the current snapshot on, one IndexDelta per key that changed.
+// As with ci-tools, the index need not exist yet: a subscriber who wants
+// its initial content subscribes before AddIndex, and is sent all of it
+// once the index is declared and a snapshot is loaded.
 // A subscriber that reads slowly is never queued a backlog: when it reads
 // again it is sent what differs between what it was sent and the newest
 // snapshot, whatever the snapshots loaded in between (a delta already
 // under way when a newer snapshot loads is sent as it is). The channel
 // closes when the agent stops.
 func (a *Agent[T]) SubscribeToIndexChanges(name string) (<-chan IndexDelta[T], error) {
-	a.mu.Lock()
-	_, ok := a.indexes[name]
-	a.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("index %s does not exist", name)
-	}
 	sub := newSubscription(a, name) // computes the index: not under a.mu
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -536,9 +542,12 @@ func (sub *subscription[T]) run() {
 func (sub *subscription[T]) catchUp() bool {
 	for {
 		now := sub.a.w.Current()
+		if now == nil {
+			return true // nothing loaded yet: the first load wakes it
+		}
 		idx, err := now.index(sub.index)
 		if err != nil {
-			return true
+			return true // not declared yet: AddIndex wakes it
 		}
 		newer := false
 		for _, k := range slices.Sorted(maps.Keys(union(sub.sent, idx))) {

@@ -261,8 +261,11 @@ func TestSubscriptionsReportWhatChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.a.SubscribeToIndexChanges("nope"); err == nil {
-		t.Error("a subscription to an undeclared index")
+	// As with ci-tools, a subscription to an index not declared yet is
+	// sent its whole content when it is.
+	early, err := f.a.SubscribeToIndexChanges("repo")
+	if err != nil {
+		t.Fatal(err)
 	}
 	receive := func() map[string]string {
 		t.Helper()
@@ -293,6 +296,21 @@ func TestSubscriptionsReportWhatChanged(t *testing.T) {
 	next["o/s/o-s-master.yaml"] = doc("o", "s", "master", "", "img-c") + "# a comment\n"
 	f.write(t, next)
 	got := receive()
+	if err := f.a.AddIndex("repo", func(c ciConfig) []string { return []string{c.Metadata.Repo} }); err != nil {
+		t.Fatal(err)
+	}
+	initial := map[string]int{}
+	for len(initial) < 2 {
+		select {
+		case d := <-early:
+			initial[d.IndexKey] = len(d.Added) - len(d.Removed)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the initial content of an index declared after the subscription: %v", initial)
+		}
+	}
+	if initial["r"] != 4 || initial["s"] != 1 {
+		t.Fatalf("initial content %v, want 4 configurations of r and 1 of s", initial)
+	}
 	want := map[string]string{"img-a": "-o/r@main", "img-x": "+o/r@main", "img-c": "-o/s@master +o/s@master"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("deltas %v, want %v", got, want)
@@ -329,5 +347,54 @@ func TestSubscriptionsReportWhatChanged(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the channel stayed open after the agent stopped")
+	}
+}
+
+// TestSubscribeBeforeStart subscribes before the agent has loaded
+// anything: nothing breaks, the first load sends the index's content, and
+// the channel closes when the agent stops.
+func TestSubscribeBeforeStart(t *testing.T) {
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	if err := g.Write(tree); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Options[ciConfig]{
+		Watch: watch.Options[*agent.Snapshot[ciConfig]]{Paths: []string{g.Path()}, Read: watch.ReadOptions{Tree: true}},
+		Parse: parse,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := a.SubscribeToIndexChanges("image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AddIndex("image", func(c ciConfig) []string { return []string{c.Image} }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for len(got) < 3 {
+		select {
+		case d := <-ch:
+			got[d.IndexKey] += len(d.Added)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the first load's content: %v", got)
+		}
+	}
+	if got["img-a"] != 2 || got["img-b"] != 1 || got["img-c"] != 2 {
+		t.Fatalf("the first load's content: %v", got)
+	}
+	cancel()
+	select {
+	case <-a.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent did not stop")
+	}
+	if _, open := <-ch; open {
+		t.Fatal("the channel is open after the agent stopped")
 	}
 }
