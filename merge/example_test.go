@@ -53,10 +53,10 @@ func ExampleLists() {
 		{"name": "replicas", "$patch": "delete"}]}`))
 
 	r := merge.Merge(
-		&merge.Layer{Source: merge.Source{Origin: "PluginPreset", Name: "org/monitoring"}, Values: preset},
-		&merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: "org/prod"}, Values: override},
+		&merge.Layer{Source: merge.Source{Origin: "PluginPreset", Name: "org/monitoring"}, Values: preset, Lists: lists},
+		&merge.Layer{Source: merge.Source{Origin: "PluginOverride", Name: "org/prod"}, Values: override, Lists: lists},
 	)
-	doc, _ := lists.Unflatten(r.Values())
+	doc, _ := r.Document() // the keyed lists of its layers, as lists
 	fmt.Println(string(doc))
 	p, _ := r.Explain("/optionValues/token")
 	fmt.Printf("token from %s, shadowing %s\n", p.Source, p.Shadowed[0].Source)
