@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -66,5 +67,39 @@ func TestDocSnippets(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no block checked")
+	}
+}
+
+// TestGeneratorRecipe runs, in an empty directory, the recipe
+// docs/COMPONENT.md gives for building the code generators in a module of
+// one's own, as a reader would paste it, and runs each generator it
+// builds. It reads the module proxy (or the module cache `make tools`
+// filled).
+func TestGeneratorRecipe(t *testing.T) {
+	data, err := os.ReadFile("docs/COMPONENT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## 2. Generate deep copies")
+	if !ok {
+		t.Fatal("docs/COMPONENT.md has no section 2")
+	}
+	_, block, ok := strings.Cut(section, "```sh\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 || !strings.Contains(block, "go get k8s.io/code-generator@") {
+		t.Fatalf("section 2 does not start with the recipe:\n%s", block)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the recipe failed: %v\n%s", err, out)
+	}
+	for _, g := range []string{"deepcopy-gen", "defaulter-gen", "conversion-gen", "validation-gen"} {
+		out, err := exec.Command(filepath.Join(dir, "bin", g), "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--output-file") {
+			t.Errorf("bin/%s --help: %v\n%s", g, err, out)
+		}
 	}
 }
