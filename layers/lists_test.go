@@ -7,64 +7,35 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	upstreamskind "github.com/stratacfg/strata/internal/testkind/upstreams"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
 
-// upstreams is a configuration with a list keyed by name: `strata:"list-map-key=name"`.
-type upstreams struct {
-	metav1.TypeMeta `json:",inline"`
-	Upstreams       []upstream `json:"upstreams,omitempty" strata:"list-map-key=name"`
-	Retries         int32      `json:"retries,omitempty"`
-}
-
-type upstream struct {
-	Name    string `json:"name"`
-	URL     string `json:"url,omitempty" strata:"not-path"`
-	Weight  int32  `json:"weight,omitempty"`
-	Enabled *bool  `json:"enabled,omitempty"`
-}
-
-func (in *upstreams) DeepCopyObject() runtime.Object {
-	out := *in
-	out.Upstreams = make([]upstream, len(in.Upstreams))
-	for i, u := range in.Upstreams {
-		out.Upstreams[i] = u
-		if u.Enabled != nil {
-			out.Upstreams[i].Enabled = new(*u.Enabled)
-		}
-	}
-	return &out
-}
-
-var upstreamsGV = schema.GroupVersion{Group: "lists.test.strata.dev", Version: "v1"}
+type (
+	upstreams = upstreamskind.Upstreams
+	upstream  = upstreamskind.Upstream
+)
 
 func upstreamsComponent(t *testing.T) *layers.Component[*upstreams] {
 	t.Helper()
-	kind, err := scheme.New(scheme.Config{
-		Group: upstreamsGV.Group, Kind: "Upstreams", Hub: "v1",
-		Validate: func(hub runtime.Object) field.ErrorList {
-			var errs field.ErrorList
-			for i, u := range hub.(*upstreams).Upstreams {
-				if u.URL != "" && !strings.HasPrefix(u.URL, "http://") {
-					errs = append(errs, field.Invalid(field.NewPath("upstreams").Index(i).Child("url"), u.URL, "must be an http:// URL"))
-				}
+	cfg := upstreamskind.Config()
+	cfg.Validate = func(hub runtime.Object) field.ErrorList {
+		var errs field.ErrorList
+		for i, u := range hub.(*upstreams).Upstreams {
+			if u.URL != "" && !strings.HasPrefix(u.URL, "http://") {
+				errs = append(errs, field.Invalid(field.NewPath("upstreams").Index(i).Child("url"), u.URL, "must be an http:// URL"))
 			}
-			return errs
-		},
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
-			s.AddKnownTypeWithName(upstreamsGV.WithKind("Upstreams"), &upstreams{})
-			return nil
-		}}},
-	})
+		}
+		return errs
+	}
+	kind, err := scheme.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

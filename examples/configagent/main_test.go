@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -68,17 +67,6 @@ func compressed(t testing.TB, s string) []byte {
 	return b.Bytes()
 }
 
-// freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // agentRun is an agent running in the test's process.
 type agentRun struct {
 	base           string
@@ -91,7 +79,7 @@ type agentRun struct {
 // serves /healthz.
 func startAgent(t *testing.T, args ...string) *agentRun {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := watchtest.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &agentRun{base: "http://" + addr, stdout: &watchtest.Buffer{}, stderr: &watchtest.Buffer{}, code: make(chan int, 1), cancel: cancel}
 	go func() { a.code <- run(ctx, append(args, "--listen", addr), nil, a.stdout, a.stderr) }()
@@ -512,16 +500,16 @@ func TestCommandLine(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"--source", dir, "--listen", freeAddr(t)}, 1, "configagent: the first snapshot is invalid: " + filepath.Join(dir, "o-r-main.yaml") + ": zz_generated_metadata needs org, repo and branch"},
-		{[]string{"--source", filepath.Join(dir, "missing"), "--listen", freeAddr(t)}, 1, "no such file or directory"},
-		{[]string{"--listen", freeAddr(t)}, 2, "--source is required"},
+		{[]string{"--source", dir, "--listen", watchtest.FreeAddr(t)}, 1, "configagent: the first snapshot is invalid: " + filepath.Join(dir, "o-r-main.yaml") + ": zz_generated_metadata needs org, repo and branch"},
+		{[]string{"--source", filepath.Join(dir, "missing"), "--listen", watchtest.FreeAddr(t)}, 1, "no such file or directory"},
+		{[]string{"--listen", watchtest.FreeAddr(t)}, 2, "--source is required"},
 		{[]string{"--source", dir}, 2, "--listen is required"},
-		{[]string{"--source", dir, "--listen", freeAddr(t), "--poll-interval", "1ns"}, 2, "--poll-interval 1ns: must be at least"},
-		{[]string{"--source", dir, "--listen", freeAddr(t), "--max-bytes", "0"}, 2, "--max-bytes 0: must be positive"},
-		{[]string{"--source", dir, "--listen", freeAddr(t), "--version-stamps", "some"}, 2, `--version-stamps "some": "all" or "touched"`},
-		{[]string{"--source", dir, "--listen", freeAddr(t), "--manifest", dir + "m", "--version-key", "VERSION"}, 2, "--manifest and --version-key are two ways to tell a whole set: give one"},
-		{[]string{"--source", dir, "--listen", freeAddr(t), "--manifest", dir}, 2, "--manifest " + dir + " is a --source too: the sources are its parts"},
-		{[]string{"--source", dir, "--manifest", filepath.Join(dir, "missing"), "--listen", freeAddr(t)}, 1, "no such file or directory"},
+		{[]string{"--source", dir, "--listen", watchtest.FreeAddr(t), "--poll-interval", "1ns"}, 2, "--poll-interval 1ns: must be at least"},
+		{[]string{"--source", dir, "--listen", watchtest.FreeAddr(t), "--max-bytes", "0"}, 2, "--max-bytes 0: must be positive"},
+		{[]string{"--source", dir, "--listen", watchtest.FreeAddr(t), "--version-stamps", "some"}, 2, `--version-stamps "some": "all" or "touched"`},
+		{[]string{"--source", dir, "--listen", watchtest.FreeAddr(t), "--manifest", dir + "m", "--version-key", "VERSION"}, 2, "--manifest and --version-key are two ways to tell a whole set: give one"},
+		{[]string{"--source", dir, "--listen", watchtest.FreeAddr(t), "--manifest", dir}, 2, "--manifest " + dir + " is a --source too: the sources are its parts"},
+		{[]string{"--source", dir, "--manifest", filepath.Join(dir, "missing"), "--listen", watchtest.FreeAddr(t)}, 1, "no such file or directory"},
 		{[]string{"publish", "--dir", dir}, 2, "--dir, --kubeconfig, --namespace, --manifest and --part are required"},
 		{[]string{"publish", "--dir", dir, "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "ci", "--manifest", "m", "--part", "p"}, 1, "publish: --kubeconfig " + filepath.Join(dir, "none")},
 	} {
@@ -587,7 +575,7 @@ func TestHostileSources(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var stderr watchtest.Buffer
-	code := run(ctx, append(args, "--listen", freeAddr(t), "--max-bytes", strconv.Itoa(10<<20)), nil, io.Discard, &stderr)
+	code := run(ctx, append(args, "--listen", watchtest.FreeAddr(t), "--max-bytes", strconv.Itoa(10<<20)), nil, io.Discard, &stderr)
 	if want := "puts the snapshot over the limit of 10485760 bytes in all, once decompressed"; code != 1 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("four shards of 3 MiB within --max-bytes 10 MiB: exit %d, stderr %s; want 1 and %q", code, stderr.String(), want)
 	}

@@ -2,6 +2,7 @@ package watchtest
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"testing"
 )
@@ -27,4 +28,16 @@ func Get(t testing.TB, url, accept string) (int, string, string) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// FreeAddr returns a loopback address whose port nothing listens on when
+// it returns.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

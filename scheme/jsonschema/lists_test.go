@@ -7,55 +7,26 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
+	"github.com/stratacfg/strata/internal/testkind/upstreams"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/scheme/jsonschema"
 )
-
-// upstreams is a kind with a list keyed by name.
-type upstreams struct {
-	metav1.TypeMeta `json:",inline"`
-	Upstreams       []upstream `json:"upstreams,omitempty" strata:"list-map-key=name"`
-}
-
-type upstream struct {
-	Name   string `json:"name"`
-	URL    string `json:"url,omitempty" strata:"not-path"`
-	Weight int32  `json:"weight,omitempty"`
-}
-
-func (in *upstreams) DeepCopyObject() runtime.Object {
-	out := *in
-	out.Upstreams = append([]upstream(nil), in.Upstreams...)
-	return &out
-}
-
-var upstreamsGV = schema.GroupVersion{Group: "lists.test.strata.dev", Version: "v1"}
 
 // TestKeyedListsLoaderAndSchemaAgree reads a table of keyed list cases
 // with the loader (a component's --config) and with the kind's JSON
 // Schema: both accept or both refuse each, but for two elements of one
 // key, which the loader refuses and a JSON Schema cannot say.
 func TestKeyedListsLoaderAndSchemaAgree(t *testing.T) {
-	kind, err := scheme.New(scheme.Config{
-		Group: upstreamsGV.Group, Kind: "Upstreams", Hub: "v1",
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
-			s.AddKnownTypeWithName(upstreamsGV.WithKind("Upstreams"), &upstreams{})
-			return nil
-		}}},
-	})
+	kind, err := scheme.New(upstreams.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := jsonschema.For(kind, upstreamsGV, nil)
+	s, err := jsonschema.For(kind, upstreams.GroupVersion, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &layers.Component[*upstreams]{Name: "lists", Kind: kind}
+	c := &layers.Component[*upstreams.Upstreams]{Name: "lists", Kind: kind}
 	dir := t.TempDir()
 	const head = "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
 	for _, tc := range []struct {

@@ -345,6 +345,19 @@ func (m *mounts) project(t *testing.T, name string) {
 	}
 }
 
+// publish sets every file of tree to v, writes them into src and
+// publishes src to the mounts' cluster.
+func (m *mounts) publish(t *testing.T, src string, tree map[string]string, v string) {
+	t.Helper()
+	for k := range tree {
+		tree[k] = v
+	}
+	watchtest.WriteFiles(t, src, tree)
+	if _, err := configset.Publish(context.Background(), m.client.CoreV1(), src, opts); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (m *mounts) paths(names ...string) []string {
 	var out []string
 	for _, n := range names {
@@ -392,13 +405,7 @@ func TestCheckServesOnlyWholeSets(t *testing.T) {
 
 	// Generation 2 changes every part; kubelet brings the manifest first,
 	// then the parts one by one: pending until the last.
-	for k := range tree {
-		tree[k] = "v: 2\n"
-	}
-	watchtest.WriteFiles(t, src, tree)
-	if _, err := configset.Publish(ctx, m.client.CoreV1(), src, opts); err != nil {
-		t.Fatal(err)
-	}
+	m.publish(t, src, tree, "v: 2\n")
 	m.project(t, opts.Manifest)
 	for i, p := range opts.Parts {
 		err := read()
@@ -417,15 +424,8 @@ func TestCheckServesOnlyWholeSets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for k := range tree {
-		tree[k] = "v: 1\n"
-	}
-	watchtest.WriteFiles(t, src, tree)
-	old := fake.NewClientset()
-	if _, err := configset.Publish(ctx, old.CoreV1(), src, opts); err != nil {
-		t.Fatal(err)
-	}
-	m.client = old
+	m.client = fake.NewClientset()
+	m.publish(t, src, tree, "v: 1\n")
 	for _, n := range all {
 		m.project(t, n)
 	}
@@ -542,13 +542,7 @@ func TestWatcherHoldsTornSets(t *testing.T) {
 	if r := next(); r.Status != watch.StatusSuccess || r.Value != "v: 1\n" {
 		t.Fatalf("first: %+v", r)
 	}
-	for k := range tree {
-		tree[k] = "v: 2\n"
-	}
-	watchtest.WriteFiles(t, src, tree)
-	if _, err := configset.Publish(ctx, m.client.CoreV1(), src, opts); err != nil {
-		t.Fatal(err)
-	}
+	m.publish(t, src, tree, "v: 2\n")
 	for _, n := range all {
 		m.project(t, n)
 		w.Resync()
@@ -567,14 +561,8 @@ func TestWatcherHoldsTornSets(t *testing.T) {
 	}
 
 	// Generation 1 restored by hand: refused, counted, generation 2 kept.
-	for k := range tree {
-		tree[k] = "v: 1\n"
-	}
-	watchtest.WriteFiles(t, src, tree)
 	m.client = fake.NewClientset()
-	if _, err := configset.Publish(ctx, m.client.CoreV1(), src, opts); err != nil {
-		t.Fatal(err)
-	}
+	m.publish(t, src, tree, "v: 1\n")
 	for _, n := range all {
 		m.project(t, n)
 	}

@@ -218,20 +218,9 @@ type agent struct {
 	metricsAddr, webhookAddr, certDir string
 }
 
-// freeAddr is a loopback address with a port free when it returns.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func startRun(t *testing.T) *agent {
 	t.Helper()
-	addr, webhook := freeAddr(t), freeAddr(t)
+	addr, webhook := watchtest.FreeAddr(t), watchtest.FreeAddr(t)
 	_, port, err := net.SplitHostPort(webhook)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -442,16 +441,6 @@ func ciOperatorConfig(repo string, rev int) string {
 	return fmt.Sprintf("zz_generated_metadata:\n  org: o\n  repo: %s\n  branch: main\nrev: %d\n", repo, rev)
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func httpGet(url string) (int, string) {
 	resp, err := http.Get(url)
 	if err != nil {
@@ -514,7 +503,7 @@ func TestConfigagentPublishServeVerify(t *testing.T) {
 			}
 		}
 		kubetest.NewKubelet(t, server.Client(t), ns, paths, 40*time.Millisecond)
-		addr := freeAddr(t)
+		addr := watchtest.FreeAddr(t)
 		cmd := exec.Command(configagent, "--source", paths["ci-config-0"], "--source", paths["ci-config-1"], "--manifest", paths["ci-config"], "--listen", addr, "--settle", "0")
 		var out watchtest.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
