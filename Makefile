@@ -68,7 +68,7 @@ $(BIN)/etcdctl $(BIN)/etcdutl: $(BIN)/%: $(ETCD_MOD)
 # integration and the examples with heavy dependencies (examples/manifests
 # and its differential test build on k8s.io/kubernetes at the version
 # hack/tools builds kube-apiserver from, so they share its build cache).
-MODULES := bench integrations/stratacr integrations/strataknative examples/jobdefaults examples/manifests examples/manifests/differential examples/kubelet examples/plugins examples/tekton
+MODULES := bench integrations/stratacr integrations/strataknative integrations/stratacobra examples/jobdefaults examples/manifests examples/manifests/differential examples/kubelet examples/plugins examples/tekton
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi

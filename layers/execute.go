@@ -81,19 +81,47 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 // Every message on stderr starts with the component's name. The result is
 // the process's exit code.
 func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stderr io.Writer, run func(ctx context.Context, cl *CommandLine, cfg *Loaded[T]) error) int {
-	fail := func(err error) int {
+	cl, err := c.NewExecuteCommandLine() // (1)
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", c.Name, err)
 		return 1
 	}
-	cl, err := c.newCommandLine(true) // (1)
-	if err != nil {
-		return fail(err)
+	switch err := cl.Parse(args); { // (2)
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprint(stdout, cl.Usage(c.Name))
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
+		return 2
+	}
+	return c.ExecuteParsed(ctx, cl, stdout, stderr, run)
+}
+
+// NewExecuteCommandLine is the command line Execute parses:
+// NewCommandLine's sections and Execute's "output" section. A program
+// whose flags something else parses (a Cobra command) adds its FlagSet
+// there, and calls ExecuteParsed once they are parsed.
+func (c *Component[T]) NewExecuteCommandLine() (*CommandLine, error) {
+	return c.newCommandLine(true)
+}
+
+// ExecuteParsed is Execute from step 3 on, over cl (from
+// NewExecuteCommandLine) once its flags are parsed: the checks of the
+// output flags, then loading, the output flags' work or run. It returns
+// the process's exit code, and prints what Execute prints.
+func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdout, stderr io.Writer, run func(ctx context.Context, cl *CommandLine, cfg *Loaded[T]) error) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "%s: %v\n", c.Name, err)
+		return 1
 	}
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
 		return 2
 	}
 	out := cl.output
+	if out == nil {
+		return fail(errors.New("layers: ExecuteParsed needs the command line of NewExecuteCommandLine"))
+	}
 	// emit writes b to --write-config-to when given, and to stdout when
 	// print is set.
 	emit := func(b []byte, print bool) int {
@@ -106,13 +134,6 @@ func (c *Component[T]) Execute(ctx context.Context, args []string, stdout, stder
 			stdout.Write(b)
 		}
 		return 0
-	}
-	switch err := cl.Parse(args); { // (2)
-	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprint(stdout, cl.Usage(c.Name))
-		return 0
-	case err != nil:
-		return usage(err)
 	}
 	gv, err := c.outputVersion(out.version)
 	switch {

@@ -18,10 +18,7 @@ import (
 	"github.com/stratacfg/strata/scheme"
 )
 
-type (
-	upstreams = upstreamskind.Upstreams
-	upstream  = upstreamskind.Upstream
-)
+type upstreams = upstreamskind.Upstreams
 
 func upstreamsComponent(t *testing.T) *layers.Component[*upstreams] {
 	t.Helper()
