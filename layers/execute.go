@@ -22,6 +22,7 @@ import (
 // outputFlags are the values of Execute's output flags.
 type outputFlags struct {
 	explain bool
+	upgrade string
 	print   bool
 	migrate bool
 	version string
@@ -46,6 +47,7 @@ func (m *fileMode) Set(s string) error {
 func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 	o := &outputFlags{mode: 0o600}
 	fs.BoolVar(&o.explain, "explain", false, "Print the effective configuration in --output-version and where every value came from, as JSON, and exit.")
+	fs.StringVar(&o.upgrade, "explain-upgrade", "", "Print, as JSON, what rewriting the --config file in this version as it is (its apiVersion alone changed) would change: each key whose default differs between the two versions and that nothing else sets, its value and source now and after; and exit. --migrate-config writes the file so that nothing changes.")
 	fs.BoolVar(&o.print, "print-config", false, "Print the effective configuration in --output-version as YAML, and exit.")
 	fs.StringVar(&o.version, "output-version", version, "The version --explain, --print-config and --write-config-to use.")
 	fs.StringVar(&o.writeTo, "write-config-to", "", "Write the effective configuration in --output-version as YAML to this file, and exit. An existing file is replaced atomically and keeps its mode; a symbolic link is written through; a FIFO or a device (/dev/stdout) is written to.")
@@ -67,6 +69,8 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 //  3. Load the configuration. An error is printed on stderr and returns
 //     1; decoding warnings are printed on stderr.
 //  4. --explain prints the configuration and its provenance as JSON,
+//     --explain-upgrade VERSION what upgrading the --config file to
+//     VERSION would change (ExplainUpgrade), as JSON,
 //     --print-config the configuration as YAML, --write-config-to writes
 //     that YAML to a file (replacing a regular file whole, never half
 //     written, keeping its mode; writing through a link, into a FIFO or
@@ -144,6 +148,17 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 		err = errors.New("--explain prints and writes nothing: give --write-config-to without it")
 	case out.explain && out.migrate:
 		err = errors.New("--explain explains the effective configuration, --migrate-config rewrites the file: give one")
+	case out.upgrade != "" && (out.explain || out.migrate || out.print || out.writeTo != ""):
+		err = errors.New("--explain-upgrade prints what an upgrade would change, and nothing else: give it alone")
+	case out.upgrade != "" && cl.Config.ConfigFile == "":
+		err = errors.New("--explain-upgrade previews the upgrade of the --config file: give one")
+	}
+	var upgradeTo schema.GroupVersion
+	if err == nil && out.upgrade != "" {
+		upgradeTo, err = c.outputVersion(out.upgrade)
+		if err != nil {
+			err = fmt.Errorf("--explain-upgrade: %w", err)
+		}
 	}
 	if err != nil {
 		return usage(err)
@@ -189,6 +204,20 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 		}
 	}
 	switch { // (4)
+	case out.upgrade != "":
+		changes, err := c.ExplainUpgrade(ctx, cl, cfg, upgradeTo)
+		if err != nil {
+			return fail(err)
+		}
+		b, err := json.MarshalIndent(struct {
+			To      string          `json:"to"`
+			Changes []UpgradeChange `json:"changes"`
+		}{upgradeTo.String(), changes}, "", "  ")
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(stdout, string(b))
+		return 0
 	case out.explain:
 		e, err := c.Explain(cfg, gv)
 		if err != nil {

@@ -1,8 +1,10 @@
 package layers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -179,29 +181,13 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 		}
 		keep := map[string]string{} // merge-version keys to write
 		var changed []string
-		candidates := maps.Clone(mergeDefaults)
-		if own != nil {
-			maps.Copy(candidates, own.Values)
-		}
-		if theirs != nil {
-			maps.Copy(candidates, theirs.Values)
-		}
-		for _, k := range slices.Sorted(maps.Keys(candidates)) {
-			if _, isSet := set.Values[k]; isSet {
+		for _, d := range differences(set.Values, want, got, mergeDefaults, own, theirs) {
+			if d.was == "" {
+				changed = append(changed, fmt.Sprintf("%s (%s would default it to %s, which the file leaves unset)", fieldName(d.key), m.gv, d.will))
 				continue
 			}
-			w, wok := want(k)
-			g, gok := got(k)
-			switch {
-			case wok && (!gok || w != g):
-				keep[k] = w
-				if !gok {
-					g = "null"
-				}
-				kept[k] = Kept{Key: k, Value: w, Default: g}
-			case !wok && gok:
-				changed = append(changed, fmt.Sprintf("%s (%s would default it to %s, which the file leaves unset)", fieldName(k), m.gv, g))
-			}
+			keep[d.key] = d.was
+			kept[d.key] = Kept{Key: d.key, Value: d.was, Default: cmp.Or(d.will, "null")}
 		}
 		if len(changed) > 0 {
 			return nil, fmt.Errorf("%s: migrating to %s would change what it means: %s", f.Path, m.gv, strings.Join(changed, "; "))
@@ -233,6 +219,137 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 		return nil, err
 	}
 	return mig, nil
+}
+
+// defaultDiff is a key a file leaves to defaulting that its version (was)
+// and another (will) default differently; "" for no default.
+type defaultDiff struct{ key, was, will string }
+
+// differences are the keys, of the merge version, that a file setting set
+// leaves to defaulting and that want (its version's defaults) and got
+// (another version's) give differently: the file's meaning a version
+// change alone would change.
+func differences(set map[string]string, want, got func(string) (string, bool), mergeDefaults map[string]string, layers ...*merge.Layer) []defaultDiff {
+	candidates := maps.Clone(mergeDefaults)
+	for _, l := range layers {
+		if l != nil {
+			maps.Copy(candidates, l.Values)
+		}
+	}
+	var out []defaultDiff
+	for _, k := range slices.Sorted(maps.Keys(candidates)) {
+		if _, isSet := set[k]; isSet {
+			continue
+		}
+		w, _ := want(k)
+		g, _ := got(k)
+		if w != g {
+			out = append(out, defaultDiff{key: k, was: w, will: g})
+		}
+	}
+	return out
+}
+
+// UpgradeChange is a key whose effective value would change if the
+// --config file were rewritten in another version as it is, its
+// apiVersion alone changed (--explain-upgrade): the two versions default
+// it differently and nothing else sets it.
+type UpgradeChange struct {
+	// Key is the field, as --explain names it in the merge version.
+	Key string `json:"key"`
+	// Value and Source are the key's value now, as JSON, and where it
+	// comes from.
+	Value  json.RawMessage `json:"value"`
+	Source string          `json:"source"`
+	// Upgraded and UpgradedSource are what it would be after the
+	// upgrade; Upgraded is null when nothing would set it.
+	Upgraded       json.RawMessage `json:"upgraded"`
+	UpgradedSource string          `json:"upgradedSource"`
+}
+
+// ExplainUpgrade returns what upgrading the command line's --config file
+// to version gv would change in cfg, the configuration it loaded: each key
+// the file leaves to defaulting that its version and gv default
+// differently, unless a drop-in, the per-instance file or a flag sets it.
+// Nothing is written. --migrate-config writes the file so that nothing
+// changes.
+func (c *Component[T]) ExplainUpgrade(ctx context.Context, cl *CommandLine, cfg *Loaded[T], gv schema.GroupVersion) ([]UpgradeChange, error) {
+	if cl.Config.ConfigFile == "" {
+		return nil, errors.New("no --config file to upgrade")
+	}
+	mode, _, err := c.fileModes(cl)
+	if err != nil {
+		return nil, err
+	}
+	contents, err := c.Read(cl)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := c.Kind.New(gv)
+	if err != nil {
+		return nil, err
+	}
+	m := &migrator[T]{c: c, gv: gv, dst: typed.For(reflect.TypeOf(obj))}
+	f := c.newFile(cl.Config.ConfigFile, OriginFile, mode, contents)
+	l, own, _, err := f.decode(true)
+	if err != nil {
+		return nil, err
+	}
+	values, err := m.convert(f.Path, l.Values)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := m.render(f.Path, values)
+	if err != nil {
+		return nil, err
+	}
+	_, theirs, _, err := c.newFile(f.Path, OriginFile, mode, single(f.Path, doc)).decode(true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: in %s it does not decode: %w", f.Path, gv, err)
+	}
+	mergeDefaults, err := m.mergeDefaults()
+	if err != nil {
+		return nil, err
+	}
+	from := func(l *merge.Layer) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if l != nil {
+				if v, ok := l.Values[k]; ok {
+					return v, true
+				}
+			}
+			v, ok := mergeDefaults[k]
+			return v, ok
+		}
+	}
+	upgraded := func(k string) string {
+		if theirs != nil {
+			if _, ok := theirs.Values[k]; ok {
+				return theirs.Source.String()
+			}
+		}
+		if _, ok := mergeDefaults[k]; ok {
+			return OriginDefault
+		}
+		return ""
+	}
+	vals := cfg.Provenance.Values()
+	out := []UpgradeChange{}
+	for _, d := range differences(l.Values, from(own), from(theirs), mergeDefaults, own, theirs) {
+		src, ok := cfg.Provenance.SourceOf(d.key)
+		if ok && src.Origin != OriginDefault {
+			continue // a drop-in, the per-instance file or a flag sets it
+		}
+		now := cmp.Or(d.was, "null")
+		if v, ok := vals[d.key]; ok {
+			now = v
+		}
+		out = append(out, UpgradeChange{
+			Key: fieldName(d.key), Value: json.RawMessage(now), Source: cmp.Or(src.String(), "unset"),
+			Upgraded: json.RawMessage(cmp.Or(d.will, "null")), UpgradedSource: cmp.Or(upgraded(d.key), "unset"),
+		})
+	}
+	return out, nil
 }
 
 // verify loads the --config file and its migration, each on its own, and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -264,6 +265,68 @@ func TestMigrationKeepsMeaning(t *testing.T) {
 	code, out, errOut := runComponent(t, "--config", profiling, "--migrate-config")
 	if code != 0 || !strings.Contains(out, "port: 8080") || !strings.Contains(errOut, "keeps port: 8080 (the target version would default it to 8443)") {
 		t.Errorf("profiling: false in v1alpha1: exit %d, stdout\n%s\nstderr %s", code, out, errOut)
+	}
+}
+
+// TestExplainUpgrade previews the upgrade of a v1alpha1 file to v1beta1,
+// whose default port differs: the port changes, with both values and
+// sources, unless a flag sets it; and the preview agrees with what the
+// file rewritten as v1beta1 loads to.
+func TestExplainUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	alpha := "apiVersion: component.example.strata.dev/v1alpha1\nkind: ComponentConfiguration\nprofiling: false\n"
+	file := write(t, dir, "alpha.yaml", alpha)
+	type change struct {
+		Key            string          `json:"key"`
+		Value          json.RawMessage `json:"value"`
+		Source         string          `json:"source"`
+		Upgraded       json.RawMessage `json:"upgraded"`
+		UpgradedSource string          `json:"upgradedSource"`
+	}
+	preview := func(t *testing.T, args ...string) []change {
+		t.Helper()
+		code, out, errOut := runComponent(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var p struct {
+			To      string   `json:"to"`
+			Changes []change `json:"changes"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil || p.To != "component.example.strata.dev/"+args[len(args)-1] {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return p.Changes
+	}
+	got := preview(t, "--config", file, "--explain-upgrade", "v1beta1")
+	want := []change{{Key: "port", Value: json.RawMessage("8080"), Source: "default component.example.strata.dev/v1alpha1", Upgraded: json.RawMessage("8443"), UpgradedSource: "default"}}
+	if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
+		t.Fatalf("preview %s, want %s", g, w)
+	}
+	// What the upgrade gives, loaded: the preview said so.
+	upgraded := write(t, dir, "upgraded.yaml", strings.Replace(strings.Replace(alpha, "v1alpha1", "v1beta1", 1), "profiling:", "enableProfiling:", 1))
+	if port := explain(t, "--config", upgraded).Config["port"]; port != float64(8443) {
+		t.Errorf("the upgraded file serves %v", port)
+	}
+	// A flag sets the port: the upgrade changes nothing.
+	if got := preview(t, "--config", file, "--port", "9000", "--explain-upgrade", "v1beta1"); len(got) != 0 {
+		t.Errorf("with --port: %v", got)
+	}
+	// To its own version: nothing.
+	if got := preview(t, "--config", file, "--explain-upgrade", "v1alpha1"); len(got) != 0 {
+		t.Errorf("to v1alpha1: %v", got)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--explain-upgrade", "v1beta1"}, "--explain-upgrade previews the upgrade of the --config file: give one"},
+		{[]string{"--config", file, "--explain-upgrade", "v1beta1", "--explain"}, "--explain-upgrade prints what an upgrade would change, and nothing else: give it alone"},
+		{[]string{"--config", file, "--explain-upgrade", "v9"}, "--explain-upgrade: "},
+	} {
+		if code, _, errOut := runComponent(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %s", c.args, code, errOut)
+		}
 	}
 }
 
