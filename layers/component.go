@@ -512,7 +512,7 @@ func withoutForeign(l *merge.Layer, fields *validation.Fields, goos string) *mer
 			continue
 		}
 		if out == nil {
-			out = &merge.Layer{Source: l.Source, Values: maps.Clone(l.Values), Policy: l.Policy}
+			out = &merge.Layer{Source: l.Source, Values: maps.Clone(l.Values), Refs: l.Refs, Policy: l.Policy, Lists: l.Lists}
 		}
 		delete(out.Values, key)
 	}

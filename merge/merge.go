@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"encoding/json"
 	"math/bits"
 	"slices"
 	"sort"
@@ -27,6 +28,7 @@ type Result struct {
 	cleared []Cleared
 	nested  bool // some key has more than one segment
 	filled  bool // fill or fillFunc was applied
+	merged  int  // the layers merged; those after are fills
 
 	// A fill computed on first read; see fillFunc.
 	fillSrc     Source
@@ -316,6 +318,9 @@ func (r *Result) resolveNesting() {
 // changed: a key defaulting left alone keeps its layer. fill must be called
 // before the Result is shared.
 func (r *Result) fill(src Source, values map[string]string) {
+	if !r.filled {
+		r.merged = len(r.layers)
+	}
 	r.filled = true
 	l := &Layer{Source: src, Values: values}
 	idx := len(r.layers)
@@ -336,6 +341,9 @@ func (r *Result) fill(src Source, values map[string]string) {
 // must be called before the Result is shared, at most once, and fn must
 // not call r.
 func (r *Result) fillFunc(src Source, fn func(values map[string]string) map[string]string) {
+	if !r.filled {
+		r.merged = len(r.layers)
+	}
 	r.filled = true
 	r.fillSrc, r.fillFn = src, fn
 	r.fillPending.Store(true)
@@ -462,32 +470,77 @@ func (r *Result) lists() Lists {
 	return out
 }
 
-// Element returns, for the array index i of the list at key (a JSON
-// pointer, as a decoded document's field path reads "list[3]"), the
-// pointer of that element, which for a keyed list is its key
-// ("/targets/zzz"), and the member that keys it; "" when key names no
-// keyed list or the list has no element i. Document orders a keyed
-// list's elements as the byte order of their keys, so i counts them so.
-func (r *Result) Element(key string, i int) (elem, member string) {
-	member, ok := r.lists().keyOf(key)
-	if !ok || i < 0 {
-		return "", ""
+// ListMember returns the member that keys the list at key (a JSON
+// pointer) when it is a keyed list of r's layers (Layer.Lists).
+func (r *Result) ListMember(key string) (string, bool) { return r.lists().keyOf(key) }
+
+// SourceOfMember returns the layer that gave the value at sub, a JSON
+// pointer inside key's value (a member of a keyed list's element): the
+// layer that set key, unless that is a step after merging (Result's
+// fill: defaulting refills an element whole when it defaults one of its
+// members) and a layer below gave the same value at sub, the nearest of
+// which is returned.
+func (r *Result) SourceOfMember(key, sub string) (Source, bool) {
+	p, ok := r.Explain(key)
+	if !ok {
+		return Source{}, false
 	}
-	var names []string
-	for k := range r.Values() {
-		rest, ok := strings.CutPrefix(k, key+"/")
-		if !ok || strings.Contains(rest, "/") {
-			continue
+	if !r.filled || sub == "" || !r.isFill(p.Source) {
+		return p.Source, true
+	}
+	want, ok := at(p.Value, sub)
+	if !ok {
+		return p.Source, true
+	}
+	for _, sh := range p.Shadowed {
+		if got, ok := at(sh.Value, sub); ok && got == want {
+			return sh.Source, true
 		}
-		if segs, ok := Segments("/" + rest); ok {
-			names = append(names, segs[0])
+	}
+	return p.Source, true
+}
+
+// isFill reports whether src is the source of a step after merging.
+func (r *Result) isFill(src Source) bool {
+	for _, l := range r.layers[r.merged:] {
+		if l.Source == src {
+			return true
 		}
 	}
-	if i >= len(names) {
-		return "", ""
+	return false
+}
+
+// at returns the value at pointer sub inside the JSON text v, as compact
+// JSON with members in order.
+func at(v, sub string) (string, bool) {
+	segs, ok := Segments(sub)
+	if !ok {
+		return "", false
 	}
-	slices.Sort(names)
-	return Child(key, names[i]), member
+	var node any
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	if dec.Decode(&node) != nil {
+		return "", false
+	}
+	for _, s := range segs {
+		switch n := node.(type) {
+		case map[string]any:
+			if node, ok = n[s]; !ok {
+				return "", false
+			}
+		case []any:
+			i, err := strconv.Atoi(s)
+			if err != nil || i < 0 || i >= len(n) {
+				return "", false
+			}
+			node = n[i]
+		default:
+			return "", false
+		}
+	}
+	out, err := json.Marshal(node)
+	return string(out), err == nil
 }
 
 // Dropped returns the keys that policies refused, sorted by key, in a new

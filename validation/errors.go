@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -54,41 +56,95 @@ func (l ErrorList) Error() string {
 // set ancestor is used ("allowedOrigins[1]" was set as the whole
 // "/allowedOrigins"). An index into a keyed list names the element by its
 // key instead, in the error as in the key ("targets[3].url" becomes
-// "targets[name=zzz].url", set by the layer that gave that element): the
-// index counts the merged list, which no file wrote. Errors keep their
-// order; those of errs are not modified.
-func Attribute(errs field.ErrorList, r *merge.Result) ErrorList {
+// "targets[name=zzz].url", credited to the layer that gave that element's
+// url): the index counts the list of validated, the object the errors
+// are about, which no file wrote. Errors keep their order; those of errs
+// are not modified.
+func Attribute(errs field.ErrorList, r *merge.Result, validated any) ErrorList {
 	if len(errs) == 0 {
 		return nil
 	}
+	elems := &elements{r: r, validated: validated}
 	out := make(ErrorList, len(errs))
 	for i, e := range errs {
-		key := KeyOf(e.Field)
-		if path, at, ok := keyedPath(e.Field, r); ok {
+		key, elem := KeyOf(e.Field), ""
+		if path, at, el, ok := elems.keyedPath(e.Field); ok {
 			c := *e
 			c.Field = path
-			e, key = &c, at
+			e, key, elem = &c, at, el
 		}
 		out[i] = &Error{Err: e, Key: key}
 		for k := key; k != ""; k = parent(k) {
-			if src, ok := r.SourceOf(k); ok {
-				out[i].Key, out[i].Source = k, src
-				break
+			src, ok := r.SourceOf(k)
+			if !ok {
+				continue
 			}
+			if elem != "" && k == elem && key != elem {
+				src, _ = r.SourceOfMember(k, key[len(elem):])
+			}
+			out[i].Key, out[i].Source = k, src
+			break
 		}
 	}
 	return out
 }
 
-// keyedPath rewrites each index of path into a keyed list of r as the
-// element's key, [member=key], and returns the field's JSON pointer; false
-// when there is none.
-func keyedPath(path string, r *merge.Result) (string, string, bool) {
+// elements reads the keyed lists of the validated object, decoded once.
+type elements struct {
+	r         *merge.Result
+	validated any
+	doc       any
+	decoded   bool
+}
+
+// keyOf returns the key of element i of the keyed list at key in the
+// validated object, as the list's pointer segment.
+func (x *elements) keyOf(key string, i int) (string, string, bool) {
+	member, ok := x.r.ListMember(key)
+	if !ok || x.validated == nil {
+		return "", "", false
+	}
+	if !x.decoded {
+		x.decoded = true
+		if b, err := json.Marshal(x.validated); err == nil {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			_ = dec.Decode(&x.doc)
+		}
+	}
+	segs, _ := merge.Segments(key)
+	node := x.doc
+	for _, s := range segs {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return "", "", false
+		}
+		node = m[s]
+	}
+	list, ok := node.([]any)
+	if !ok || i < 0 || i >= len(list) {
+		return "", "", false
+	}
+	e, ok := list[i].(map[string]any)
+	if !ok || e[member] == nil {
+		return "", "", false
+	}
+	if s, ok := e[member].(string); ok {
+		return member, s, true
+	}
+	b, err := json.Marshal(e[member])
+	return member, string(b), err == nil
+}
+
+// keyedPath rewrites each index of path into a keyed list as the
+// element's key, [member=key], and returns the field's JSON pointer and
+// that of the (last) element; false when there is none.
+func (x *elements) keyedPath(path string) (string, string, string, bool) {
 	if !strings.Contains(path, "[") {
-		return path, "", false
+		return path, "", "", false
 	}
 	var b strings.Builder
-	key, changed := "", false
+	key, elem, changed := "", "", false
 	for rest := path; rest != ""; {
 		switch rest[0] {
 		case '.':
@@ -103,11 +159,10 @@ func keyedPath(path string, r *merge.Result) (string, string, bool) {
 			}
 			seg := strings.Trim(rest[1:end], `"`)
 			if n, err := strconv.Atoi(seg); err == nil {
-				if elem, member := r.Element(key, n); elem != "" {
-					segs, _ := merge.Segments(elem)
-					name := segs[len(segs)-1]
+				if member, name, ok := x.keyOf(key, n); ok {
 					fmt.Fprintf(&b, "[%s=%s]", member, name)
-					key, changed = elem, true
+					key = merge.Child(key, name)
+					elem, changed = key, true
 					rest = rest[end+1:]
 					continue
 				}
@@ -125,7 +180,7 @@ func keyedPath(path string, r *merge.Result) (string, string, bool) {
 			rest = rest[end:]
 		}
 	}
-	return b.String(), key, changed
+	return b.String(), key, elem, changed
 }
 
 func parent(key string) string {

@@ -121,9 +121,7 @@ const maxMarkerHistory = 64
 // stamps only the parts it updates, as prow's updateconfig writes VERSION:
 // the parts' markers may differ, and the set is never held back for it
 // (use Options.Settle to take a merge's updates as one reload). A part
-// that holds no file at all is pending (a ConfigMap not fetched yet); one
-// that holds files but not the marker is served all the same, its history
-// kept: prow's
+// without the marker is served all the same, its history kept: prow's
 // config-bootstrapper, run over ConfigMaps that exist, deletes VERSION
 // from them (updateconfig's Update counts it among the stale keys), and
 // only the next merge that touches a part writes it again.
@@ -145,11 +143,6 @@ func MarkersMove(name string) func(c *Contents) error {
 	return func(c *Contents) error {
 		type seen struct{ at, version string }
 		var now []seen
-		for _, g := range c.Generations {
-			if g.Dir && len(g.Files) == 0 {
-				return fmt.Errorf("%s holds no files: a part not fetched yet", g.Path)
-			}
-		}
 		_ = eachMarker(c, name, false, func(at, v string) error {
 			now = append(now, seen{at, v})
 			return nil

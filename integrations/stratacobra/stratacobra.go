@@ -39,16 +39,21 @@ import (
 // refused) prints Execute's usage, and every failure returns an
 // *ExitError with Execute's exit code, which Cobra is told not to print
 // again (ExitCode reads it). cmd takes no arguments; its RunE, Args and
-// help are Bind's.
+// help are Bind's. The flags' values live as long as the command, as a
+// process's do: a tree executed twice (a test's) keeps what the first
+// run set, so build the tree anew for each run.
 func Bind[T runtime.Object](cmd *cobra.Command, c *layers.Component[T], run func(ctx context.Context, cmd *cobra.Command, cl *layers.CommandLine, cfg *layers.Loaded[T]) error) error {
 	cl, err := c.NewExecuteCommandLine()
 	if err != nil {
 		return err
 	}
+	if c.NormalizeFlags != nil {
+		cmd.Flags().SetNormalizeFunc(c.NormalizeFlags)
+	}
 	cmd.Flags().AddFlagSet(cl.FlagSet)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	usage := func(cmd *cobra.Command, err error) error {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n\n%s", c.Name, err, cl.Usage(c.Name))
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n\n%s", c.Name, err, cl.Usage(cmd.CommandPath()))
 		return &ExitError{Code: 2}
 	}
 	cmd.SetFlagErrorFunc(usage)
@@ -60,7 +65,7 @@ func Bind[T runtime.Object](cmd *cobra.Command, c *layers.Component[T], run func
 		} else if s := cmd.Short; s != "" {
 			fmt.Fprintf(out, "%s\n\n", s)
 		}
-		fmt.Fprintf(out, "Usage:\n  %s\n\n%s", cmd.UseLine(), cl.Usage(c.Name))
+		fmt.Fprint(out, cl.Usage(cmd.CommandPath()))
 	})
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -144,7 +144,11 @@ func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r
 	if h.Skip != nil {
 		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return h.Skip(validation.KeyOf(e.Field)) })
 	}
-	if errs := append(validation.Attribute(errs, r), h.Refused...); len(errs) > 0 {
+	validated := hub // the errors' field paths: keyed lists keep their order through conversion
+	if versioned != nil {
+		validated = versioned
+	}
+	if errs := append(validation.Attribute(errs, r, validated), h.Refused...); len(errs) > 0 {
 		return zero, fmt.Errorf("invalid configuration:\n%w", errs)
 	}
 	return obj, nil

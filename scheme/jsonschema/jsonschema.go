@@ -237,9 +237,19 @@ func keyedElement(elem *spec.Schema, member string) *spec.Schema {
 	whole := *elem
 	whole.Type = spec.StringOrArray{"object"} // not null: the loader refuses an element that is not an object
 	whole.Required = append(slices.Clone(whole.Required), member)
-	remove := whole
-	remove.Properties = maps.Clone(whole.Properties)
-	remove.Properties["$patch"] = spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}, Enum: []any{"delete"}}}
+	whole.Properties = maps.Clone(whole.Properties)
+	key := whole.Properties[member]
+	key.Type = slices.DeleteFunc(slices.Clone(key.Type), func(t string) bool { return t == "null" }) // a null key is none
+	whole.Properties[member] = key
+	// A removal is read for its key and nothing else (Lists.Removals):
+	// its other members are not decoded, and a key of any type names the
+	// element whose key reads the same.
+	remove := spec.Schema{}
+	remove.Type = spec.StringOrArray{"object"}
+	remove.Properties = map[string]spec.Schema{
+		member:   {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string", "number", "integer", "boolean", "object", "array"}}},
+		"$patch": {SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}, Enum: []any{"delete"}}},
+	}
 	remove.Required = []string{member, "$patch"}
 	out := &spec.Schema{}
 	out.Type = spec.StringOrArray{"object"}

@@ -214,7 +214,7 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 	}
 
 	// (5)
-	if errs := validation.Attribute(k.Validate(kc), out.Provenance); len(errs) > 0 {
+	if errs := validation.Attribute(k.Validate(kc), out.Provenance, kc); len(errs) > 0 {
 		return nil, fmt.Errorf("invalid configuration:\n%w", errs)
 	}
 	return out, nil

@@ -41,8 +41,9 @@ func newRoot() (*cobra.Command, error) {
 		return nil, err
 	}
 	comp := &layers.Component[*config.ComponentConfiguration]{
-		Name: "example",
-		Kind: kind,
+		Name:           "example",
+		Kind:           kind,
+		NormalizeFlags: cliflag.WordSepNormalizeFunc, // --decode_mode is --decode-mode
 		Flags: func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 			var port int32
 			fss.FlagSet("generic").Int32Var(&port, "port", 10250, "The port to serve on.")

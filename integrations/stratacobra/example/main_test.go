@@ -52,10 +52,11 @@ func TestCobraTree(t *testing.T) {
 		{"explain", []string{"serve", "--config", file, "--explain"}, 0, `"/port"`, ""},
 		{"print", []string{"serve", "--config", file, "--print-config"}, 0, "port: 9443", ""},
 		{"strict decoding", []string{"serve", "--config", bad}, 1, "", `example: ` + bad},
-		{"an unknown flag", []string{"serve", "--bogus"}, 2, "", "example: unknown flag: --bogus\n\n"},
+		{"an unknown flag", []string{"serve", "--bogus"}, 2, "", "example: unknown flag: --bogus\n\nUsage: example serve --config=FILE"},
 		{"an argument", []string{"serve", "extra"}, 2, "", `example: unexpected argument "extra": this command takes only flags`},
 		{"a refused combination", []string{"serve", "--config", file, "--explain", "--migrate-config"}, 2, "", "example: --explain explains the effective configuration, --migrate-config rewrites the file: give one"},
-		{"help", []string{"serve", "--help"}, 0, "Usage:\n  example serve [flags]", ""},
+		{"help", []string{"serve", "--help"}, 0, "Load the configuration and say what would be served\n\nUsage: example serve --config=FILE", ""},
+		{"flag names normalized", []string{"serve", "--config", file, "--decode_mode", "strict"}, 0, "would serve on port 9443", ""},
 		{"the plain command", []string{"version"}, 0, "example v0.0.0", ""},
 		{"an unknown command", []string{"nope"}, 1, "", "unknown command"},
 	} {
