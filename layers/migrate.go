@@ -73,19 +73,10 @@ func (c *Component[T]) Migrate(ctx context.Context, cl *CommandLine, gv schema.G
 	if cl.Config.ConfigFile == "" && cl.Config.ConfigDir == "" {
 		return nil, fmt.Errorf("no --config file or --config-dir to migrate")
 	}
-	mode, dropInMode, err := c.fileModes(cl)
+	m, contents, mode, dropInMode, err := c.newMigrator(cl, gv)
 	if err != nil {
 		return nil, err
 	}
-	contents, err := c.Read(cl)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := c.Kind.New(gv)
-	if err != nil {
-		return nil, err
-	}
-	m := &migrator[T]{c: c, gv: gv, dst: typed.For(reflect.TypeOf(obj))}
 	var out []Migration
 	if p := cl.Config.ConfigFile; p != "" {
 		mig, err := m.config(ctx, c.newFile(p, OriginFile, mode, contents))
@@ -128,6 +119,25 @@ type migrator[T runtime.Object] struct {
 	dst *typed.Type
 }
 
+// newMigrator reads the command line's files and returns a migrator to
+// gv, with what was read and the decoding modes of the --config file and
+// of the drop-ins.
+func (c *Component[T]) newMigrator(cl *CommandLine, gv schema.GroupVersion) (*migrator[T], *watch.Contents, scheme.Mode, scheme.Mode, error) {
+	mode, dropInMode, err := c.fileModes(cl)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	contents, err := c.Read(cl)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	obj, err := c.Kind.New(gv)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return &migrator[T]{c: c, gv: gv, dst: typed.For(reflect.TypeOf(obj))}, contents, mode, dropInMode, nil
+}
+
 // maxKeepRounds bounds how often the --config file's migration adds
 // defaults: a key kept may change what another defaults to.
 const maxKeepRounds = 4
@@ -147,17 +157,6 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	// What the file leaves to defaulting: its version's defaults, or the
-	// merge version's where it gives none.
-	want := func(k string) (string, bool) {
-		if own != nil {
-			if v, ok := own.Values[k]; ok {
-				return v, true
-			}
-		}
-		v, ok := mergeDefaults[k]
-		return v, ok
-	}
 	mig := &Migration{Path: f.Path}
 	kept := map[string]Kept{} // by merge-version key: a later round's wins
 	for round := 0; ; round++ {
@@ -170,18 +169,9 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: the migrated file does not decode: %w", f.Path, err)
 		}
-		got := func(k string) (string, bool) {
-			if theirs != nil {
-				if v, ok := theirs.Values[k]; ok {
-					return v, true
-				}
-			}
-			v, ok := mergeDefaults[k]
-			return v, ok
-		}
 		keep := map[string]string{} // merge-version keys to write
 		var changed []string
-		for _, d := range differences(set.Values, want, got, mergeDefaults, own, theirs) {
+		for _, d := range differences(set.Values, own, theirs, mergeDefaults) {
 			if d.was == "" {
 				changed = append(changed, fmt.Sprintf("%s (%s would default it to %s, which the file leaves unset)", fieldName(d.key), m.gv, d.will))
 				continue
@@ -226,12 +216,21 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 type defaultDiff struct{ key, was, will string }
 
 // differences are the keys, of the merge version, that a file setting set
-// leaves to defaulting and that want (its version's defaults) and got
-// (another version's) give differently: the file's meaning a version
-// change alone would change.
-func differences(set map[string]string, want, got func(string) (string, bool), mergeDefaults map[string]string, layers ...*merge.Layer) []defaultDiff {
+// leaves to defaulting and that its version's defaults (own) and another
+// version's (theirs) give differently, each over the merge version's
+// defaults where it gives none: the file's meaning a version change alone
+// would change.
+func differences(set map[string]string, own, theirs *merge.Layer, mergeDefaults map[string]string) []defaultDiff {
+	over := func(l *merge.Layer, k string) string {
+		if l != nil {
+			if v, ok := l.Values[k]; ok {
+				return v
+			}
+		}
+		return mergeDefaults[k]
+	}
 	candidates := maps.Clone(mergeDefaults)
-	for _, l := range layers {
+	for _, l := range []*merge.Layer{own, theirs} {
 		if l != nil {
 			maps.Copy(candidates, l.Values)
 		}
@@ -241,9 +240,7 @@ func differences(set map[string]string, want, got func(string) (string, bool), m
 		if _, isSet := set[k]; isSet {
 			continue
 		}
-		w, _ := want(k)
-		g, _ := got(k)
-		if w != g {
+		if w, g := over(own, k), over(theirs, k); w != g {
 			out = append(out, defaultDiff{key: k, was: w, will: g})
 		}
 	}
@@ -277,19 +274,10 @@ func (c *Component[T]) ExplainUpgrade(ctx context.Context, cl *CommandLine, cfg 
 	if cl.Config.ConfigFile == "" {
 		return nil, errors.New("no --config file to upgrade")
 	}
-	mode, _, err := c.fileModes(cl)
+	m, contents, mode, _, err := c.newMigrator(cl, gv)
 	if err != nil {
 		return nil, err
 	}
-	contents, err := c.Read(cl)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := c.Kind.New(gv)
-	if err != nil {
-		return nil, err
-	}
-	m := &migrator[T]{c: c, gv: gv, dst: typed.For(reflect.TypeOf(obj))}
 	f := c.newFile(cl.Config.ConfigFile, OriginFile, mode, contents)
 	l, own, _, err := f.decode(true)
 	if err != nil {
@@ -311,17 +299,6 @@ func (c *Component[T]) ExplainUpgrade(ctx context.Context, cl *CommandLine, cfg 
 	if err != nil {
 		return nil, err
 	}
-	from := func(l *merge.Layer) func(string) (string, bool) {
-		return func(k string) (string, bool) {
-			if l != nil {
-				if v, ok := l.Values[k]; ok {
-					return v, true
-				}
-			}
-			v, ok := mergeDefaults[k]
-			return v, ok
-		}
-	}
 	upgraded := func(k string) string {
 		if theirs != nil {
 			if _, ok := theirs.Values[k]; ok {
@@ -335,7 +312,7 @@ func (c *Component[T]) ExplainUpgrade(ctx context.Context, cl *CommandLine, cfg 
 	}
 	vals := cfg.Provenance.Values()
 	out := []UpgradeChange{}
-	for _, d := range differences(l.Values, from(own), from(theirs), mergeDefaults, own, theirs) {
+	for _, d := range differences(l.Values, own, theirs, mergeDefaults) {
 		src, ok := cfg.Provenance.SourceOf(d.key)
 		if ok && src.Origin != OriginDefault {
 			continue // a drop-in, the per-instance file or a flag sets it
