@@ -367,18 +367,14 @@ func (m *mounts) paths(names ...string) []string {
 }
 
 func TestCheckServesOnlyWholeSets(t *testing.T) {
-	ctx := context.Background()
 	all := append([]string{opts.Manifest}, opts.Parts...)
 	m := newMounts(t, all...)
 	src := t.TempDir()
 	tree := map[string]string{}
 	for i := range 30 {
-		tree[fmt.Sprintf("c%d.yaml", i)] = "v: 1\n"
+		tree[fmt.Sprintf("c%d.yaml", i)] = ""
 	}
-	watchtest.WriteFiles(t, src, tree)
-	if _, err := configset.Publish(ctx, m.client.CoreV1(), src, opts); err != nil {
-		t.Fatal(err)
-	}
+	m.publish(t, src, tree, "v: 1\n")
 	check := configset.Check(m.path(opts.Manifest))
 	read := func() error {
 		t.Helper()
@@ -488,12 +484,9 @@ func TestWatcherHoldsTornSets(t *testing.T) {
 	src := t.TempDir()
 	tree := map[string]string{}
 	for i := range 20 {
-		tree[fmt.Sprintf("c%d.yaml", i)] = "v: 1\n"
+		tree[fmt.Sprintf("c%d.yaml", i)] = ""
 	}
-	watchtest.WriteFiles(t, src, tree)
-	if _, err := configset.Publish(ctx, m.client.CoreV1(), src, opts); err != nil {
-		t.Fatal(err)
-	}
+	m.publish(t, src, tree, "v: 1\n")
 	for _, n := range all {
 		m.project(t, n)
 	}
