@@ -112,13 +112,7 @@ func benchPublish(b *testing.B, publish producer, start func(TreeOptions) (TreeS
 	var snapshots, mixed int
 	var servers []TreeServer
 	for range PublishReplicas {
-		root := b.TempDir()
-		paths := map[string]string{}
-		for _, v := range volumes {
-			paths[v] = filepath.Join(root, v)
-			watchtest.WriteFiles(b, paths[v], nil)
-		}
-		kubetest.NewKubelet(b, client, ns, paths, PublishDelay)
+		paths := kubetest.NewKubelet(b, client, ns, volumes, PublishDelay).Paths
 		if !watchtest.Until(20*time.Second, func() bool {
 			for _, p := range paths {
 				if _, err := os.Lstat(filepath.Join(p, "..data")); err != nil {

@@ -3,6 +3,8 @@ package kubetest
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +26,8 @@ import (
 // updated in no set order, and a quick second change may be written
 // without the first.
 type Kubelet struct {
+	// Paths are the volumes' directories, by ConfigMap name.
+	Paths   map[string]string
 	volumes map[string]*volume
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -36,13 +40,20 @@ type volume struct {
 }
 
 // NewKubelet starts projecting the ConfigMaps of namespace named in
-// volumes (ConfigMap name → directory, which must exist) until the test
-// ends; a volume's updates each wait up to maxDelay.
-func NewKubelet(tb testing.TB, client kubernetes.Interface, namespace string, volumes map[string]string, maxDelay time.Duration) *Kubelet {
+// volumes, each into a directory of its own under a temporary one
+// (Kubelet.Paths), until the test ends; a volume's updates each wait up
+// to maxDelay.
+func NewKubelet(tb testing.TB, client kubernetes.Interface, namespace string, volumes []string, maxDelay time.Duration) *Kubelet {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &Kubelet{volumes: map[string]*volume{}, stop: cancel}
-	for name, dir := range volumes {
+	k := &Kubelet{Paths: map[string]string{}, volumes: map[string]*volume{}, stop: cancel}
+	root := tb.TempDir()
+	for _, name := range volumes {
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		k.Paths[name] = dir
 		k.volumes[name] = &volume{w: watchtest.NewKubeletWriter(tb, dir), wake: make(chan struct{}, 1)}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))

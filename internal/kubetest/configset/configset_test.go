@@ -81,16 +81,7 @@ type replica struct {
 
 func startReplica(t *testing.T, ctx context.Context, ns string, volumes []string, maxDelay time.Duration, opts func(paths map[string]string) watch.Options[*served]) *replica {
 	t.Helper()
-	root := t.TempDir()
-	paths := map[string]string{}
-	for _, v := range volumes {
-		paths[v] = filepath.Join(root, v)
-		if err := os.Mkdir(paths[v], 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kubetest.NewKubelet(t, server.Client(t), ns, paths, maxDelay)
-	o := opts(paths)
+	o := opts(kubetest.NewKubelet(t, server.Client(t), ns, volumes, maxDelay).Paths)
 	w, err := watch.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -494,15 +485,7 @@ func TestConfigagentPublishServeVerify(t *testing.T) {
 	var bases []string
 	var verifies []func(want int) // each replica's own: their paths differ
 	for range 2 {
-		root := t.TempDir()
-		paths := map[string]string{}
-		for _, v := range volumes {
-			paths[v] = filepath.Join(root, v)
-			if err := os.Mkdir(paths[v], 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		kubetest.NewKubelet(t, server.Client(t), ns, paths, 40*time.Millisecond)
+		paths := kubetest.NewKubelet(t, server.Client(t), ns, volumes, 40*time.Millisecond).Paths
 		addr := watchtest.FreeAddr(t)
 		cmd := exec.Command(configagent, "--source", paths["ci-config-0"], "--source", paths["ci-config-1"], "--manifest", paths["ci-config"], "--listen", addr, "--settle", "0")
 		var out watchtest.Buffer
