@@ -124,3 +124,34 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 		events.warn(cm, ReasonInvalidConfiguration, "Apply", "Not applied, the last good configuration stays: "+err.Error())
 	}
 }
+
+// report surfaces each layer rec's namespace ignored, and the keys
+// refused of each ConfigMap, once per resourceVersion: a log line, a
+// metric and a Warning Event. A selector ConfigMap's refusals are the
+// same in every namespace it applies to: one Event. s.mu is held.
+func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refusal) {
+	first := func(seen map[string]string, id string, cm *corev1.ConfigMap) bool {
+		if seen[id] == cm.ResourceVersion {
+			return false
+		}
+		seen[id] = cm.ResourceVersion
+		return true
+	}
+	if rec.reported == nil && len(ignored)+len(refused) > 0 {
+		rec.reported = map[string]string{}
+	}
+	for _, ig := range ignored {
+		if first(rec.reported, ig.origin+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm) {
+			s.c.ignored(s.events, ig)
+		}
+	}
+	for _, r := range refused {
+		seen := rec.reported
+		if r.cm.Namespace == s.c.o.Namespace {
+			seen = s.selReported
+		}
+		if first(seen, "refused:"+r.cm.Namespace+"/"+r.cm.Name, r.cm) && s.events != nil {
+			s.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
+		}
+	}
+}

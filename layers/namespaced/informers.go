@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -16,22 +15,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// store is where a caching mode reads ConfigMaps and namespace labels.
-type store interface {
-	// clusters returns the cluster ConfigMaps there are, by name.
-	clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error)
-	// selectors returns the selector ConfigMaps.
-	selectors(ctx context.Context) ([]*corev1.ConfigMap, error)
-	// own returns the ConfigMaps of namespace ns that carry the
-	// required labels.
-	own(ctx context.Context, ns string) ([]*corev1.ConfigMap, error)
-	// labels returns the labels of namespace ns, nil when there is none.
-	labels(ctx context.Context, ns string) (map[string]string, error)
-}
-
 // informerSet holds the informers a resolver runs: the cluster ConfigMap
 // (scoped to its name), and as configured the selector ConfigMaps, the
 // namespaces, and the label-filtered cluster-wide namespace ConfigMaps.
+// It is the Reader of what they hold: the cluster ConfigMaps by name, the
+// selector ConfigMaps (the labelled ConfigMaps of the component's
+// namespace) and, with the namespace ConfigMaps' informer, those of any
+// other namespace.
 type informerSet struct {
 	// cluster, Options.Cluster, is where the cluster ConfigMaps (names,
 	// in ns) are read instead of watched.
@@ -49,7 +39,7 @@ type informerSet struct {
 	cms        corelisters.ConfigMapLister
 }
 
-var _ store = (*informerSet)(nil)
+var _ Reader = (*informerSet)(nil)
 
 // startInformers starts the informers c needs, the namespace ConfigMaps'
 // when withConfigMaps is set, and waits for their caches.
@@ -124,50 +114,35 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 	return s, nil
 }
 
-func (s *informerSet) clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error) {
-	out := map[string]*corev1.ConfigMap{}
-	if s.cluster != nil {
-		return readClusters(ctx, s.cluster, s.ns, s.names)
+func (s *informerSet) ConfigMap(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+	switch {
+	case ns == s.ns && s.cluster != nil && slices.Contains(s.names, name):
+		return s.cluster.ConfigMap(ctx, ns, name)
+	case ns == s.ns && s.clusterCMs[name] != nil:
+		return orNil(s.clusterCMs[name].Get(name))
+	case s.cms != nil:
+		return orNil(s.cms.ConfigMaps(ns).Get(name))
 	}
-	for name, l := range s.clusterCMs {
-		cm, err := l.Get(name)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[name] = cm
-	}
-	return out, nil
+	return nil, fmt.Errorf("namespaced: ConfigMap %s/%s is not among those the informers hold", ns, name)
 }
 
-func (s *informerSet) selectors(context.Context) ([]*corev1.ConfigMap, error) {
-	if s.selectorLs == nil {
+func (s *informerSet) ConfigMaps(_ context.Context, ns string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	switch {
+	case ns == s.ns && s.selectorLs != nil:
+		return s.selectorLs.List(sel)
+	case ns == s.ns:
 		return nil, nil
+	case s.cms != nil:
+		return s.cms.ConfigMaps(ns).List(sel)
 	}
-	return s.selectorLs.List(labels.Everything())
+	return nil, fmt.Errorf("namespaced: the ConfigMaps of namespace %s are not among those the informers hold", ns)
 }
 
-func (s *informerSet) labels(_ context.Context, ns string) (map[string]string, error) {
+func (s *informerSet) NamespaceLabels(_ context.Context, name string) (map[string]string, error) {
 	if s.namespaces == nil {
 		return nil, nil
 	}
-	n, err := s.namespaces.Get(ns)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return n.Labels, nil
-}
-
-func (s *informerSet) own(_ context.Context, ns string) ([]*corev1.ConfigMap, error) {
-	if s.cms == nil {
-		return nil, nil
-	}
-	return s.cms.ConfigMaps(ns).List(labels.Everything())
+	return namespaceLabels(s.namespaces, name)
 }
 
 func (s *informerSet) shutdown() {

@@ -67,7 +67,7 @@ const listPage = 32
 // again.
 const relistTimeout = 30 * time.Second
 
-func (m *lazyMode[T]) start(ctx context.Context) (store, error) {
+func (m *lazyMode[T]) start(ctx context.Context) (Reader, error) {
 	var err error
 	if m.inf, err = startInformers(ctx, m.client, m.c, false); err != nil {
 		return nil, err

@@ -41,11 +41,7 @@ type listerReader struct {
 }
 
 func (l listerReader) ConfigMap(_ context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	cm, err := l.cms.ConfigMaps(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return cm, err
+	return orNil(l.cms.ConfigMaps(namespace).Get(name))
 }
 
 func (l listerReader) ConfigMaps(_ context.Context, namespace string, selector labels.Selector) ([]*corev1.ConfigMap, error) {
@@ -56,32 +52,33 @@ func (l listerReader) NamespaceLabels(_ context.Context, name string) (map[strin
 	if l.nss == nil {
 		return nil, fmt.Errorf("namespaced: no Namespace lister to read the labels of %s", name)
 	}
-	n, err := l.nss.Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	return namespaceLabels(l.nss, name)
+}
+
+// namespaceLabels reads the labels of the namespace name from l; none
+// when there is no such namespace.
+func namespaceLabels(l corelisters.NamespaceLister, name string) (map[string]string, error) {
+	n, err := orNil(l.Get(name))
+	if n == nil {
 		return nil, err
 	}
 	return n.Labels, nil
 }
 
-// readerStore is the store of a Reader.
-type readerStore[T any] struct {
-	c *core[T]
-	r Reader
+// orNil turns a lister's NotFound into no object and no error.
+func orNil[O any](o *O, err error) (*O, error) {
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return o, err
 }
 
-func (s readerStore[T]) clusters(ctx context.Context) (map[string]*corev1.ConfigMap, error) {
-	return readClusters(ctx, s.r, s.c.o.Namespace, s.c.clusterCMs)
-}
-
-// readClusters reads the cluster ConfigMaps names of namespace ns through
-// r, by name; one absent is left out.
-func readClusters(ctx context.Context, r Reader, ns string, names []string) (map[string]*corev1.ConfigMap, error) {
+// clusters reads the cluster ConfigMaps through r, by name; one absent
+// is left out.
+func (c *core[T]) clusters(ctx context.Context, r Reader) (map[string]*corev1.ConfigMap, error) {
 	out := map[string]*corev1.ConfigMap{}
-	for _, name := range names {
-		cm, err := r.ConfigMap(ctx, ns, name)
+	for _, name := range c.clusterCMs {
+		cm, err := r.ConfigMap(ctx, c.o.Namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -92,56 +89,59 @@ func readClusters(ctx context.Context, r Reader, ns string, names []string) (map
 	return out, nil
 }
 
-func (s readerStore[T]) selectors(ctx context.Context) ([]*corev1.ConfigMap, error) {
-	if s.c.selectorCMs == nil {
+// selectors reads the selector ConfigMaps through r; none without
+// selector layers.
+func (c *core[T]) selectors(ctx context.Context, r Reader) ([]*corev1.ConfigMap, error) {
+	if c.selectorCMs == nil {
 		return nil, nil
 	}
-	return s.r.ConfigMaps(ctx, s.c.o.Namespace, s.c.selectorCMs)
+	return r.ConfigMaps(ctx, c.o.Namespace, c.selectorCMs)
 }
 
-func (s readerStore[T]) own(ctx context.Context, ns string) ([]*corev1.ConfigMap, error) {
-	return s.r.ConfigMaps(ctx, ns, s.c.nsLabels)
-}
-
-func (s readerStore[T]) labels(ctx context.Context, ns string) (map[string]string, error) {
-	if s.c.selectorCMs == nil {
+// labels reads the labels of namespace ns through r; none without
+// selector layers, which alone read them.
+func (c *core[T]) labels(ctx context.Context, r Reader, ns string) (map[string]string, error) {
+	if c.selectorCMs == nil {
 		return nil, nil
 	}
-	return s.r.NamespaceLabels(ctx, ns)
+	return r.NamespaceLabels(ctx, ns)
 }
 
-// readerMode reads every ConfigMap through a store at each build: the
-// caller's Reader (NewFromReader), or the informers it starts itself
-// (NewInformer). Its records hold nothing.
+// readerMode reads every layer through a Reader at each build, and is
+// told of changes by Invalidate: NewFromReader's mode. Its records hold
+// nothing.
 type readerMode[T any] struct {
+	st *state[T]
+	r  Reader
+}
+
+func (m *readerMode[T]) start(context.Context) (Reader, error) { return m.r, nil }
+func (m *readerMode[T]) started(context.Context) error         { return nil }
+func (m *readerMode[T]) stop()                                 {}
+func (m *readerMode[T]) first(context.Context, string, func(func(*record[T]) bool)) error {
+	return nil
+}
+func (m *readerMode[T]) invalidate(obj any) { m.st.changed(obj) }
+
+// informerMode is readerMode over informers of its own, whose handlers
+// tell it of changes: NewInformer's mode, as knative's informed watcher
+// is its manual one fed by informers.
+type informerMode[T any] struct {
+	readerMode[T]
 	c      *core[T]
-	st     *state[T]
-	client kubernetes.Interface // NewInformer: starts the informers
-	reader store                // NewFromReader: the caller's
+	client kubernetes.Interface
 	inf    *informerSet
 }
 
-func (m *readerMode[T]) start(ctx context.Context) (store, error) {
-	if m.client == nil {
-		return m.reader, nil
-	}
+func (m *informerMode[T]) start(ctx context.Context) (Reader, error) {
 	var err error
 	m.inf, err = startInformers(ctx, m.client, m.c, true)
 	return m.inf, err
 }
 
-func (m *readerMode[T]) started(context.Context) error {
-	if m.inf == nil {
-		return nil
-	}
-	return m.inf.handle(m.st.changed)
-}
+func (m *informerMode[T]) started(context.Context) error { return m.inf.handle(m.st.changed) }
 
-func (m *readerMode[T]) stop() {
+func (m *informerMode[T]) stop() {
 	m.inf.shutdown()
 	m.inf = nil
 }
-
-func (m *readerMode[T]) first(context.Context, string, func(func(*record[T]) bool)) error { return nil }
-
-func (m *readerMode[T]) invalidate(obj any) { m.st.changed(obj) }

@@ -25,12 +25,12 @@ type Resolver[T any] struct {
 	stopEv func()
 }
 
-// source is where a Resolver reads: Lazy mode, or a store (the caller's
-// Reader, or informers of its own).
+// source is where a Resolver reads: Lazy mode, a Reader the caller has,
+// or informers of its own.
 type source[T any] interface {
 	// start starts what the source runs, until ctx ends, and returns the
-	// store the state reads once its caches are in sync.
-	start(ctx context.Context) (store, error)
+	// Reader the state reads once its caches are in sync.
+	start(ctx context.Context) (Reader, error)
 	// started hands the state every change the source sees from now; the
 	// state is in effect.
 	started(ctx context.Context) error
@@ -62,7 +62,9 @@ func NewLazy[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], er
 // cluster-wide list and watch. It is NewFromReader over informers of its
 // own.
 func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
-	return newResolver(o, client, func(c *core[T], st *state[T]) source[T] { return &readerMode[T]{c: c, st: st, client: client} })
+	return newResolver(o, client, func(c *core[T], st *state[T]) source[T] {
+		return &informerMode[T]{readerMode: readerMode[T]{st: st}, c: c, client: client}
+	})
 }
 
 // NewFromReader returns a resolver that reads ConfigMaps (and, with
@@ -77,7 +79,7 @@ func NewFromReader[T any](reader Reader, o Options[T]) (*Resolver[T], error) {
 		return nil, errors.New("namespaced: resolver options: Cluster is for NewLazy and NewInformer: NewFromReader's Reader serves the cluster ConfigMaps")
 	}
 	return newResolver(o, nil, func(c *core[T], st *state[T]) source[T] {
-		return &readerMode[T]{c: c, st: st, reader: readerStore[T]{c: c, r: reader}}
+		return &readerMode[T]{st: st, r: reader}
 	})
 }
 
@@ -103,12 +105,12 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 	r.st.subs.restart()
 	events, stopEv, err := r.c.events(ctx, r.client)
 	r.stopEv = stopEv
-	var str store
+	var rd Reader
 	if err == nil {
-		str, err = r.src.start(ctx)
+		rd, err = r.src.start(ctx)
 	}
 	if err == nil {
-		err = r.st.start(ctx, str, events)
+		err = r.st.start(ctx, rd, events)
 	}
 	if err == nil {
 		err = r.src.started(ctx)

@@ -68,10 +68,10 @@ const tenantRebuildInterval = 100 * time.Millisecond
 //     namespace in one rate-limited work queue; a tenant's change within
 //     tenantRebuildInterval of the namespace's last rebuild is a delayed
 //     add. A change of the cluster or selector ConfigMaps is read from
-//     the store and put in effect at once, by whoever saw it, and queues
+//     the Reader and put in effect at once, by whoever saw it, and queues
 //     every cached namespace.
 //  2. One worker takes a namespace and reads its inputs as they are now
-//     (from its record or the store), builds its snapshot outside the
+//     (from its record or the Reader), builds its snapshot outside the
 //     lock and publishes it, unless they changed meanwhile.
 //  3. Each published change is queued to every subscription.
 //
@@ -85,7 +85,7 @@ type state[T any] struct {
 	subs  subscribers[T]
 
 	mu        sync.Mutex
-	store     store
+	reader    Reader
 	events    eventSink
 	cluster   *clusterState[T]
 	invalid   error                        // why the cluster ConfigMaps as stored were refused
@@ -131,14 +131,14 @@ const retryPause, retryPauseMost = 100 * time.Millisecond, 30 * time.Second
 // An invalid cluster ConfigMap is an error unless StartOnDefaults is set,
 // in which case it is reported and the defaults apply. A cluster or
 // selector change seen while it reads is read again.
-func (s *state[T]) start(ctx context.Context, str store, events eventSink) error {
+func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error {
 	c := s.c
 	seen := s.clusterSeen.Load()
-	cms, err := str.clusters(ctx)
+	cms, err := c.clusters(ctx, r)
 	if err != nil {
 		return fmt.Errorf("namespaced: reading the cluster ConfigMaps: %w", err)
 	}
-	sels, err := str.selectors(ctx)
+	sels, err := c.selectors(ctx, r)
 	if err != nil {
 		return fmt.Errorf("namespaced: reading the selector ConfigMaps: %w", err)
 	}
@@ -164,7 +164,7 @@ func (s *state[T]) start(ctx context.Context, str store, events eventSink) error
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryPause, retryPauseMost),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: c.clock})
 	s.mu.Lock()
-	s.store, s.events, s.queue = str, events, q
+	s.reader, s.events, s.queue = r, events, q
 	s.selectors = c.readSelectors(sels)
 	s.setCluster(cl)
 	if invalid != nil {
@@ -257,24 +257,24 @@ func (s *state[T]) settle() {
 // its snapshot was built from, builds it and publishes it, unless its
 // inputs, the cluster state or the selectors changed meanwhile (the
 // change queued it again). It returns the snapshot built and whether it
-// is the one in effect; the error is the store's.
+// is the one in effect; the error is the Reader's.
 func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snapshot[T], bool, error) {
 	c := s.c
 	s.mu.Lock()
-	gen, cl, sels, own, str := rec.gen, s.cluster, s.selectors, rec.own, s.store
+	gen, cl, sels, own, r := rec.gen, s.cluster, s.selectors, rec.own, s.reader
 	prev, prevOwn, prevLabels, prevCl, prevSels := rec.entry.snap.Load(), rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels
 	s.mu.Unlock()
 	if cl == nil {
 		return nil, false, ErrNotStarted
 	}
 	if !s.held && !c.system(ns) {
-		cms, err := str.own(ctx, ns)
+		cms, err := r.ConfigMaps(ctx, ns, c.nsLabels)
 		if err != nil {
 			return nil, false, fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
 		}
 		own = c.ownConfigMaps(cms)
 	}
-	ls, err := str.labels(ctx, ns)
+	ls, err := c.labels(ctx, r, ns)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading namespace %s: %w", ns, err)
 	}
@@ -385,8 +385,8 @@ func (s *state[T]) forget(ns string, rec *record[T]) {
 }
 
 // changed reads again what obj, a ConfigMap or a Namespace (or the last
-// state of a deleted one), feeds (1). What the store fails to give is
-// logged: a store is a cache, read without I/O.
+// state of a deleted one), feeds (1). What the Reader fails to give is
+// logged: a Reader is a cache, read without I/O.
 func (s *state[T]) changed(obj any) {
 	c := s.c
 	switch o := deletedObject(obj).(type) {
@@ -411,7 +411,7 @@ func (s *state[T]) changed(obj any) {
 }
 
 // hold changes what the record of ns holds with fn (nil: nothing held,
-// the store changed), if ns is cached, and queues it when fn changed
+// the Reader changed), if ns is cached, and queues it when fn changed
 // anything; tenant says whether the change is the tenant's (1).
 func (s *state[T]) hold(ns string, fn func(*record[T]) bool, tenant bool) {
 	s.mu.Lock()
@@ -444,7 +444,7 @@ func (s *state[T]) touchAll() {
 	}
 }
 
-// readCluster puts the cluster ConfigMaps the store holds now in effect,
+// readCluster puts the cluster ConfigMaps the Reader holds now in effect,
 // unless they hold what is in effect already. An invalid set is refused,
 // reported on the ConfigMaps that changed, and the last good
 // configuration stays.
@@ -453,12 +453,12 @@ func (s *state[T]) readCluster(ctx context.Context) error {
 	s.clusterMu.Lock()
 	defer s.clusterMu.Unlock()
 	s.mu.Lock()
-	str, cur, stored := s.store, s.cluster, s.stored
+	r, cur, stored := s.reader, s.cluster, s.stored
 	s.mu.Unlock()
-	if str == nil {
+	if r == nil {
 		return nil // not started: Start reads them
 	}
-	cms, err := str.clusters(ctx)
+	cms, err := c.clusters(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -493,18 +493,6 @@ func (s *state[T]) readCluster(ctx context.Context) error {
 	return nil
 }
 
-// joinKeys returns the keys of a and b.
-func joinKeys[V any](a, b map[string]V) map[string]bool {
-	out := map[string]bool{}
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
-}
-
 // setCluster puts cl in effect and queues every cached namespace; s.mu
 // is held.
 func (s *state[T]) setCluster(cl *clusterState[T]) {
@@ -515,19 +503,19 @@ func (s *state[T]) setCluster(cl *clusterState[T]) {
 	s.touchAll()
 }
 
-// readSelectors puts the selector ConfigMaps the store holds now in
+// readSelectors puts the selector ConfigMaps the Reader holds now in
 // effect and queues every cached namespace: each build leaves alone one
 // whose matching layers are the same.
 func (s *state[T]) readSelectors(ctx context.Context) error {
 	s.clusterMu.Lock()
 	defer s.clusterMu.Unlock()
 	s.mu.Lock()
-	str := s.store
+	r := s.reader
 	s.mu.Unlock()
-	if str == nil {
+	if r == nil {
 		return nil
 	}
-	cms, err := str.selectors(ctx)
+	cms, err := s.c.selectors(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -636,35 +624,4 @@ func (s *state[T]) remove(ns string) {
 	}
 	s.subs.post(ns, nil, false) // for each subscription to forget what it saw
 	s.c.m.cacheSize.Set(float64(s.cache.n))
-}
-
-// report surfaces each layer rec's namespace ignored, and the keys
-// refused of each ConfigMap, once per resourceVersion: a log line, a
-// metric and a Warning Event. A selector ConfigMap's refusals are the
-// same in every namespace it applies to: one Event. s.mu is held.
-func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refusal) {
-	first := func(seen map[string]string, id string, cm *corev1.ConfigMap) bool {
-		if seen[id] == cm.ResourceVersion {
-			return false
-		}
-		seen[id] = cm.ResourceVersion
-		return true
-	}
-	if rec.reported == nil && len(ignored)+len(refused) > 0 {
-		rec.reported = map[string]string{}
-	}
-	for _, ig := range ignored {
-		if first(rec.reported, ig.origin+":"+ig.cm.Namespace+"/"+ig.cm.Name, ig.cm) {
-			s.c.ignored(s.events, ig)
-		}
-	}
-	for _, r := range refused {
-		seen := rec.reported
-		if r.cm.Namespace == s.c.o.Namespace {
-			seen = s.selReported
-		}
-		if first(seen, "refused:"+r.cm.Namespace+"/"+r.cm.Name, r.cm) && s.events != nil {
-			s.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
-		}
-	}
 }
