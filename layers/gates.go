@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"unicode/utf8"
@@ -269,4 +270,42 @@ func refusedGates(gate featuregate.MutableFeatureGate, files []*File, layers, ab
 		note(layers[i])
 	}
 	return out
+}
+
+// gatedOff returns an error for each key a layer sets, in res, under a
+// field that needs a feature gate (gated, field → gate) that is off,
+// credited to that layer (a default is no setting): the gate as the layers set it in featureGates, or
+// else as gate holds it (its default, or --feature-gates). A gate the
+// component does not know is an error of the kind, not of a layer.
+func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.MutableFeatureGate) (validation.ErrorList, error) {
+	known := validation.Recognizes(gate)
+	for f, g := range gated {
+		if !known(g) {
+			return nil, fmt.Errorf("field %s needs feature gate %s, which the component does not know", fieldName(f), g)
+		}
+	}
+	values := res.Values()
+	on := func(g string) bool {
+		if v, ok := values[merge.Pointer(gatesKey[1:], g)]; ok {
+			return v == "true"
+		}
+		return gate.Enabled(featuregate.Feature(g))
+	}
+	var out validation.ErrorList
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		for _, f := range slices.Sorted(maps.Keys(gated)) {
+			if !merge.Covers(f, key) || on(gated[f]) {
+				continue
+			}
+			src, _ := res.SourceOf(key)
+			if src.Origin == OriginDefault || src.Origin == OriginLegacyDefault || src.Origin == OriginRunning {
+				break // not set: a version's default, or the value running
+			}
+			path := field.NewPath(fieldName(key))
+			out = append(out, &validation.Error{Key: key, Source: src,
+				Err: field.Forbidden(path, fmt.Sprintf("needs feature gate %s, which is off", gated[f]))})
+			break
+		}
+	}
+	return out, nil
 }

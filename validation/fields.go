@@ -7,6 +7,7 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -73,12 +74,17 @@ func (m Marker) String() string {
 // `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`;
 // on a slice of structs, the member that keys a list merged per element:
 // `strata:"list-map-key=name"`; and the operating system a field belongs
-// to: `strata:"os=linux"` (see Fields.OS).
+// to: `strata:"os=linux"` (see Fields.OS); and the feature gate a field
+// needs: `strata:"feature-gate=NAME"` (see Fields.Gates).
 const TagName = "strata"
 
 // osTag is the option of the strata tag that names a field's operating
 // system.
 const osTag = "os="
+
+// gateTag is the option of the strata tag that names the feature gate a
+// field needs.
+const gateTag = "feature-gate="
 
 // Fields holds the markers of a versioned configuration type: those written
 // as struct tags and those declared for keys of types the author does not
@@ -91,6 +97,7 @@ type Fields struct {
 	sorted  []patternMarker   // every pattern, sorted
 	oses    map[string]string // key → the operating system it belongs to
 	osWild  []string          // the keys of oses with a "*" segment, sorted
+	gates   map[string]string // key → the feature gate it needs
 }
 
 type patternMarker struct {
@@ -125,6 +132,16 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 		for _, name := range strings.Split(tag, ",") {
 			if strings.HasPrefix(strings.TrimSpace(name), typed.ListKeyTag) {
 				continue // a keyed list: typed.Type.Lists
+			}
+			if gate, ok := strings.CutPrefix(strings.TrimSpace(name), gateTag); ok {
+				if gate == "" {
+					errs = append(errs, fmt.Sprintf("field %s: %s names no feature gate", key, gateTag))
+				}
+				if f.gates == nil {
+					f.gates = map[string]string{}
+				}
+				f.gates[key] = gate
+				continue
 			}
 			if goos, ok := strings.CutPrefix(strings.TrimSpace(name), osTag); ok {
 				if goos == "" || strings.ToLower(goos) != goos {
@@ -266,6 +283,13 @@ func (f *Fields) OS(key string) (goos, field string, ok bool) {
 	}
 	return "", "", false
 }
+
+// Gates returns the fields that need a feature gate
+// (`strata:"feature-gate=NAME"`), each with its gate: a layer that sets
+// one, or anything under it, while the gate is off is refused
+// (layers.Component checks it against the component's feature gates, a
+// featureGates map the layers set included).
+func (f *Fields) Gates() map[string]string { return maps.Clone(f.gates) }
 
 // OSFields returns the fields that belong to an operating system, each
 // with its OS.

@@ -76,6 +76,32 @@ func TestReadyMadeMarkers(t *testing.T) {
 	}
 }
 
+// TestGateMarkers: `strata:"feature-gate=NAME"` names the feature gate a
+// field needs, beside its other markers; a tag that names none is refused.
+func TestGateMarkers(t *testing.T) {
+	type doc struct {
+		Items int    `json:"items" strata:"feature-gate=AlphaThing"`
+		Dir   string `json:"dir" strata:"path,feature-gate=BetaThing"`
+		Port  int    `json:"port"`
+	}
+	f, err := FieldsFor(reflect.TypeFor[doc](), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Gates(); len(got) != 2 || got["/items"] != "AlphaThing" || got["/dir"] != "BetaThing" {
+		t.Errorf("Gates() = %v", got)
+	}
+	if !f.Has("/dir", Path) {
+		t.Errorf("/dir lost its path marker beside its gate")
+	}
+	type bad struct {
+		Items int `json:"items" strata:"feature-gate="`
+	}
+	if _, err := FieldsFor(reflect.TypeFor[bad](), nil, nil); err == nil || !strings.Contains(err.Error(), "field /items: feature-gate= names no feature gate") {
+		t.Errorf("got %v, want the empty gate refused", err)
+	}
+}
+
 // TestOSMarkers: `strata:"os=..."` names the operating system of a field
 // and of everything under it; a field inside another OS's field, an OS
 // that GOOS would not name, and empty-is-unset on a scalar are refused.

@@ -146,6 +146,35 @@ func TestFeatureGatesMergePerKey(t *testing.T) {
 	}
 }
 
+// TestGatedField: alphaThingMaxItems needs the AlphaThing feature gate
+// (`strata:"feature-gate=AlphaThing"`). Set while the gate is off, by its
+// default or by a layer above, it is an error naming the layer, the field
+// and the gate; on by --feature-gates or by the files' featureGates, it
+// applies.
+func TestGatedField(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta+"alphaThingMaxItems: 5\n")
+	code, _, errOut := runComponent(t, "--config", cfg, "--explain")
+	if code == 0 || !strings.Contains(errOut, "file "+cfg+": alphaThingMaxItems: Forbidden: needs feature gate AlphaThing, which is off") {
+		t.Errorf("gate off by default: exit %d, %s", code, errOut)
+	}
+	if e := explain(t, "--config", cfg, "--feature-gates", "AlphaThing=true"); e.Config["alphaThingMaxItems"] != 5.0 {
+		t.Errorf("gate on by the flag: alphaThingMaxItems = %v, want 5", e.Config["alphaThingMaxItems"])
+	}
+	on := write(t, dir, "on.yaml", beta+"featureGates: {AlphaThing: true}\nalphaThingMaxItems: 5\n")
+	if e := explain(t, "--config", on); e.Config["alphaThingMaxItems"] != 5.0 {
+		t.Errorf("gate on in the file: alphaThingMaxItems = %v, want 5", e.Config["alphaThingMaxItems"])
+	}
+	write(t, dir, "conf.d/90-off.yaml", "featureGates: {AlphaThing: false}\n")
+	code, _, errOut = runComponent(t, "--config", on, "--config-dir", filepath.Join(dir, "conf.d"), "--explain")
+	if code == 0 || !strings.Contains(errOut, "file "+on+": alphaThingMaxItems: Forbidden: needs feature gate AlphaThing, which is off") {
+		t.Errorf("gate turned off by a drop-in: exit %d, %s", code, errOut)
+	}
+	if e := explain(t, "--config", write(t, dir, "none.yaml", beta)); e.Config["alphaThingMaxItems"] != 0.0 {
+		t.Errorf("unset, gate off: alphaThingMaxItems = %v, want 0", e.Config["alphaThingMaxItems"])
+	}
+}
+
 func TestRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	cfg := write(t, dir, "etc/c.yaml", beta+"tlsCertFile: certs/a.crt\nclientConnection: {kubeconfig: kube/config}\n")

@@ -1,6 +1,6 @@
 // Command kubelet-config loads kubelet's configuration, its real
 // KubeletConfiguration and its real configuration flags (k8s.io/kubernetes
-// v1.36.3), through strata, and prints it:
+// v1.37.2), through strata, and prints it:
 //
 //	kubelet-config [--profile kubelet|strata] [--config FILE] [--config-dir DIR] [kubelet's flags] --print-config
 //
@@ -11,7 +11,7 @@
 // stdout, names the file or flag and the problem on stderr, and exits 1
 // (2 for a command line it cannot parse).
 //
-// --profile kubelet, the default, loads exactly as kubelet v1.36.3 does;
+// --profile kubelet, the default, loads exactly as kubelet v1.37.2 does;
 // --profile strata keeps strata's stricter rules. docs/KUBELET.md lists
 // every difference.
 package main

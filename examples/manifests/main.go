@@ -1,5 +1,5 @@
 // Command manifests loads an admission plugin's static manifest directory
-// as kube-apiserver v1.36.3 does (KEP-5793), through strata, and keeps it
+// as kube-apiserver v1.37.2 does (KEP-5793), through strata, and keeps it
 // live:
 //
 //	manifests --dir ABSDIR --plugin ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ValidatingAdmissionWebhook|MutatingAdmissionWebhook
@@ -58,8 +58,11 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// line is what the command prints for a reload attempt.
+// line is what the command prints for a reload attempt, or for a problem
+// across plugins.
 type line struct {
+	Plugin        string   `json:"plugin,omitempty"`
+	Dir           string   `json:"dir,omitempty"`
 	Status        string   `json:"status"`
 	Hash          string   `json:"hash"`
 	APIServerHash string   `json:"apiserverHash"`
@@ -72,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "The plugin's static manifest directory (an absolute path); its .yaml, .yml and .json files are loaded.")
 	plugin := fs.String("plugin", "", "The admission plugin whose kinds the directory holds: "+strings.Join(admission.Plugins, ", ")+".")
+	config := fs.String("admission-config", "", "kube-apiserver's --admission-control-config-file: every plugin's staticManifestsDir it names is loaded, instead of --dir and --plugin.")
+	guard := fs.Bool("emit-guard", false, "Print a ValidatingAdmissionPolicy and its binding that deny creating, through the API, an object whose name ends in "+admission.StaticSuffix+" (for clusters before 1.36), and exit.")
 	once := fs.Bool("once", false, "Load once, print the line, and exit: 0 on success, 1 on failure.")
 	poll := fs.Duration("poll-interval", watch.DefaultPollInterval, "How often the directory is read whatever file events say.")
 	metricsAddr := fs.String("metrics-addr", "", "Serve /metrics on this address when set.")
@@ -85,63 +90,89 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		return usage("unexpected argument %q", fs.Arg(0))
-	case !filepath.IsAbs(*dir):
+	case *guard && (*dir != "" || *plugin != "" || *config != "" || *once || *metricsAddr != ""):
+		return usage("--emit-guard takes no other flag")
+	case *guard:
+		fmt.Fprint(stdout, admission.Guard)
+		return 0
+	case *config != "" && (*dir != "" || *plugin != ""):
+		return usage("--admission-config names the directories: leave out --dir and --plugin")
+	case *config == "" && !filepath.IsAbs(*dir):
 		return usage("--dir must be an absolute path, not %q", *dir)
 	case watch.CheckPollInterval(*poll) != nil || *poll == 0:
 		return usage("--poll-interval %s: must be at least %s", *poll, watch.MinPollInterval)
 	}
-	opts, err := admission.Options(*plugin)
-	if err != nil {
-		return usage("--plugin: %v", err)
+	var targets []admission.PluginDir
+	var problems []string
+	if *config != "" {
+		var err error
+		if targets, problems, err = admission.ReadConfig(*config); err != nil {
+			fmt.Fprintln(stderr, "manifests: --admission-config:", err)
+			return 1
+		}
+		if len(targets) == 0 {
+			fmt.Fprintf(stderr, "manifests: --admission-config: %s gives no plugin a staticManifestsDir\n", *config)
+			return 1
+		}
+	} else {
+		if _, err := admission.Options(*plugin); err != nil {
+			return usage("--plugin: %v", err)
+		}
+		targets = []admission.PluginDir{{Plugin: *plugin, Dir: *dir}}
 	}
-
-	var mu sync.Mutex // one line at a time
-	enc := json.NewEncoder(stdout)
-	print := func(l line) {
-		mu.Lock()
-		defer mu.Unlock()
-		enc.Encode(l)
+	p := &printer{enc: json.NewEncoder(stdout), named: *config != "", sets: map[string][]string{}, told: map[string]bool{}}
+	for _, pr := range problems {
+		p.problem(pr)
 	}
 	if *once {
-		l := line{Status: watch.StatusSuccess, Objects: []string{}}
-		g, err := watch.Read(*dir, manifests.Watch(*dir, opts).Read)
-		if err == nil {
-			l.Hash = g.Hash
-			var set *manifests.Set
-			if set, err = manifests.Load(g, opts); err == nil {
-				l.Objects, l.APIServerHash = set.Names(), set.APIServerHash
+		failed := len(problems) > 0
+		for _, t := range targets {
+			opts, _ := admission.Options(t.Plugin)
+			l := line{Status: watch.StatusSuccess, Objects: []string{}}
+			g, err := watch.Read(t.Dir, manifests.Watch(t.Dir, opts).Read)
+			if err == nil {
+				l.Hash = g.Hash
+				var set *manifests.Set
+				if set, err = manifests.Load(g, opts); err == nil {
+					l.Objects, l.APIServerHash = set.Names(), set.APIServerHash
+				}
 			}
+			if err != nil {
+				l.Status, l.Error, failed = watch.StatusFailure, err.Error(), true
+			}
+			failed = p.print(t, l) || failed
 		}
-		if err != nil {
-			l.Status, l.Error = watch.StatusFailure, err.Error()
-		}
-		print(l)
-		if err != nil {
+		if failed {
 			return 1
 		}
 		return 0
 	}
 
 	reg := metrics.NewKubeRegistry()
-	m := watch.NewMetrics(MetricsSubsystem, map[string]string{"plugin": *plugin})
-	m.MustRegister(reg)
-	w := manifests.Watch(*dir, opts)
-	w.PollInterval = *poll
-	w.Metrics = m
-	w.OnReload = func(r watch.Reload[*manifests.Set]) {
-		l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
-		if r.Value != nil {
-			l.Objects, l.APIServerHash = r.Value.Names(), r.Value.APIServerHash
+	var watchers []*watch.Watcher[*manifests.Set]
+	for _, t := range targets {
+		opts, _ := admission.Options(t.Plugin)
+		m := watch.NewMetrics(MetricsSubsystem, map[string]string{"plugin": t.Plugin})
+		m.MustRegister(reg)
+		w := manifests.Watch(t.Dir, opts)
+		w.PollInterval = *poll
+		w.Metrics = m
+		w.OnReload = func(r watch.Reload[*manifests.Set]) {
+			l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
+			if r.Value != nil {
+				l.Objects, l.APIServerHash = r.Value.Names(), r.Value.APIServerHash
+			}
+			if r.Err != nil {
+				l.Error = r.Err.Error()
+			}
+			p.print(t, l)
 		}
-		if r.Err != nil {
-			l.Error = r.Err.Error()
+		watcher, err := watch.New(w)
+		if err != nil {
+			fmt.Fprintln(stderr, "manifests:", err)
+			return 1
 		}
-		print(l)
-	}
-	watcher, err := watch.New(w)
-	if err != nil {
-		fmt.Fprintln(stderr, "manifests:", err)
-		return 1
+		watchers = append(watchers, watcher)
 	}
 	if *metricsAddr != "" {
 		mux := http.NewServeMux()
@@ -155,11 +186,66 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 		fmt.Fprintf(stderr, "manifests: serving /metrics on %s\n", ln.Addr())
 	}
-	if err := watcher.Start(ctx); err != nil {
-		fmt.Fprintln(stderr, "manifests: refusing to start:", err)
-		return 1
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i, watcher := range watchers {
+		if err := watcher.Start(ctx); err != nil {
+			fmt.Fprintf(stderr, "manifests: refusing to start: %s: %v\n", targets[i].Plugin, err)
+			cancel()
+			for _, started := range watchers[:i] {
+				<-started.Done()
+			}
+			return 1
+		}
 	}
 	<-ctx.Done()
-	<-watcher.Done()
+	for _, watcher := range watchers {
+		<-watcher.Done()
+	}
 	return 0
 }
+
+// printer prints the lines of every plugin's reloads one at a time and,
+// for an --admission-config, each problem across plugins once, when it
+// appears.
+type printer struct {
+	mu    sync.Mutex
+	enc   *json.Encoder
+	named bool                // lines name their plugin and directory
+	sets  map[string][]string // the objects in effect, by plugin
+	told  map[string]bool     // the problems across plugins printed and still there
+}
+
+// print prints l, the outcome of t's reload, then any problem across
+// plugins that the sets now in effect show and that was not printed
+// while it lasted; it reports whether it printed one.
+func (p *printer) print(t admission.PluginDir, l line) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.named {
+		l.Plugin, l.Dir = t.Plugin, t.Dir
+	}
+	p.enc.Encode(l)
+	p.sets[t.Plugin] = l.Objects
+	now := map[string]bool{}
+	printed := false
+	for _, c := range admission.NameConflicts(p.sets) {
+		now[c] = true
+		if !p.told[c] {
+			p.enc.Encode(line{Status: statusProblem, Objects: []string{}, Error: c})
+			printed = true
+		}
+	}
+	p.told = now
+	return printed
+}
+
+// problem prints a problem of the configuration itself.
+func (p *printer) problem(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enc.Encode(line{Status: statusProblem, Objects: []string{}, Error: msg})
+}
+
+// statusProblem is the status of a line about a problem across plugins.
+const statusProblem = "problem"

@@ -103,10 +103,11 @@ func MainWithCommand(m interface{ Run() int }, server **Server, pkg, name string
 func tool(root, name string) string { return filepath.Join(root, "bin", name) }
 
 // Start starts etcd and kube-apiserver for one test, and stops them when
-// the test ends.
-func Start(tb testing.TB) *Server {
+// the test ends; apiserverArgs are more flags for kube-apiserver (a
+// feature gate, an admission configuration file).
+func Start(tb testing.TB, apiserverArgs ...string) *Server {
 	tb.Helper()
-	s, err := start(watchtest.Tool(tb, "etcd"), watchtest.Tool(tb, "kube-apiserver"), tb.TempDir())
+	s, err := start(watchtest.Tool(tb, "etcd"), watchtest.Tool(tb, "kube-apiserver"), tb.TempDir(), apiserverArgs...)
 	if err != nil {
 		tb.Fatalf("kubetest: %v", err)
 	}
@@ -114,7 +115,7 @@ func Start(tb testing.TB) *Server {
 	return s
 }
 
-func start(etcdBin, apiserverBin, dir string) (*Server, error) {
+func start(etcdBin, apiserverBin, dir string, extra ...string) (*Server, error) {
 	for _, bin := range []string{etcdBin, apiserverBin} {
 		if _, err := os.Stat(bin); err != nil {
 			return nil, fmt.Errorf("%s is missing (%v); `make tools` builds it from hack/tools", bin, err)
@@ -154,6 +155,10 @@ func start(etcdBin, apiserverBin, dir string) (*Server, error) {
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// Since v1.37 the endpoint reconciler refuses a loopback address:
+		// nothing here reaches the API server through the kubernetes
+		// Service, so none is kept.
+		"--endpoint-reconciler-type=none",
 		"--secure-port=" + port,
 		"--cert-dir=" + certDir,
 		"--token-auth-file=" + tokens,
@@ -166,6 +171,7 @@ func start(etcdBin, apiserverBin, dir string) (*Server, error) {
 		"--enable-priority-and-fairness=false",
 		"--v=0",
 	}
+	s.args = append(s.args, extra...)
 	if err := s.startAPIServer(); err != nil {
 		s.Stop()
 		return nil, err

@@ -50,7 +50,7 @@ func For(k *scheme.Kind, gv schema.GroupVersion, docs *Docs) (*spec.Schema, erro
 	if fields == nil {
 		return nil, fmt.Errorf("jsonschema: %s is not registered in %s", k.GroupKind().Kind, gv)
 	}
-	b := builder{docs: docs, fields: fields, lists: typed.For(fields.Type()).Lists()}
+	b := builder{docs: docs, fields: fields, lists: typed.For(fields.Type()).Lists(), gates: fields.Gates()}
 	root := b.object(fields.Type(), "")
 	root.Schema = Draft
 	root.Title = fmt.Sprintf("%s %s", k.GroupKind().Kind, gv)
@@ -137,6 +137,7 @@ type builder struct {
 	docs   *Docs
 	fields *validation.Fields
 	lists  merge.Lists
+	gates  map[string]string // the fields that need a feature gate
 }
 
 // listKey returns the member that keys the list at key, when it is a
@@ -172,6 +173,9 @@ func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
 		}
 		if goos, at, ok := b.fields.OS(fk); ok && at == fk {
 			fs.AddExtension("x-strata-os", goos)
+		}
+		if gate, ok := b.gates[fk]; ok {
+			fs.AddExtension("x-strata-feature-gate", gate)
 		}
 		s.Properties[name] = *fs
 	})

@@ -36,7 +36,7 @@ func kubeletMergeDropIns(kc *kubeletapi.KubeletConfiguration, dir string) ([]str
 //go:linkname kubeletFlagPrecedence k8s.io/kubernetes/cmd/kubelet/app.kubeletConfigFlagPrecedence
 func kubeletFlagPrecedence(kc *kubeletapi.KubeletConfiguration, args []string) error
 
-// kubelet loads args as kubelet v1.36.3's command does before it runs
+// kubelet loads args as kubelet v1.37.2's command does before it runs
 // (the body of NewKubeletCommand's RunE up to validation, calling
 // kubelet's functions for every step), and returns the configuration as
 // v1beta1 JSON.

@@ -25,7 +25,7 @@ var legacyFlags = map[string]bool{
 	"anonymous-auth": true, "authentication-token-webhook": true, "authorization-mode": true, "read-only-port": true,
 }
 
-// flagSets registers kubelet v1.36.3's flags, as its command does:
+// flagSets registers kubelet v1.37.2's flags, as its command does:
 // kubelet's own flags (KubeletFlags) on own, those of KubeletConfiguration
 // bound to kc on config, and the flags third-party packages register
 // globally on global. --config and --config-dir are left out when

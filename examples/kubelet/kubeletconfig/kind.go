@@ -1,8 +1,8 @@
 // Package kubeletconfig loads kubelet's real KubeletConfiguration
-// (k8s.io/kubernetes v1.36.3) through strata, from --config, --config-dir
+// (k8s.io/kubernetes v1.37.2) through strata, from --config, --config-dir
 // and kubelet's own configuration flags, in two profiles:
 //
-//   - ProfileKubelet loads exactly as kubelet v1.36.3 does, quirks
+//   - ProfileKubelet loads exactly as kubelet v1.37.2 does, quirks
 //     included; the differential test checks it against kubelet's own
 //     loading code;
 //   - ProfileStrata keeps strata's stricter rules (docs/KUBELET.md lists

@@ -46,7 +46,7 @@ type Result struct {
 // leads (kubelet reads each with os.ReadFile).
 var KubeletDropIns = layers.DropInPolicy{Extensions: []string{".conf"}, Recursive: true, Hidden: true, RequireTypeMeta: true, LinksOut: true}
 
-// loadKubelet loads as kubelet v1.36.3's command does before it runs
+// loadKubelet loads as kubelet v1.37.2's command does before it runs
 // (cmd/kubelet/app.NewKubeletCommand):
 //
 //  1. Parse the command line into the initial configuration: v1beta1's

@@ -2,7 +2,7 @@
 // configuration (KEP-5793) through strata: for each admission plugin, the
 // kinds that plugin takes from its static manifest directory, decoded,
 // defaulted and validated by kube-apiserver's own scheme and validation
-// (k8s.io/kubernetes v1.36.3), with the rules kube-apiserver adds for
+// (k8s.io/kubernetes v1.37.2), with the rules kube-apiserver adds for
 // static manifests. Its decisions are kube-apiserver's; the differential
 // test in ../differential checks them against kube-apiserver's loaders.
 package admission

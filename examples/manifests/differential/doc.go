@@ -1,5 +1,5 @@
 // Package differential runs kube-apiserver's own manifest loaders
-// (k8s.io/kubernetes v1.36.3, pkg/admission/plugin/.../manifest/loader,
+// (k8s.io/kubernetes v1.37.2, pkg/admission/plugin/.../manifest/loader,
 // the functions kube-apiserver installs for each admission plugin) and
 // examples/manifests' strata loader on the same directories, and checks
 // that they take the same decision and, when they accept, the same

@@ -3,9 +3,9 @@
 // Package etcd pins the etcd server that strata's integration tests run
 // (go.etcd.io/etcd/server/v3 v3.6.7), and the etcdctl and etcdutl of the
 // same release, which save and restore its snapshots. It is a module of
-// its own because k8s.io/kubernetes v1.36.3 requires a newer etcd server
-// module, and minimal version selection would otherwise build that one
-// instead.
+// its own so that k8s.io/kubernetes v1.37.2's requirements (etcd's v3.7
+// client modules) never decide, by minimal version selection, which etcd
+// is built.
 package etcd
 
 import (

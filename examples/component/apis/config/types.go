@@ -40,4 +40,6 @@ type ComponentConfiguration struct {
 	// WindowsPriorityClass is the priority class of the component's
 	// process on Windows.
 	WindowsPriorityClass string
+	// AlphaThingMaxItems bounds what AlphaThing keeps; 0 when unset.
+	AlphaThingMaxItems int32
 }

@@ -33,6 +33,10 @@ type ComponentConfiguration struct {
 	CgroupDriver CgroupDriver `json:"cgroupDriver,omitempty" strata:"os=linux,not-path"`
 	// +k8s:optional
 	WindowsPriorityClass WindowsPriorityClass `json:"windowsPriorityClass,omitempty" strata:"os=windows,not-path"`
+	// AlphaThingMaxItems is as in v1beta1.
+	// +k8s:optional
+	// +k8s:minimum=1
+	AlphaThingMaxItems *int32 `json:"alphaThingMaxItems,omitempty" strata:"feature-gate=AlphaThing"`
 }
 
 // CgroupDriver is how processes are placed in cgroups.

@@ -9,7 +9,7 @@
 //
 // +k8s:deepcopy-gen=package
 // +k8s:defaulter-gen=TypeMeta
-// +k8s:validation-gen=TypeMeta
+// +k8s:validation-gen=TypesWithField=TypeMeta
 // +k8s:conversion-gen=github.com/stratacfg/strata/examples/component/apis/config
 // +groupName=component.example.strata.dev
 package v1beta1

@@ -52,6 +52,12 @@ type ComponentConfiguration struct {
 	// process. Windows only. Default NORMAL_PRIORITY_CLASS.
 	// +k8s:optional
 	WindowsPriorityClass WindowsPriorityClass `json:"windowsPriorityClass,omitempty" strata:"os=windows,not-path"`
+	// AlphaThingMaxItems bounds how many items AlphaThing keeps. It
+	// belongs to the AlphaThing feature: setting it while the gate is off
+	// is an error naming both.
+	// +k8s:optional
+	// +k8s:minimum=1
+	AlphaThingMaxItems *int32 `json:"alphaThingMaxItems,omitempty" strata:"feature-gate=AlphaThing"`
 }
 
 // CgroupDriver is how processes are placed in cgroups.

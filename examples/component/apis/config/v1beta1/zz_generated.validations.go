@@ -40,13 +40,20 @@ func init() { localSchemeBuilder.Register(RegisterValidations) }
 // Public to allow building arbitrary schemes.
 func RegisterValidations(scheme *runtime.Scheme) error {
 	// type ComponentConfiguration
-	scheme.AddValidationFunc((*ComponentConfiguration)(nil), func(ctx context.Context, op operation.Operation, obj, oldObj interface{}) field.ErrorList {
-		switch op.Request.SubresourcePath() {
-		case "/":
-			return Validate_ComponentConfiguration(ctx, op, nil /* fldPath */, obj.(*ComponentConfiguration), safe.Cast[*ComponentConfiguration](oldObj))
-		}
-		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no validation found for %T, subresource: %v", obj, op.Request.SubresourcePath()))}
-	})
+	scheme.AddValidationFunc(
+		(*ComponentConfiguration)(nil),
+		func(ctx context.Context, op operation.Operation, obj, oldObj interface{}) field.ErrorList {
+			switch op.Request.SubresourcePath() {
+			case "/":
+				return Validate_ComponentConfiguration(
+					ctx, op, nil, /* fldPath */
+					obj.(*ComponentConfiguration),
+					safe.Cast[*ComponentConfiguration](oldObj))
+			}
+			return field.ErrorList{
+				field.InternalError(nil, fmt.Errorf("no validation found for %T, subresource: %v", obj, op.Request.SubresourcePath())),
+			}
+		})
 	return nil
 }
 
@@ -54,92 +61,142 @@ var symbolsForCgroupDriver = sets.New(CgroupDriverCgroupfs, CgroupDriverSystemd)
 
 // Validate_CgroupDriver validates an instance of CgroupDriver according
 // to declarative validation rules in the API schema.
-func Validate_CgroupDriver(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *CgroupDriver) (errs field.ErrorList) {
-	errs = append(errs, validate.Enum(ctx, op, fldPath, obj, oldObj, symbolsForCgroupDriver, nil)...)
+func Validate_CgroupDriver(
+	ctx context.Context, op operation.Operation, fldPath *field.Path,
+	obj, oldObj *CgroupDriver) (errs field.ErrorList) {
+
+	if e := validate.Enum(ctx, op, fldPath, obj, oldObj, symbolsForCgroupDriver, nil); len(e) != 0 {
+		errs = append(errs, e...)
+	}
 
 	return errs
 }
 
 // Validate_ComponentConfiguration validates an instance of ComponentConfiguration according
 // to declarative validation rules in the API schema.
-func Validate_ComponentConfiguration(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *ComponentConfiguration) (errs field.ErrorList) {
+func Validate_ComponentConfiguration(
+	ctx context.Context, op operation.Operation, fldPath *field.Path,
+	obj, oldObj *ComponentConfiguration) (errs field.ErrorList) {
+
 	// field ComponentConfiguration.TypeMeta has no validation
 
-	// field ComponentConfiguration.Port
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *int32, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field ComponentConfiguration.Port
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *int32,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.Maximum(ctx, op, fldPath, obj, oldObj, 65535)...)
-			errs = append(errs, validate.Minimum(ctx, op, fldPath, obj, oldObj, 1)...)
+			if e := validate.Maximum(ctx, op, fldPath, obj, oldObj, 65535); len(e) != 0 {
+				errs = append(errs, e...)
+			}
+			if e := validate.Minimum(ctx, op, fldPath, obj, oldObj, 1); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("port"), obj.Port, safe.Field(oldObj, func(oldObj *ComponentConfiguration) *int32 { return oldObj.Port }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *ComponentConfiguration) *int32 {
+				return oldObj.Port
+			})
+		errs = append(errs, fn(fldPath.Child("port"), obj.Port, oldVal, oldObj != nil)...)
+	}
 
 	// field ComponentConfiguration.EnableProfiling has no validation
 	// field ComponentConfiguration.FeatureGates has no validation
 	// field ComponentConfiguration.TLSCertFile has no validation
 	// field ComponentConfiguration.SyncFrequency has no validation
 
-	// field ComponentConfiguration.ClientConnection
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *v1alpha1.ClientConnectionConfiguration, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field ComponentConfiguration.ClientConnection
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *v1alpha1.ClientConnectionConfiguration,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
-			func() { // cohort burst
-				errs = append(errs, validate.Subfield(ctx, op, fldPath, obj, oldObj, "burst", func(o *v1alpha1.ClientConnectionConfiguration) *int32 { return &o.Burst }, validate.DirectEqualPtr, func(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *int32) field.ErrorList {
-					return validate.Minimum(ctx, op, fldPath, obj, oldObj, 0)
-				})...)
+			func() { // cohort = "burst"
+				if e := validate.Subfield(ctx, op, fldPath, obj, oldObj, "burst",
+					func(o *v1alpha1.ClientConnectionConfiguration) *int32 { return &o.Burst }, validate.DirectEqual,
+					func(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *int32) field.ErrorList {
+						return validate.Minimum(ctx, op, fldPath, obj, oldObj, 0)
+					}); len(e) != 0 {
+					errs = append(errs, e...)
+				}
 			}()
 			return
-		}(fldPath.Child("clientConnection"), &obj.ClientConnection, safe.Field(oldObj, func(oldObj *ComponentConfiguration) *v1alpha1.ClientConnectionConfiguration {
-			return &oldObj.ClientConnection
-		}), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *ComponentConfiguration) *v1alpha1.ClientConnectionConfiguration {
+				return &oldObj.ClientConnection
+			})
+		errs = append(errs, fn(fldPath.Child("clientConnection"), &obj.ClientConnection, oldVal, oldObj != nil)...)
+	}
 
 	// field ComponentConfiguration.AllowedOrigins has no validation
 	// field ComponentConfiguration.Logging has no validation
 
-	// field ComponentConfiguration.HostnameOverride
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *string, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field ComponentConfiguration.HostnameOverride
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *string,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.LongName(ctx, op, fldPath, obj, oldObj)...)
+			if e := validate.LongName(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("hostnameOverride"), &obj.HostnameOverride, safe.Field(oldObj, func(oldObj *ComponentConfiguration) *string { return &oldObj.HostnameOverride }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *ComponentConfiguration) *string {
+				return &oldObj.HostnameOverride
+			})
+		errs = append(errs, fn(fldPath.Child("hostnameOverride"), &obj.HostnameOverride, oldVal, oldObj != nil)...)
+	}
 
-	// field ComponentConfiguration.CgroupDriver
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *CgroupDriver, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field ComponentConfiguration.CgroupDriver
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *CgroupDriver,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
@@ -148,18 +205,28 @@ func Validate_ComponentConfiguration(ctx context.Context, op operation.Operation
 			// call the type's validation function
 			errs = append(errs, Validate_CgroupDriver(ctx, op, fldPath, obj, oldObj)...)
 			return
-		}(fldPath.Child("cgroupDriver"), &obj.CgroupDriver, safe.Field(oldObj, func(oldObj *ComponentConfiguration) *CgroupDriver { return &oldObj.CgroupDriver }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *ComponentConfiguration) *CgroupDriver {
+				return &oldObj.CgroupDriver
+			})
+		errs = append(errs, fn(fldPath.Child("cgroupDriver"), &obj.CgroupDriver, oldVal, oldObj != nil)...)
+	}
 
-	// field ComponentConfiguration.WindowsPriorityClass
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *WindowsPriorityClass, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field ComponentConfiguration.WindowsPriorityClass
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *WindowsPriorityClass,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
@@ -168,7 +235,44 @@ func Validate_ComponentConfiguration(ctx context.Context, op operation.Operation
 			// call the type's validation function
 			errs = append(errs, Validate_WindowsPriorityClass(ctx, op, fldPath, obj, oldObj)...)
 			return
-		}(fldPath.Child("windowsPriorityClass"), &obj.WindowsPriorityClass, safe.Field(oldObj, func(oldObj *ComponentConfiguration) *WindowsPriorityClass { return &oldObj.WindowsPriorityClass }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *ComponentConfiguration) *WindowsPriorityClass {
+				return &oldObj.WindowsPriorityClass
+			})
+		errs = append(errs, fn(fldPath.Child("windowsPriorityClass"), &obj.WindowsPriorityClass, oldVal, oldObj != nil)...)
+	}
+
+	{ // field ComponentConfiguration.AlphaThingMaxItems
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *int32,
+			oldValueCorrelated bool) (errs field.ErrorList) {
+			// don't revalidate unchanged data
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
+			}
+			// call field-attached validations
+			earlyReturn := false
+			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
+				earlyReturn = true
+			}
+			if earlyReturn {
+				return // do not proceed
+			}
+			if e := validate.Minimum(ctx, op, fldPath, obj, oldObj, 1); len(e) != 0 {
+				errs = append(errs, e...)
+			}
+			return
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *ComponentConfiguration) *int32 {
+				return oldObj.AlphaThingMaxItems
+			})
+		errs = append(errs, fn(fldPath.Child("alphaThingMaxItems"), obj.AlphaThingMaxItems, oldVal, oldObj != nil)...)
+	}
 
 	return errs
 }
@@ -177,8 +281,13 @@ var symbolsForWindowsPriorityClass = sets.New(AboveNormalPriorityClass, BelowNor
 
 // Validate_WindowsPriorityClass validates an instance of WindowsPriorityClass according
 // to declarative validation rules in the API schema.
-func Validate_WindowsPriorityClass(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *WindowsPriorityClass) (errs field.ErrorList) {
-	errs = append(errs, validate.Enum(ctx, op, fldPath, obj, oldObj, symbolsForWindowsPriorityClass, nil)...)
+func Validate_WindowsPriorityClass(
+	ctx context.Context, op operation.Operation, fldPath *field.Path,
+	obj, oldObj *WindowsPriorityClass) (errs field.ErrorList) {
+
+	if e := validate.Enum(ctx, op, fldPath, obj, oldObj, symbolsForWindowsPriorityClass, nil); len(e) != 0 {
+		errs = append(errs, e...)
+	}
 
 	return errs
 }

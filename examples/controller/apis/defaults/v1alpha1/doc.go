@@ -4,5 +4,5 @@
 // its own hub. The +k8s: tags of its fields are its declarative validation,
 // which validation-gen generates (make generate).
 //
-// +k8s:validation-gen=TypeMeta
+// +k8s:validation-gen=TypesWithField=TypeMeta
 package v1alpha1

@@ -38,120 +38,190 @@ func init() { localSchemeBuilder.Register(RegisterValidations) }
 // Public to allow building arbitrary schemes.
 func RegisterValidations(scheme *runtime.Scheme) error {
 	// type JobDefaults
-	scheme.AddValidationFunc((*JobDefaults)(nil), func(ctx context.Context, op operation.Operation, obj, oldObj interface{}) field.ErrorList {
-		switch op.Request.SubresourcePath() {
-		case "/":
-			return Validate_JobDefaults(ctx, op, nil /* fldPath */, obj.(*JobDefaults), safe.Cast[*JobDefaults](oldObj))
-		}
-		return field.ErrorList{field.InternalError(nil, fmt.Errorf("no validation found for %T, subresource: %v", obj, op.Request.SubresourcePath()))}
-	})
+	scheme.AddValidationFunc(
+		(*JobDefaults)(nil),
+		func(ctx context.Context, op operation.Operation, obj, oldObj interface{}) field.ErrorList {
+			switch op.Request.SubresourcePath() {
+			case "/":
+				return Validate_JobDefaults(
+					ctx, op, nil, /* fldPath */
+					obj.(*JobDefaults),
+					safe.Cast[*JobDefaults](oldObj))
+			}
+			return field.ErrorList{
+				field.InternalError(nil, fmt.Errorf("no validation found for %T, subresource: %v", obj, op.Request.SubresourcePath())),
+			}
+		})
 	return nil
 }
 
 // Validate_JobDefaults validates an instance of JobDefaults according
 // to declarative validation rules in the API schema.
-func Validate_JobDefaults(ctx context.Context, op operation.Operation, fldPath *field.Path, obj, oldObj *JobDefaults) (errs field.ErrorList) {
+func Validate_JobDefaults(
+	ctx context.Context, op operation.Operation, fldPath *field.Path,
+	obj, oldObj *JobDefaults) (errs field.ErrorList) {
+
 	// field JobDefaults.TypeMeta has no validation
 
-	// field JobDefaults.DefaultTimeoutSeconds
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *int64, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field JobDefaults.DefaultTimeoutSeconds
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *int64,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.Minimum(ctx, op, fldPath, obj, oldObj, 1)...)
+			if e := validate.Minimum(ctx, op, fldPath, obj, oldObj, 1); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("default-timeout-seconds"), obj.DefaultTimeoutSeconds, safe.Field(oldObj, func(oldObj *JobDefaults) *int64 { return oldObj.DefaultTimeoutSeconds }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *JobDefaults) *int64 {
+				return oldObj.DefaultTimeoutSeconds
+			})
+		errs = append(errs, fn(fldPath.Child("default-timeout-seconds"), obj.DefaultTimeoutSeconds, oldVal, oldObj != nil)...)
+	}
 
-	// field JobDefaults.DefaultTTLSecondsAfterFinished
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *int32, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field JobDefaults.DefaultTTLSecondsAfterFinished
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *int32,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.Minimum(ctx, op, fldPath, obj, oldObj, 0)...)
+			if e := validate.Minimum(ctx, op, fldPath, obj, oldObj, 0); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("default-ttl-seconds-after-finished"), obj.DefaultTTLSecondsAfterFinished, safe.Field(oldObj, func(oldObj *JobDefaults) *int32 { return oldObj.DefaultTTLSecondsAfterFinished }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *JobDefaults) *int32 {
+				return oldObj.DefaultTTLSecondsAfterFinished
+			})
+		errs = append(errs, fn(fldPath.Child("default-ttl-seconds-after-finished"), obj.DefaultTTLSecondsAfterFinished, oldVal, oldObj != nil)...)
+	}
 
-	// field JobDefaults.DefaultServiceAccount
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *string, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field JobDefaults.DefaultServiceAccount
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *string,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalValue(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.LongName(ctx, op, fldPath, obj, oldObj)...)
+			if e := validate.LongName(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("default-service-account"), &obj.DefaultServiceAccount, safe.Field(oldObj, func(oldObj *JobDefaults) *string { return &oldObj.DefaultServiceAccount }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *JobDefaults) *string {
+				return &oldObj.DefaultServiceAccount
+			})
+		errs = append(errs, fn(fldPath.Child("default-service-account"), &obj.DefaultServiceAccount, oldVal, oldObj != nil)...)
+	}
 
 	// field JobDefaults.DefaultLabels has no validation
 
-	// field JobDefaults.MaxTimeoutSeconds
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *int64, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field JobDefaults.MaxTimeoutSeconds
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *int64,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.Minimum(ctx, op, fldPath, obj, oldObj, 1)...)
+			if e := validate.Minimum(ctx, op, fldPath, obj, oldObj, 1); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("max-timeout-seconds"), obj.MaxTimeoutSeconds, safe.Field(oldObj, func(oldObj *JobDefaults) *int64 { return oldObj.MaxTimeoutSeconds }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *JobDefaults) *int64 {
+				return oldObj.MaxTimeoutSeconds
+			})
+		errs = append(errs, fn(fldPath.Child("max-timeout-seconds"), obj.MaxTimeoutSeconds, oldVal, oldObj != nil)...)
+	}
 
 	// field JobDefaults.EnforcedConfigLevel has no validation
 	// field JobDefaults.NonOverridableFields has no validation
 
-	// field JobDefaults.NamespaceConfigCacheSize
-	errs = append(errs,
-		func(fldPath *field.Path, obj, oldObj *int32, oldValueCorrelated bool) (errs field.ErrorList) {
+	{ // field JobDefaults.NamespaceConfigCacheSize
+		fn := func(
+			fldPath *field.Path,
+			obj, oldObj *int32,
+			oldValueCorrelated bool) (errs field.ErrorList) {
 			// don't revalidate unchanged data
-			if oldValueCorrelated && op.Type == operation.Update && (obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj)) {
-				return nil
+			if oldValueCorrelated && op.Type == operation.Update {
+				if obj == oldObj || (obj != nil && oldObj != nil && *obj == *oldObj) {
+					return nil
+				}
 			}
 			// call field-attached validations
 			earlyReturn := false
-			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj); len(e) != 0 {
+			if e := validate.OptionalPointer(ctx, op, fldPath, obj, oldObj).MarkShortCircuit(); len(e) != 0 {
 				earlyReturn = true
 			}
 			if earlyReturn {
 				return // do not proceed
 			}
-			errs = append(errs, validate.Minimum(ctx, op, fldPath, obj, oldObj, 1)...)
+			if e := validate.Minimum(ctx, op, fldPath, obj, oldObj, 1); len(e) != 0 {
+				errs = append(errs, e...)
+			}
 			return
-		}(fldPath.Child("namespace-config-cache-size"), obj.NamespaceConfigCacheSize, safe.Field(oldObj, func(oldObj *JobDefaults) *int32 { return oldObj.NamespaceConfigCacheSize }), oldObj != nil)...)
+		}
+		oldVal := safe.Field(oldObj,
+			func(oldObj *JobDefaults) *int32 {
+				return oldObj.NamespaceConfigCacheSize
+			})
+		errs = append(errs, fn(fldPath.Child("namespace-config-cache-size"), obj.NamespaceConfigCacheSize, oldVal, oldObj != nil)...)
+	}
 
 	return errs
 }
