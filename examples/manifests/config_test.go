@@ -239,7 +239,9 @@ func TestAdmissionConfigLive(t *testing.T) {
 	defer cancel()
 	out := newLines()
 	done := make(chan int)
-	go func() { done <- run(ctx, []string{"--admission-config", config, "--poll-interval", "1s"}, out, &strings.Builder{}) }()
+	go func() {
+		done <- run(ctx, []string{"--admission-config", config, "--poll-interval", "1s"}, out, &strings.Builder{})
+	}()
 	seen := map[string]bool{}
 	for range admission.Plugins {
 		l := out.next(t)
