@@ -422,9 +422,6 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		hooks.Refused = refusedGates(gate, files, fileLayers, flagLayers)
 	}
 	if gated := fields.Gates(); len(gated) > 0 {
-		if gate == nil {
-			return nil, fmt.Errorf("layers: component %s: fields of %s need feature gates: set Component.FeatureGates", c.Name, c.Kind.GroupKind())
-		}
 		errs, err := gatedOff(out.Provenance, gated, gate)
 		if err != nil {
 			return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)

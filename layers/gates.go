@@ -274,14 +274,18 @@ func refusedGates(gate featuregate.MutableFeatureGate, files []*File, layers, ab
 
 // gatedOff returns an error for each key a layer sets, in res, under a
 // field that needs a feature gate (gated, field → gate) that is off,
-// credited to that layer (a default is no setting): the gate as the layers set it in featureGates, or
-// else as gate holds it (its default, or --feature-gates). A gate the
+// credited to that layer (a default is no setting): the gate as the
+// layers set it in featureGates, or else as gate holds it (its default,
+// or --feature-gates); with no gate (a component without
+// Component.FeatureGates), only the layers can turn it on. A gate the
 // component does not know is an error of the kind, not of a layer.
 func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.MutableFeatureGate) (validation.ErrorList, error) {
-	known := validation.Recognizes(gate)
-	for f, g := range gated {
-		if !known(g) {
-			return nil, fmt.Errorf("field %s needs feature gate %s, which the component does not know", fieldName(f), g)
+	if gate != nil {
+		known := validation.Recognizes(gate)
+		for _, f := range slices.Sorted(maps.Keys(gated)) {
+			if !known(gated[f]) {
+				return nil, fmt.Errorf("field %s needs feature gate %s, which the component does not know", fieldName(f), gated[f])
+			}
 		}
 	}
 	values := res.Values()
@@ -289,7 +293,7 @@ func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.Mutab
 		if v, ok := values[merge.Pointer(gatesKey[1:], g)]; ok {
 			return v == "true"
 		}
-		return gate.Enabled(featuregate.Feature(g))
+		return gate != nil && gate.Enabled(featuregate.Feature(g))
 	}
 	var out validation.ErrorList
 	for _, key := range slices.Sorted(maps.Keys(values)) {

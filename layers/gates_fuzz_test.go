@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"maps"
 	"testing"
+
+	"github.com/stratacfg/strata/merge"
+	"k8s.io/component-base/featuregate"
 )
 
 // FuzzGateFilter filters hostile documents: what the filter leaves alone
@@ -76,4 +79,34 @@ func FuzzGateFilter(f *testing.F) {
 			t.Fatalf("other members changed: %q became %q", in, out)
 		}
 	})
+}
+
+// TestGatedOff: a field that needs a feature gate is refused where a layer
+// sets it while the gate is off, credited to that layer; the layers'
+// featureGates turn a gate on even for a component with no feature gates
+// of its own; a version's default is no setting; and a gate the
+// component does not know is an error of the kind.
+func TestGatedOff(t *testing.T) {
+	file := merge.Source{Origin: OriginFile, Name: "a.yaml"}
+	res := merge.Merge(
+		&merge.Layer{Source: merge.Source{Origin: OriginDefault, Name: "v1"}, Values: map[string]string{"/c": "2"}},
+		&merge.Layer{Source: file, Values: map[string]string{"/items/max": "5", "/featureGates/B": "true", "/b": "1"}},
+	)
+	gated := map[string]string{"/items": "A", "/b": "B", "/c": "C"}
+	errs, err := gatedOff(res, gated, nil)
+	if err != nil || len(errs) != 1 || errs[0].Key != "/items/max" || errs[0].Source != file ||
+		errs[0].Error() != "file a.yaml: items.max: Forbidden: needs feature gate A, which is off" {
+		t.Errorf("gatedOff = %v, %v; want items.max alone refused, credited to a.yaml", errs, err)
+	}
+	gate := featuregate.NewFeatureGate()
+	if err := gate.Add(map[featuregate.Feature]featuregate.FeatureSpec{"A": {Default: true, PreRelease: featuregate.Beta}, "B": {PreRelease: featuregate.Alpha}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gatedOff(res, gated, gate); err == nil || err.Error() != "field c needs feature gate C, which the component does not know" {
+		t.Errorf("an unknown gate: %v", err)
+	}
+	delete(gated, "/c")
+	if errs, err := gatedOff(res, gated, gate); err != nil || len(errs) != 0 {
+		t.Errorf("A on by default, B on in the layers: %v, %v", errs, err)
+	}
 }
