@@ -93,7 +93,8 @@ func (v *validator) preset(p *greenhouse.PluginPreset) error {
 }
 
 func (v *validator) override(namespace string, o *greenhouse.PluginOverride) error {
-	errs := []error{greenhouse.Duplicates(o.Spec.Overrides, "spec.overrides")}
+	_, _, err := greenhouse.OverrideLayer(merge.Source{}, o.Spec.Overrides, nil, "spec.overrides", namespace)
+	errs := []error{err}
 	for _, d := range o.Spec.PluginDefinitionNames {
 		def, err := v.objs.Definition(namespace, greenhouse.PluginDefinitionReference{Name: d, Kind: greenhouse.KindPluginDefinition})
 		if err == nil && def == nil {
@@ -105,7 +106,7 @@ func (v *validator) override(namespace string, o *greenhouse.PluginOverride) err
 		if def == nil {
 			continue // not there yet: its options are checked when it is used
 		}
-		if _, err := greenhouse.Layer(merge.Source{}, o.Spec.Overrides, def, "spec.overrides", namespace); err != nil {
+		if _, _, err := greenhouse.OverrideLayer(merge.Source{}, o.Spec.Overrides, def, "spec.overrides", namespace); err != nil {
 			errs = append(errs, err)
 		}
 	}

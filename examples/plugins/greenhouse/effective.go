@@ -2,13 +2,14 @@ package greenhouse
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,18 +41,26 @@ const dimension = "pluginDefinition"
 // Result is the effective option values of a Plugin and how they came
 // about: the JSON `plugins template` prints.
 type Result struct {
-	Plugin           string                      `json:"plugin"`
-	OptionValues     []OptionValue               `json:"optionValues"`
-	Provenance       map[string]ValueSource      `json:"provenance"`
-	AppliedOverrides []string                    `json:"appliedOverrides"`
-	Ignored          []IgnoredLayer              `json:"ignored"`
-	sources          map[string]merge.Provenance // by option name
+	Plugin           string                 `json:"plugin"`
+	OptionValues     []OptionValue          `json:"optionValues"`
+	Provenance       map[string]ValueSource `json:"provenance"`
+	AppliedOverrides []string               `json:"appliedOverrides"`
+	Ignored          []IgnoredLayer         `json:"ignored"`
 }
 
-// ValueSource is where one option's value came from.
+// ValueSource is where one option's value came from: the layer that gave
+// it whole ("" when none did), the PluginOverrides that set a value inside
+// it, and the layers whose value lost.
 type ValueSource struct {
-	Source   string   `json:"source"`
-	Shadowed []string `json:"shadowed"`
+	Source   string       `json:"source"`
+	Paths    []PathSource `json:"paths,omitempty"`
+	Shadowed []string     `json:"shadowed"`
+}
+
+// PathSource is a value set inside an option's value, and by whom.
+type PathSource struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
 }
 
 // IgnoredLayer is a layer that does not apply to the Plugin, and why.
@@ -127,7 +136,7 @@ func Effective(objs Objects, namespace, name string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Plugin: namespace + "/" + name, Provenance: map[string]ValueSource{}, AppliedOverrides: []string{}, Ignored: []IgnoredLayer{}, sources: map[string]merge.Provenance{}}
+	res := &Result{Plugin: namespace + "/" + name, Provenance: map[string]ValueSource{}, AppliedOverrides: []string{}, Ignored: []IgnoredLayer{}}
 	for _, l := range applied {
 		if strings.HasPrefix(l.Class, "override") {
 			res.AppliedOverrides = append(res.AppliedOverrides, l.Name)
@@ -138,7 +147,13 @@ func Effective(objs Objects, namespace, name string) (*Result, error) {
 		res.Ignored = append(res.Ignored, IgnoredLayer{Source: ig.Layer.Name, Reason: ig.Reason})
 	}
 	merged := merge.Merge(target.Layers(applied)...)
-	if err := res.collect(merged, def); err != nil {
+	var patches []patch
+	for rank, l := range applied {
+		for _, pv := range b.paths[l] {
+			patches = append(patches, patch{PathValue: pv, rank: rank, source: l.Layer.Source.String() + " " + pv.At})
+		}
+	}
+	if err := res.collect(merged, def, applied, patches); err != nil {
 		return nil, fmt.Errorf("Plugin %s/%s: %w", namespace, name, err)
 	}
 	return res, nil
@@ -152,6 +167,9 @@ type builder struct {
 	layers    []*target.Layer
 	ignored   []IgnoredLayer
 	errs      []error
+	// paths are the values PluginOverrides set inside options' values,
+	// by the layer of their override.
+	paths map[*target.Layer][]PathValue
 }
 
 func (b *builder) add(source merge.Source, class, name string, sel target.Selector, created metav1.Time, field string, values []OptionValue) {
@@ -257,7 +275,97 @@ func (b *builder) override(o *PluginOverride) {
 			values = append(values, v)
 		}
 	}
-	b.add(src, overrideClass(byCluster, byDefinition), src.String(), sel, o.CreationTimestamp, "spec.overrides", values)
+	l, paths, err := OverrideLayer(src, values, b.def, "spec.overrides", b.namespace)
+	if err != nil {
+		b.errs = append(b.errs, Prefix(src.String(), err))
+		return
+	}
+	tl := &target.Layer{Layer: l, Selector: sel, Class: overrideClass(byCluster, byDefinition), Name: src.String(), Created: o.CreationTimestamp.Time}
+	b.layers = append(b.layers, tl)
+	if len(paths) > 0 {
+		if b.paths == nil {
+			b.paths = map[*target.Layer][]PathValue{}
+		}
+		b.paths[tl] = paths
+	}
+}
+
+// PathValue is a value a PluginOverride sets inside an option's value.
+type PathValue struct {
+	Option string
+	// Path is the JSON pointer into the option's value, as written, and
+	// segments it read.
+	Path     string
+	segments []string
+	// Value is the JSON value set there.
+	Value json.RawMessage
+	// At names the override's field: "spec.overrides[2] (resources)".
+	At string
+}
+
+// OverrideLayer returns a PluginOverride's values: those that give a whole
+// option's value as the layer of source (Layer), and those that set a
+// value inside one. An option given whole twice, or whole and inside, two
+// paths of which one holds the other, a path into an option that is not a
+// map, a path that is no JSON pointer, and a path with valueFrom (a
+// Secret gives a whole value) are errors naming field and positions, as
+// well as Layer's.
+func OverrideLayer(source merge.Source, values []OverrideValue, def *PluginDefinition, field, namespace string) (*merge.Layer, []PathValue, error) {
+	var errs []error
+	var whole []OptionValue
+	var pos []int
+	var paths []PathValue
+	for i, v := range values {
+		at := fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)
+		for j, w := range values[:i] {
+			if w.Name == v.Name && (v.Path == "" || w.Path == "" || within(v.Path, w.Path) || within(w.Path, v.Path)) {
+				errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q%s", field, j, field, i, v.Name, overlap(w.Path, v.Path)))
+				break
+			}
+		}
+		if v.Path == "" {
+			whole, pos = append(whole, v.OptionValue), append(pos, i)
+			continue
+		}
+		segs, ok := merge.Segments(v.Path)
+		var o *PluginOption
+		if def != nil {
+			o = option(def, v.Name)
+		}
+		switch {
+		case !ok || len(segs) == 0 || slices.Contains(segs, ""):
+			errs = append(errs, fmt.Errorf("%s: path %q is no JSON pointer into the value (\"/limits/cpu\")", at, v.Path))
+		case def != nil && o == nil:
+			errs = append(errs, fmt.Errorf("%s: %s has no option %q", at, objectName(def.ObjectMeta), v.Name))
+		case o != nil && o.Type != TypeMap:
+			errs = append(errs, fmt.Errorf("%s: path %s: option %q is of type %s, and only a map's value has paths", at, v.Path, v.Name, o.Type))
+		case v.ValueFrom != nil:
+			errs = append(errs, fmt.Errorf("%s: path %s with valueFrom: a Secret gives an option's whole value, never a part of it", at, v.Path))
+		case v.Value == nil:
+			errs = append(errs, fmt.Errorf("%s: path %s: no value: give the value to set there", at, v.Path))
+		default:
+			paths = append(paths, PathValue{Option: v.Name, Path: v.Path, segments: segs, Value: *v.Value, At: at})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	l, err := layer(source, whole, pos, def, field, namespace)
+	return l, paths, err
+}
+
+// within reports whether JSON pointer p is q or lies under it.
+func within(p, q string) bool { return p == q || strings.HasPrefix(p, q+"/") }
+
+// overlap says how two values of one option meet, for an error.
+func overlap(a, b string) string {
+	switch {
+	case a == "" && b == "":
+		return ""
+	case a == "" || b == "":
+		return ", whole and at a path"
+	}
+	return fmt.Sprintf(" at paths %s and %s, one within the other", a, b)
 }
 
 func overrideClass(byCluster, byDefinition bool) string {
@@ -284,11 +392,20 @@ func Layer(source merge.Source, values []OptionValue, def *PluginDefinition, fie
 	if err := Duplicates(values, field); err != nil {
 		return nil, err
 	}
+	return layer(source, values, nil, def, field, namespace)
+}
+
+// layer is Layer of values given twice none, pos[i] the position of
+// values[i] in field (i when pos is nil).
+func layer(source merge.Source, values []OptionValue, pos []int, def *PluginDefinition, field, namespace string) (*merge.Layer, error) {
 	var errs []error
 	elems := make([]json.RawMessage, 0, len(values))
 	var refs map[string]bool
 	for i, v := range values {
 		at := fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)
+		if pos != nil {
+			at = fmt.Sprintf("%s[%d] (%s)", field, pos[i], v.Name)
+		}
 		var o *PluginOption
 		if def != nil {
 			if o = option(def, v.Name); o == nil {
@@ -368,9 +485,18 @@ func Duplicates(values []OptionValue, field string) error {
 	return errors.Join(errs...)
 }
 
-// collect turns the merged layers into the result: every value checked
-// against its option's type, every required option set.
-func (res *Result) collect(merged *merge.Result, def *PluginDefinition) error {
+// patch is a PathValue of an applied PluginOverride: its rank in the
+// ladder, and its source as provenance names it.
+type patch struct {
+	PathValue
+	rank   int
+	source string
+}
+
+// collect turns the merged layers, applied (lowest first), and the values
+// PluginOverrides set inside options' values into the result: every
+// value checked against its option's type, every required option set.
+func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied []*target.Layer, patches []patch) error {
 	doc, err := merged.Document()
 	if err != nil {
 		return err
@@ -384,41 +510,132 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition) error {
 	if err := json.Unmarshal(doc, &out); err != nil {
 		return err
 	}
-	var errs []error
-	set := map[string]bool{}
+	whole := map[string]json.RawMessage{}
 	for _, e := range out.OptionValues {
-		key := merge.Child(optionValues, e.Name)
-		p, _ := merged.Explain(key)
-		vs := ValueSource{Source: p.Source.String(), Shadowed: []string{}}
-		for _, s := range p.Shadowed {
-			vs.Shadowed = append(vs.Shadowed, s.Source.String())
+		whole[e.Name] = e.Value
+	}
+	for _, pt := range patches { // an option set only inside
+		if _, ok := whole[pt.Option]; !ok {
+			whole[pt.Option] = nil
 		}
-		res.Provenance[e.Name] = vs
-		res.sources[e.Name] = p
-		set[e.Name] = true
-		o := option(def, e.Name)
-		ov := OptionValue{Name: e.Name}
-		if ref, ok := merged.RefOf(key, string(e.Value)); ok {
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(whole)) {
+		value := whole[name]
+		key := merge.Child(optionValues, name)
+		vs := ValueSource{Shadowed: []string{}}
+		winner := -1 // the rank of the layer that gave the value whole
+		if value != nil {
+			p, _ := merged.Explain(key)
+			vs.Source = p.Source.String()
+			for _, s := range p.Shadowed {
+				vs.Shadowed = append(vs.Shadowed, s.Source.String())
+			}
+			winner = slices.IndexFunc(applied, func(l *target.Layer) bool { return l.Layer.Source == p.Source })
+		}
+		ov := OptionValue{Name: name}
+		if ref, ok := merged.RefOf(key, string(value)); ok && value != nil {
 			ov.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
 		} else {
-			if err := checkType(o, e.Value); err != nil {
-				errs = append(errs, fmt.Errorf("option %q from %s: %w", e.Name, p.Source, err))
+			patched, err := vs.apply(name, value, winner, patches)
+			if err != nil {
+				errs = append(errs, err)
+				continue
 			}
-			v := json.RawMessage(bytes.Clone(e.Value))
+			if err := checkType(option(def, name), patched); err != nil {
+				errs = append(errs, fmt.Errorf("option %q from %s: %w", name, cmp.Or(vs.Source, "its paths"), err))
+			}
+			v := json.RawMessage(bytes.Clone(patched))
 			ov.Value = &v
 		}
+		res.Provenance[name] = vs
 		res.OptionValues = append(res.OptionValues, ov)
 	}
 	for _, o := range def.Spec.Options {
-		if o.Required && !set[o.Name] {
+		if _, set := whole[o.Name]; o.Required && !set {
 			errs = append(errs, fmt.Errorf("option %q is required by %s %s and no layer sets it", o.Name, def.Kind, objectName(def.ObjectMeta)))
 		}
 	}
-	sort.Slice(res.OptionValues, func(i, j int) bool { return res.OptionValues[i].Name < res.OptionValues[j].Name })
 	if res.OptionValues == nil {
 		res.OptionValues = []OptionValue{}
 	}
 	return errors.Join(errs...)
+}
+
+// apply sets the values patches give inside option name's value (nil:
+// no layer gave it whole, so it starts empty), in ladder order, and
+// records them in vs: a patch ranked below winner, the layer that gave
+// the value whole, is shadowed by it, and so is one a later patch at or
+// above its path replaces. A path that crosses a value that is not an
+// object is an error naming the override.
+func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, patches []patch) (json.RawMessage, error) {
+	var mine []patch
+	for _, pt := range patches {
+		if pt.Option == name {
+			mine = append(mine, pt)
+		}
+	}
+	if len(mine) == 0 {
+		return value, nil
+	}
+	var root any = map[string]any{}
+	if value != nil {
+		if err := json.Unmarshal(value, &root); err != nil {
+			return nil, err
+		}
+	}
+	var done []patch
+	for _, pt := range mine {
+		if pt.rank < winner {
+			vs.Shadowed = append(vs.Shadowed, pt.source+" at "+pt.Path)
+			continue
+		}
+		// Who set what lies at a path: the last patch at or above it,
+		// else the layer that gave the value whole.
+		setter := func(ptr string) string {
+			for _, d := range slices.Backward(done) {
+				if within(ptr, d.Path) {
+					return d.source
+				}
+			}
+			return cmp.Or(vs.Source, "no layer")
+		}
+		cur, ok := root.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: path %s: option %q's value, from %s, is not an object", pt.source, pt.Path, name, setter(""))
+		}
+		last := len(pt.segments) - 1
+		for k, seg := range pt.segments[:last] {
+			next, ok := cur[seg]
+			if !ok || next == nil {
+				m := map[string]any{}
+				cur[seg], cur = m, m
+				continue
+			}
+			if cur, ok = next.(map[string]any); !ok {
+				crossed := merge.Pointer(pt.segments[:k+1]...)
+				return nil, fmt.Errorf("%s: path %s crosses %s of option %q, which %s sets to a value that is not an object", pt.source, pt.Path, crossed, name, setter(crossed))
+			}
+		}
+		var v any
+		if err := json.Unmarshal(pt.Value, &v); err != nil {
+			return nil, fmt.Errorf("%s: path %s: %w", pt.source, pt.Path, err)
+		}
+		cur[pt.segments[last]] = v
+		kept := done[:0]
+		for _, d := range done {
+			if within(d.Path, pt.Path) {
+				vs.Shadowed = append(vs.Shadowed, d.source+" at "+d.Path)
+				continue
+			}
+			kept = append(kept, d)
+		}
+		done = append(kept, pt)
+	}
+	for _, d := range done {
+		vs.Paths = append(vs.Paths, PathSource{Path: d.Path, Source: d.source})
+	}
+	return json.Marshal(root)
 }
 
 // checkType checks a literal value against its option's type.

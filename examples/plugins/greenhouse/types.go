@@ -159,8 +159,18 @@ type PluginOverride struct {
 	Spec              struct {
 		PluginDefinitionNames []string        `json:"pluginDefinitionNames,omitempty"`
 		ClusterSelector       ClusterSelector `json:"clusterSelector,omitempty"`
-		Overrides             []OptionValue   `json:"overrides,omitempty"`
+		Overrides             []OverrideValue `json:"overrides,omitempty"`
 	} `json:"spec"`
+}
+
+// OverrideValue is one value of a PluginOverride: an option's whole
+// value, as an OptionValue gives it, or, with Path, a value set inside a
+// map option's value (the ADR's path), which leaves the rest of the value
+// as the layers below give it. Path is a JSON pointer into the value
+// ("/resources/limits/cpu"), where the value is set.
+type OverrideValue struct {
+	OptionValue `json:",inline"`
+	Path        string `json:"path,omitempty"`
 }
 
 // ClusterSelector selects clusters by labels and names.
