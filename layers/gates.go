@@ -274,11 +274,12 @@ func refusedGates(gate featuregate.MutableFeatureGate, files []*File, layers, ab
 
 // gatedOff returns an error for each key a layer sets, in res, under a
 // field that needs a feature gate (gated, field → gate) that is off,
-// credited to that layer (a default is no setting): the gate as the
-// layers set it in featureGates, or else as gate holds it (its default,
-// or --feature-gates); with no gate (a component without
-// Component.FeatureGates), only the layers can turn it on. A gate the
-// component does not know is an error of the kind, not of a layer.
+// credited to that layer (a default is no setting). A gate is as the
+// layers set it in featureGates (files and --feature-gates), or else at
+// its default in gate; with no gate (a component without
+// Component.FeatureGates), only the layers can turn it on, and a name the
+// tag misspells is never known. A gate the component does not know is an
+// error of the kind, not of a layer.
 func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.MutableFeatureGate) (validation.ErrorList, error) {
 	if gate != nil {
 		known := validation.Recognizes(gate)
@@ -296,8 +297,9 @@ func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.Mutab
 		return gate != nil && gate.Enabled(featuregate.Feature(g))
 	}
 	var out validation.ErrorList
+	fields := slices.Sorted(maps.Keys(gated))
 	for _, key := range slices.Sorted(maps.Keys(values)) {
-		for _, f := range slices.Sorted(maps.Keys(gated)) {
+		for _, f := range fields {
 			if !merge.Covers(f, key) || on(gated[f]) {
 				continue
 			}

@@ -170,8 +170,17 @@ func TestGatedField(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "file "+on+": alphaThingMaxItems: Forbidden: needs feature gate AlphaThing, which is off") {
 		t.Errorf("gate turned off by a drop-in: exit %d, %s", code, errOut)
 	}
-	if e := explain(t, "--config", write(t, dir, "none.yaml", beta)); e.Config["alphaThingMaxItems"] != 0.0 {
-		t.Errorf("unset, gate off: alphaThingMaxItems = %v, want 0", e.Config["alphaThingMaxItems"])
+	none := write(t, dir, "none.yaml", beta)
+	if e := explain(t, "--config", none); e.Config["alphaThingMaxItems"] != nil {
+		t.Errorf("unset, gate off: alphaThingMaxItems = %v, want it unset", e.Config["alphaThingMaxItems"])
+	}
+	// What the component prints loads again, the gate still off.
+	code, printed, errOut := runComponent(t, "--config", none, "--print-config")
+	if code != 0 || strings.Contains(printed, "alphaThingMaxItems") {
+		t.Fatalf("--print-config: exit %d, %s%s", code, printed, errOut)
+	}
+	if code, _, errOut := runComponent(t, "--config", write(t, dir, "printed.yaml", printed), "--explain"); code != 0 {
+		t.Errorf("the printed configuration does not load again: exit %d, %s", code, errOut)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -222,6 +223,7 @@ func TestAdmissionConfigProblems(t *testing.T) {
 		{"--admission-config", filepath.Join(root, "conflict.yaml"), "--dir", vap},
 		{"--admission-config", filepath.Join(root, "conflict.yaml"), "--plugin", admission.ValidatingAdmissionPolicy},
 		{"--emit-guard", "--once"},
+		{"--emit-guard", "--poll-interval", "1s"},
 	} {
 		var stdout, stderr strings.Builder
 		if code := run(t.Context(), args, &stdout, &stderr); code != 2 || stdout.Len() != 0 {
@@ -273,6 +275,12 @@ func TestAdmissionConfigLive(t *testing.T) {
 			break
 		}
 	}
+	// A reload that keeps the conflict does not print it again.
+	watchtest.WriteFiles(t, mwh, map[string]string{"10-inject.yaml": strings.ReplaceAll(inject, name, "shared.static.k8s.io") + "# touched\n"})
+	if l := out.next(t); l.Status != "success" || l.Plugin != admission.MutatingAdmissionWebhook {
+		t.Fatalf("reload %+v", l)
+	}
+	out.quiet(t, 300*time.Millisecond)
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d", code)
@@ -291,12 +299,26 @@ func TestEmitGuard(t *testing.T) {
 	if code := run(t.Context(), []string{"--emit-guard"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "kubectl get validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings -o name") {
+	if !strings.Contains(stdout.String(), `for r in validatingadmissionpolicies validatingadmissionpolicybindings mutatingadmissionpolicies mutatingadmissionpolicybindings; do kubectl get "$r" -o name 2>/dev/null; done | grep '\.static\.k8s\.io$'`) {
 		t.Errorf("the guard does not say how to find the policies it cannot guard:\n%s", stdout.String())
 	}
 	srv := kubetest.Start(t, "--feature-gates=ManifestBasedAdmissionControlConfig=false")
 	client := srv.Client(t)
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	// One created for real, which the guard's command finds.
+	if err := creators(client)["ValidatingAdmissionPolicyBinding"](t.Context(), "early"+admission.StaticSuffix, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list := regexp.MustCompile(`(?m)^#   (for r in .*)$`).FindStringSubmatch(stdout.String())
+	if list == nil {
+		t.Fatalf("no command in the guard's comment:\n%s", stdout.String())
+	}
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", list[1])
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+srv.Kubeconfig)
+	found, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(found)) != "validatingadmissionpolicybinding.admissionregistration.k8s.io/early"+admission.StaticSuffix {
+		t.Errorf("the guard's command printed %q (%v), want the one binding under a reserved name", found, err)
+	}
 	if err := createAll(t.Context(), client, "before"+admission.StaticSuffix, dry); err != nil {
 		t.Fatalf("without the guard, a cluster with manifest-based admission off takes the reserved names: %v", err)
 	}

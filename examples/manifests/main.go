@@ -4,6 +4,8 @@
 //
 //	manifests --dir ABSDIR --plugin ValidatingAdmissionPolicy|MutatingAdmissionPolicy|ValidatingAdmissionWebhook|MutatingAdmissionWebhook
 //	          [--once] [--poll-interval D] [--metrics-addr ADDR]
+//	manifests --admission-config FILE [--once] [--poll-interval D] [--metrics-addr ADDR]
+//	manifests --emit-guard
 //
 // Every reload attempt prints one JSON line:
 //
@@ -22,6 +24,16 @@
 // 1 on failure; otherwise a failed first load exits 1 and the command runs
 // until it is stopped. --metrics-addr serves kube-apiserver's reload
 // metrics for the plugin on /metrics.
+//
+// --admission-config reads kube-apiserver's --admission-control-config-file
+// with kube-apiserver's own code and loads the staticManifestsDir of every
+// plugin it configures; each line then names its "plugin" and "dir". A
+// problem across plugins (a directory two share, a plugin configured twice,
+// a name two plugins' sets use) is a line of its own,
+// {"status":"problem",…,"error":"…"}, printed when it appears, and makes
+// --once exit 1. --emit-guard prints a ValidatingAdmissionPolicy and its
+// binding that deny creating a webhook configuration under a reserved name
+// on a cluster before 1.36, and exits 0.
 package main
 
 import (
@@ -90,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		return usage("unexpected argument %q", fs.Arg(0))
-	case *guard && (*dir != "" || *plugin != "" || *config != "" || *once || *metricsAddr != ""):
+	case *guard && fs.NFlag() > 1:
 		return usage("--emit-guard takes no other flag")
 	case *guard:
 		fmt.Fprint(stdout, admission.Guard)

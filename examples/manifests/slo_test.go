@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,7 +67,9 @@ func sloRun(tb testing.TB) (*watchtest.KubeletWriter, *lines, time.Duration, fun
 	kw.Write(tb, policies(sloPolicies, "Deny"))
 	out := newLines()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
+	done := make(chan int, 1)
+	stop := sync.OnceFunc(func() { cancel(); <-done })
+	tb.Cleanup(stop)
 	began := time.Now()
 	go func() {
 		done <- run(ctx, []string{"--dir", dir, "--plugin", admission.ValidatingAdmissionPolicy}, out, &strings.Builder{})
@@ -81,7 +84,7 @@ func sloRun(tb testing.TB) (*watchtest.KubeletWriter, *lines, time.Duration, fun
 	if first.Status != "success" || len(first.Objects) != 2*sloPolicies {
 		tb.Fatalf("first load: %s, %d objects, %s", first.Status, len(first.Objects), first.Error)
 	}
-	return kw, out, startup, func() { cancel(); <-done }
+	return kw, out, startup, stop
 }
 
 // reloadLatency publishes a set that changes every binding and returns

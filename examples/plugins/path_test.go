@@ -45,6 +45,45 @@ spec:
 ` + items
 }
 
+// TestPathEdges: a path over a value from a Secret is an error, as a
+// Secret gives the whole value; an override for every plugin names its
+// entries by their positions in the object, though it leaves out one this
+// definition does not have; and a path keeps every digit of the numbers
+// beside it.
+func TestPathEdges(t *testing.T) {
+	secretPreset := strings.Replace(mapPreset, "      value: {limits: {cpu: \"1\", memory: 1Gi}, requests: {cpu: 100m}, class: standard}\n",
+		"      valueFrom: {secret: {name: s, key: resources}}\n", 1)
+	dir := scenario(t, mapDefinition, cluster, secretPreset, presetPlugin,
+		override("cpu", "2026-01-01T00:00:00Z", "  - {name: resources, path: /limits/cpu, value: \"4\"}\n"))
+	code, _, stderr := runTemplate(t, "--from-dir", dir, "--plugin", "org/p-c1")
+	if want := `PluginOverride org/cpu spec.overrides[0] (resources): path /limits/cpu: option "resources"'s value comes from a Secret, from PluginPreset org/p, and a Secret gives an option's whole value`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("a path over a Secret: exit %d, %s; want 1 and %q", code, stderr, want)
+	}
+
+	everyPlugin := `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginOverride
+metadata: {name: all, namespace: org}
+spec:
+  overrides:
+  - {name: nosuch, value: 1}
+  - {name: resources, path: /limits/cpu, value: "4"}
+  - {name: resources, value: {}}
+`
+	dir = scenario(t, mapDefinition, cluster, mapPreset, presetPlugin, everyPlugin)
+	code, _, stderr = runTemplate(t, "--from-dir", dir, "--plugin", "org/p-c1")
+	if want := `spec.overrides[1] and spec.overrides[2] both set option "resources", whole and at a path`; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("positions: exit %d, %s; want 1 and %q", code, stderr, want)
+	}
+
+	bigPreset := strings.Replace(mapPreset, "class: standard}", "class: standard, maxBytes: 9007199254740993}", 1)
+	dir = scenario(t, mapDefinition, cluster, bigPreset, presetPlugin,
+		override("cpu", "2026-01-01T00:00:00Z", "  - {name: resources, path: /limits/cpu, value: \"4\"}\n"))
+	code, out, stderr := runTemplate(t, "--from-dir", dir, "--plugin", "org/p-c1")
+	if got, _ := values(t, out); code != 0 || !strings.Contains(got["resources"], "9007199254740993") {
+		t.Errorf("precision: exit %d, %s, resources %s; want 9007199254740993 kept", code, stderr, got["resources"])
+	}
+}
+
 // TestOverridesInsideAValue: an override with a path sets a key inside a
 // map option's value, merging there: the rest of the value stays as the
 // layers below give it, and provenance names the override per path. A

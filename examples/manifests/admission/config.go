@@ -82,6 +82,7 @@ func ReadConfig(file string) ([]PluginDir, []string, error) {
 		return nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var out []PluginDir
+	var reals []string // each directory of out, its links resolved
 	byDir := map[string][]string{}
 	for _, plugin := range Plugins {
 		r, err := provider.ConfigFor(plugin)
@@ -104,14 +105,11 @@ func ReadConfig(file string) ([]PluginDir, []string, error) {
 			real = filepath.Clean(dir)
 		}
 		byDir[real] = append(byDir[real], plugin)
+		reals = append(reals, real)
 	}
-	for _, pd := range out {
-		real, err := filepath.EvalSymlinks(pd.Dir)
-		if err != nil {
-			real = filepath.Clean(pd.Dir)
-		}
-		if plugins := byDir[real]; len(plugins) > 1 && plugins[0] == pd.Plugin {
-			problems = append(problems, fmt.Sprintf("%s: directory %s is the staticManifestsDir of %s: each plugin's loader refuses the kinds of the others", file, real, strings.Join(plugins, " and ")))
+	for i, pd := range out {
+		if plugins := byDir[reals[i]]; len(plugins) > 1 && plugins[0] == pd.Plugin {
+			problems = append(problems, fmt.Sprintf("%s: directory %s is the staticManifestsDir of %s: each plugin's loader refuses the kinds of the others", file, reals[i], strings.Join(plugins, " and ")))
 		}
 	}
 	return out, problems, nil

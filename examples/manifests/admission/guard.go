@@ -23,8 +23,9 @@ const Guard = `# Denies creating a ValidatingWebhookConfiguration or a
 # MutatingWebhookConfiguration named *` + StaticSuffix + ` through the API
 # (KEP-5793), for clusters before Kubernetes 1.36. kube-apiserver applies
 # no API-defined policy or webhook to admission policies and their
-# bindings; before upgrading, list those under a reserved name with:
-#   kubectl get validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings -o name | grep '\` + StaticSuffix + `$'
+# bindings; before upgrading, list those under a reserved name with (a
+# kind the cluster does not serve is passed over):
+#   for r in validatingadmissionpolicies validatingadmissionpolicybindings mutatingadmissionpolicies mutatingadmissionpolicybindings; do kubectl get "$r" -o name 2>/dev/null; done | grep '\.static\.k8s\.io$'
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:

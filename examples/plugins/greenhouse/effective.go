@@ -262,6 +262,7 @@ func (b *builder) override(o *PluginOverride) {
 		}
 	}
 	values := o.Spec.Overrides
+	var pos []int // of values in spec.overrides, when some are left out
 	if !byDefinition {
 		// It applies to every plugin: an option this definition does
 		// not have is left out, and said so.
@@ -272,10 +273,10 @@ func (b *builder) override(o *PluginOverride) {
 					Reason: fmt.Sprintf("%s %s has no option %q", b.def.Kind, objectName(b.def.ObjectMeta), v.Name)})
 				continue
 			}
-			values = append(values, v)
+			values, pos = append(values, v), append(pos, i)
 		}
 	}
-	l, paths, err := OverrideLayer(src, values, b.def, "spec.overrides", b.namespace)
+	l, paths, err := overrideLayer(src, values, pos, b.def, "spec.overrides", b.namespace)
 	if err != nil {
 		b.errs = append(b.errs, Prefix(src.String(), err))
 		return
@@ -311,20 +312,32 @@ type PathValue struct {
 // Secret gives a whole value) are errors naming field and positions, as
 // well as Layer's.
 func OverrideLayer(source merge.Source, values []OverrideValue, def *PluginDefinition, field, namespace string) (*merge.Layer, []PathValue, error) {
+	return overrideLayer(source, values, nil, def, field, namespace)
+}
+
+// overrideLayer is OverrideLayer, in[i] the position of values[i] in
+// field (i when in is nil).
+func overrideLayer(source merge.Source, values []OverrideValue, in []int, def *PluginDefinition, field, namespace string) (*merge.Layer, []PathValue, error) {
+	position := func(i int) int {
+		if in != nil {
+			return in[i]
+		}
+		return i
+	}
 	var errs []error
 	var whole []OptionValue
 	var pos []int
 	var paths []PathValue
 	for i, v := range values {
-		at := fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)
+		at := fmt.Sprintf("%s[%d] (%s)", field, position(i), v.Name)
 		for j, w := range values[:i] {
 			if w.Name == v.Name && (v.Path == "" || w.Path == "" || within(v.Path, w.Path) || within(w.Path, v.Path)) {
-				errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q%s", field, j, field, i, v.Name, overlap(w.Path, v.Path)))
+				errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q%s", field, position(j), field, position(i), v.Name, overlap(w.Path, v.Path)))
 				break
 			}
 		}
 		if v.Path == "" {
-			whole, pos = append(whole, v.OptionValue), append(pos, i)
+			whole, pos = append(whole, v.OptionValue), append(pos, position(i))
 			continue
 		}
 		segs, ok := merge.Segments(v.Path)
@@ -535,6 +548,12 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 		}
 		ov := OptionValue{Name: name}
 		if ref, ok := merged.RefOf(key, string(value)); ok && value != nil {
+			// A Secret gives the whole value, never read: a path ranked
+			// above it cannot apply, one below it lost to it.
+			if err := vs.shadowedBySecret(name, winner, patches); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			ov.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
 		} else {
 			patched, err := vs.apply(name, value, winner, patches)
@@ -562,6 +581,22 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 	return errors.Join(errs...)
 }
 
+// shadowedBySecret records the patches of option name ranked below
+// winner, the layer whose Secret gives its value, as shadowed by it; one
+// ranked above it is an error naming the override.
+func (vs *ValueSource) shadowedBySecret(name string, winner int, patches []patch) error {
+	for _, pt := range patches {
+		switch {
+		case pt.Option != name:
+		case pt.rank < winner:
+			vs.Shadowed = append(vs.Shadowed, pt.source+" at "+pt.Path)
+		default:
+			return fmt.Errorf("%s: path %s: option %q's value comes from a Secret, from %s, and a Secret gives an option's whole value, never a part of it", pt.source, pt.Path, name, vs.Source)
+		}
+	}
+	return nil
+}
+
 // apply sets the values patches give inside option name's value (nil:
 // no layer gave it whole, so it starts empty), in ladder order, and
 // records them in vs: a patch ranked below winner, the layer that gave
@@ -580,7 +615,7 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 	}
 	var root any = map[string]any{}
 	if value != nil {
-		if err := json.Unmarshal(value, &root); err != nil {
+		if err := decodeNumbers(value, &root); err != nil {
 			return nil, err
 		}
 	}
@@ -618,7 +653,7 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 			}
 		}
 		var v any
-		if err := json.Unmarshal(pt.Value, &v); err != nil {
+		if err := decodeNumbers(pt.Value, &v); err != nil {
 			return nil, fmt.Errorf("%s: path %s: %w", pt.source, pt.Path, err)
 		}
 		cur[pt.segments[last]] = v
@@ -636,6 +671,14 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 		vs.Paths = append(vs.Paths, PathSource{Path: d.Path, Source: d.source})
 	}
 	return json.Marshal(root)
+}
+
+// decodeNumbers decodes j into v keeping numbers as written
+// (json.Number): a value merged at a path keeps every digit of the rest.
+func decodeNumbers(j []byte, v *any) error {
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // checkType checks a literal value against its option's type.

@@ -40,6 +40,7 @@ type ComponentConfiguration struct {
 	// WindowsPriorityClass is the priority class of the component's
 	// process on Windows.
 	WindowsPriorityClass string
-	// AlphaThingMaxItems bounds what AlphaThing keeps; 0 when unset.
-	AlphaThingMaxItems int32
+	// AlphaThingMaxItems bounds what AlphaThing keeps; nil when unset,
+	// as a field of a gated feature stays unset while its gate is off.
+	AlphaThingMaxItems *int32
 }

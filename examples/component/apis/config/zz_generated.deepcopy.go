@@ -44,6 +44,11 @@ func (in *ComponentConfiguration) DeepCopyInto(out *ComponentConfiguration) {
 		copy(*out, *in)
 	}
 	in.Logging.DeepCopyInto(&out.Logging)
+	if in.AlphaThingMaxItems != nil {
+		in, out := &in.AlphaThingMaxItems, &out.AlphaThingMaxItems
+		*out = new(int32)
+		**out = **in
+	}
 	return
 }
 

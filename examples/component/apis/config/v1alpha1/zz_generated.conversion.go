@@ -67,9 +67,7 @@ func autoConvert_v1alpha1_ComponentConfiguration_To_config_ComponentConfiguratio
 	out.HostnameOverride = in.HostnameOverride
 	out.CgroupDriver = string(in.CgroupDriver)
 	out.WindowsPriorityClass = string(in.WindowsPriorityClass)
-	if err := v1.Convert_Pointer_int32_To_int32(&in.AlphaThingMaxItems, &out.AlphaThingMaxItems, s); err != nil {
-		return err
-	}
+	out.AlphaThingMaxItems = (*int32)(unsafe.Pointer(in.AlphaThingMaxItems))
 	return nil
 }
 
@@ -89,8 +87,6 @@ func autoConvert_config_ComponentConfiguration_To_v1alpha1_ComponentConfiguratio
 	out.HostnameOverride = in.HostnameOverride
 	out.CgroupDriver = CgroupDriver(in.CgroupDriver)
 	out.WindowsPriorityClass = WindowsPriorityClass(in.WindowsPriorityClass)
-	if err := v1.Convert_int32_To_Pointer_int32(&in.AlphaThingMaxItems, &out.AlphaThingMaxItems, s); err != nil {
-		return err
-	}
+	out.AlphaThingMaxItems = (*int32)(unsafe.Pointer(in.AlphaThingMaxItems))
 	return nil
 }
