@@ -242,11 +242,7 @@ func ProwTrees(o TreeOptions) (TreeServer, error) { return startPeer(o, false) }
 
 func startPeer(o TreeOptions, locked bool) (TreeServer, error) {
 	p := &peerTrees{o: o, locked: locked, done: make(chan struct{})}
-	cs, err := loadPaths(o.Roots)
-	if err != nil {
-		return nil, err
-	}
-	p.cur = cs
+	var err error
 	if p.fsw, err = fsnotify.NewWatcher(); err != nil {
 		return nil, err
 	}
@@ -263,6 +259,16 @@ func startPeer(o TreeOptions, locked bool) (TreeServer, error) {
 		}
 		anchors[filepath.Join(dir, link)] = true
 	}
+	// Watched first, then read: an update that lands between the two is
+	// seen, not lost until the next one. The case measures how a peer
+	// reads an update, not a start-up race, which made the first publish
+	// of the prow-style row go unseen now and then.
+	cs, err := loadPaths(o.Roots)
+	if err != nil {
+		p.fsw.Close()
+		return nil, err
+	}
+	p.cur = cs
 	go p.run(anchors)
 	return p, nil
 }
