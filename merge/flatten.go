@@ -151,13 +151,17 @@ func unescaped(seg string) string {
 }
 
 // appendValue appends v, JSON text, compact: as it is when it holds no
-// whitespace, compacted otherwise; JSON either way.
+// whitespace, compacted otherwise; JSON either way. v is checked where it
+// was appended, not converted to a slice of its own: on Go 1.27's
+// encoding/json (json/v2) that conversion allocates once per value.
 func appendValue(buf []byte, v string) ([]byte, error) {
 	if !strings.ContainsAny(v, " \t\n\r") {
-		if !json.Valid([]byte(v)) {
+		start := len(buf)
+		buf = append(buf, v...)
+		if !json.Valid(buf[start:]) {
 			return nil, fmt.Errorf("%q is not JSON", v)
 		}
-		return append(buf, v...), nil
+		return buf, nil
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(v)); err != nil {

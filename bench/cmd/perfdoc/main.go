@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -367,6 +368,13 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			p("| %s | %s | %s |\n", sub, strings.Join(cells, " | "), r)
 		}
 		p("\n")
+	}
+	// Sections of their own, measured apart from the cases (a note
+	// "## section TITLE" is "## TITLE" here), in the order of their titles.
+	for _, k := range slices.Sorted(maps.Keys(notes)) {
+		if title, ok := strings.CutPrefix(k, "section "); ok {
+			p("## %s\n\n%s\n\n", title, notes[k])
+		}
 	}
 	if n := notes["outro"]; n != "" {
 		p("%s\n", n)
