@@ -140,19 +140,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		failed := len(problems) > 0
 		for _, t := range targets {
 			opts, _ := admission.Options(t.Plugin)
-			l := line{Status: watch.StatusSuccess, Objects: []string{}}
+			var hash string
+			var set *manifests.Set
 			g, err := watch.Read(t.Dir, manifests.Watch(t.Dir, opts).Read)
 			if err == nil {
-				l.Hash = g.Hash
-				var set *manifests.Set
-				if set, err = manifests.Load(g, opts); err == nil {
-					l.Objects, l.APIServerHash = set.Names(), set.APIServerHash
-				}
+				hash = g.Hash
+				set, err = manifests.Load(g, opts)
 			}
+			status := watch.StatusSuccess
 			if err != nil {
-				l.Status, l.Error, failed = watch.StatusFailure, err.Error(), true
+				status, set, failed = watch.StatusFailure, nil, true
 			}
-			failed = p.print(t, l) || failed
+			failed = p.print(t, lineOf(status, hash, set, err)) || failed
 		}
 		if failed {
 			return 1
@@ -169,16 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		w := manifests.Watch(t.Dir, opts)
 		w.PollInterval = *poll
 		w.Metrics = m
-		w.OnReload = func(r watch.Reload[*manifests.Set]) {
-			l := line{Status: r.Status, Hash: r.Hash, Objects: []string{}}
-			if r.Value != nil {
-				l.Objects, l.APIServerHash = r.Value.Names(), r.Value.APIServerHash
-			}
-			if r.Err != nil {
-				l.Error = r.Err.Error()
-			}
-			p.print(t, l)
-		}
+		w.OnReload = func(r watch.Reload[*manifests.Set]) { p.print(t, lineOf(r.Status, r.Hash, r.Value, r.Err)) }
 		watcher, err := watch.New(w)
 		if err != nil {
 			fmt.Fprintln(stderr, "manifests:", err)
@@ -215,6 +205,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		<-watcher.Done()
 	}
 	return 0
+}
+
+// lineOf is the line of a reload attempt: its status and hash, the set in
+// effect after it (nil: none), and its error.
+func lineOf(status, hash string, set *manifests.Set, err error) line {
+	l := line{Status: status, Hash: hash, Objects: []string{}}
+	if set != nil {
+		l.Objects, l.APIServerHash = set.Names(), set.APIServerHash
+	}
+	if err != nil {
+		l.Error = err.Error()
+	}
+	return l
 }
 
 // printer prints the lines of every plugin's reloads one at a time and,

@@ -68,24 +68,14 @@ func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (w
 func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
 	c := d.c
 	cms := d.client.CoreV1()
-	get := func(namespace, name string) (*corev1.ConfigMap, error) {
-		cm, err := cms.ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", namespace, name, err)
-		}
-		return cm, nil
+	clusters, err := c.clusters(ctx, d.get)
+	if err != nil {
+		return nil, err
 	}
 	var objs []runtime.Object
 	for _, name := range c.clusterCMs {
-		cluster, err := get(c.o.Namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		if cluster != nil {
-			objs = append(objs, cluster)
+		if cm := clusters[name]; cm != nil {
+			objs = append(objs, cm)
 		}
 	}
 	if c.o.Selectors != nil {
@@ -106,7 +96,7 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 	}
 	if !c.system(ns) {
 		for _, name := range c.ownCMs {
-			cm, err := get(ns, name)
+			cm, err := d.get(ctx, ns, name)
 			if err != nil {
 				return nil, err
 			}
@@ -137,16 +127,9 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 // the last valid state this resolver parsed, or the defaults, with them
 // and why.
 func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
-	cms := map[string]*corev1.ConfigMap{}
-	for _, name := range d.c.clusterCMs {
-		cm, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return clusterView[T]{}, fmt.Errorf("reading ConfigMap %s/%s: %w", d.c.o.Namespace, name, err)
-		}
-		cms[name] = cm
+	cms, err := d.c.clusters(ctx, d.get)
+	if err != nil {
+		return clusterView[T]{}, err
 	}
 	cl, invalid := d.parse.parse(d.c, cms)
 	if invalid == nil {
@@ -160,6 +143,19 @@ func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 		}
 	}
 	return v, nil
+}
+
+// get reads the ConfigMap namespace/name with a GET: nil when there is
+// none.
+func (d *Direct[T]) get(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	cm, err := d.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", namespace, name, err)
+	}
+	return cm, nil
 }
 
 // ownOf returns the ConfigMaps of namespace ns among objs.

@@ -73,12 +73,12 @@ func orNil[O any](o *O, err error) (*O, error) {
 	return o, err
 }
 
-// clusters reads the cluster ConfigMaps through r, by name; one absent
-// is left out.
-func (c *core[T]) clusters(ctx context.Context, r Reader) (map[string]*corev1.ConfigMap, error) {
+// clusters reads the cluster ConfigMaps by name with get (a Reader's
+// ConfigMap, or a Direct resolver's GET); one absent is left out.
+func (c *core[T]) clusters(ctx context.Context, get func(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)) (map[string]*corev1.ConfigMap, error) {
 	out := map[string]*corev1.ConfigMap{}
 	for _, name := range c.clusterCMs {
-		cm, err := r.ConfigMap(ctx, c.o.Namespace, name)
+		cm, err := get(ctx, c.o.Namespace, name)
 		if err != nil {
 			return nil, err
 		}

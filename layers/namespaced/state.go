@@ -134,7 +134,7 @@ const retryPause, retryPauseMost = 100 * time.Millisecond, 30 * time.Second
 func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error {
 	c := s.c
 	seen := s.clusterSeen.Load()
-	cms, err := c.clusters(ctx, r)
+	cms, err := c.clusters(ctx, r.ConfigMap)
 	if err != nil {
 		return fmt.Errorf("namespaced: reading the cluster ConfigMaps: %w", err)
 	}
@@ -458,7 +458,7 @@ func (s *state[T]) readCluster(ctx context.Context) error {
 	if r == nil {
 		return nil // not started: Start reads them
 	}
-	cms, err := c.clusters(ctx, r)
+	cms, err := c.clusters(ctx, r.ConfigMap)
 	if err != nil {
 		return err
 	}

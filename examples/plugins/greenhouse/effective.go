@@ -318,26 +318,20 @@ func OverrideLayer(source merge.Source, values []OverrideValue, def *PluginDefin
 // overrideLayer is OverrideLayer, in[i] the position of values[i] in
 // field (i when in is nil).
 func overrideLayer(source merge.Source, values []OverrideValue, in []int, def *PluginDefinition, field, namespace string) (*merge.Layer, []PathValue, error) {
-	position := func(i int) int {
-		if in != nil {
-			return in[i]
-		}
-		return i
-	}
 	var errs []error
 	var whole []OptionValue
 	var pos []int
 	var paths []PathValue
 	for i, v := range values {
-		at := fmt.Sprintf("%s[%d] (%s)", field, position(i), v.Name)
+		at := fmt.Sprintf("%s[%d] (%s)", field, position(in, i), v.Name)
 		for j, w := range values[:i] {
 			if w.Name == v.Name && (v.Path == "" || w.Path == "" || within(v.Path, w.Path) || within(w.Path, v.Path)) {
-				errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q%s", field, position(j), field, position(i), v.Name, overlap(w.Path, v.Path)))
+				errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q%s", field, position(in, j), field, position(in, i), v.Name, overlap(w.Path, v.Path)))
 				break
 			}
 		}
 		if v.Path == "" {
-			whole, pos = append(whole, v.OptionValue), append(pos, position(i))
+			whole, pos = append(whole, v.OptionValue), append(pos, position(in, i))
 			continue
 		}
 		segs, ok := merge.Segments(v.Path)
@@ -367,8 +361,17 @@ func overrideLayer(source merge.Source, values []OverrideValue, in []int, def *P
 	return l, paths, err
 }
 
+// position is the position of the i-th of some values in their field:
+// pos[i], or i when pos is nil (none was left out).
+func position(pos []int, i int) int {
+	if pos != nil {
+		return pos[i]
+	}
+	return i
+}
+
 // within reports whether JSON pointer p is q or lies under it.
-func within(p, q string) bool { return p == q || strings.HasPrefix(p, q+"/") }
+func within(p, q string) bool { return p == q || merge.IsAncestor(q, p) }
 
 // overlap says how two values of one option meet, for an error.
 func overlap(a, b string) string {
@@ -408,17 +411,14 @@ func Layer(source merge.Source, values []OptionValue, def *PluginDefinition, fie
 	return layer(source, values, nil, def, field, namespace)
 }
 
-// layer is Layer of values given twice none, pos[i] the position of
-// values[i] in field (i when pos is nil).
+// layer is Layer of values that give no option twice, pos[i] the position
+// of values[i] in field (i when pos is nil).
 func layer(source merge.Source, values []OptionValue, pos []int, def *PluginDefinition, field, namespace string) (*merge.Layer, error) {
 	var errs []error
 	elems := make([]json.RawMessage, 0, len(values))
 	var refs map[string]bool
 	for i, v := range values {
-		at := fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)
-		if pos != nil {
-			at = fmt.Sprintf("%s[%d] (%s)", field, pos[i], v.Name)
-		}
+		at := fmt.Sprintf("%s[%d] (%s)", field, position(pos, i), v.Name)
 		var o *PluginOption
 		if def != nil {
 			if o = option(def, v.Name); o == nil {
