@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"sync"
 
@@ -20,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -116,7 +116,8 @@ type controller struct {
 
 	reg        metrics.KubeRegistry
 	reconciles *metrics.CounterVec
-	rewritten  *metrics.Counter
+	readmitted *metrics.Counter
+	admitted   *metrics.CounterVec
 
 	mu       sync.Mutex
 	reported map[string]string // plugin → the error last reported
@@ -134,8 +135,9 @@ func newController(ctx context.Context, dyn dynamic.Interface, kube kubernetes.I
 		reported: map[string]string{},
 	}
 	c.reconciles = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "plugins", Name: "reconciles_total", Help: "Plugins reconciled, by result.", StabilityLevel: metrics.ALPHA}, []string{"result"})
-	c.rewritten = metrics.NewCounter(&metrics.CounterOpts{Subsystem: "plugins", Name: "rewritten_total", Help: "Plugins whose option values were rewritten.", StabilityLevel: metrics.ALPHA})
-	c.reg.MustRegister(c.reconciles, c.rewritten)
+	c.readmitted = metrics.NewCounter(&metrics.CounterOpts{Subsystem: "plugins", Name: "readmitted_total", Help: "Plugins the API server was asked to admit again, for the webhook to write what the overrides give now.", StabilityLevel: metrics.ALPHA})
+	c.admitted = metrics.NewCounterVec(&metrics.CounterOpts{Subsystem: "plugins", Name: "admissions_total", Help: "Writes of Plugins the mutating webhook admitted, by result: mutated, unchanged, failed (admitted as written).", StabilityLevel: metrics.ALPHA}, []string{"result"})
+	c.reg.MustRegister(c.reconciles, c.readmitted, c.admitted)
 
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
@@ -275,12 +277,14 @@ func (c *controller) stop() {
 	c.stopEvts()
 }
 
-// reconcile makes the Plugin key's spec.optionValues its effective values
-// and its status say where they came from, writing nothing that is
-// already so. Invalid layers are reported on the Plugin (a Warning Event,
-// once per problem) and change nothing. The status is written first, so
-// that the values about to be written are already told apart from the
-// Plugin's own.
+// reconcile asks the API server to admit the Plugin key again when what
+// the webhook would store differs from what is stored: an empty patch,
+// which changes nothing itself, passes the Plugin through the webhook,
+// which writes the values the PluginOverrides give now. The example never
+// writes a Plugin's spec: Greenhouse's controller owns it, and the
+// webhook layers the overrides over whatever it writes. Plugins whose
+// values cannot be computed are reported (a Warning Event, once per
+// problem) and left as they are.
 func (c *controller) reconcile(ctx context.Context, key string) error {
 	ns, name, _ := cut(key)
 	gvr := greenhouse.Resources[greenhouse.KindPlugin]
@@ -288,64 +292,53 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	if err != nil || cur == nil {
 		return err
 	}
-	res, err := greenhouse.Effective(greenhouse.Store{Ctx: ctx, R: c.listers}, ns, name)
+	p, err := decodePlugin(cur)
+	if err != nil {
+		return err
+	}
+	a, err := greenhouse.Admit(greenhouse.Store{Ctx: ctx, R: c.listers}, p)
 	if err != nil {
 		c.reconciles.WithLabelValues("invalid").Inc()
 		c.report(cur, err)
 		return nil
 	}
 	c.report(cur, nil)
-	status := greenhouse.PluginStatus{AppliedOverrides: res.AppliedOverrides, OptionValueSources: res.Sources()}
-	obj := cur.DeepCopy()
-	var have greenhouse.PluginStatus
-	if raw, ok, _ := unstructured.NestedMap(obj.Object, "status"); ok {
-		_ = fromMap(raw, &have)
-	}
-	if !reflect.DeepEqual(normalize(have), normalize(status)) {
-		st, _, _ := unstructured.NestedMap(obj.Object, "status")
-		if st == nil {
-			st = map[string]any{}
-		}
-		m, err := toMap(status)
-		if err != nil {
-			return err
-		}
-		st["appliedOverrides"] = m["appliedOverrides"]
-		st["optionValueSources"] = m["optionValueSources"]
-		if err := unstructured.SetNestedMap(obj.Object, st, "status"); err != nil {
-			return err
-		}
-		if obj, err = c.dyn.Resource(gvr).Namespace(ns).UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
-			return err
-		}
-	}
-	var spec []greenhouse.OptionValue
-	if raw, ok, _ := unstructured.NestedSlice(obj.Object, "spec", "optionValues"); ok {
-		b, _ := json.Marshal(raw)
-		_ = json.Unmarshal(b, &spec)
-	}
-	if sameValues(spec, res.OptionValues) {
+	if len(plan(p, a)) == 0 {
 		c.reconciles.WithLabelValues("unchanged").Inc()
 		return nil
 	}
-	values := make([]any, 0, len(res.OptionValues))
-	for _, v := range res.OptionValues {
-		m, err := toMap(v)
-		if err != nil {
-			return err
-		}
-		values = append(values, m)
+	after, err := c.dyn.Resource(gvr).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte("{}"), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
 	}
-	if err := unstructured.SetNestedSlice(obj.Object, values, "spec", "optionValues"); err != nil {
+	if err != nil {
 		return err
 	}
-	if _, err := c.dyn.Resource(gvr).Namespace(ns).Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+	c.readmitted.Inc()
+	c.reconciles.WithLabelValues("readmitted").Inc()
+	if p, err = decodePlugin(after); err != nil {
 		return err
 	}
-	c.rewritten.Inc()
-	c.reconciles.WithLabelValues("rewritten").Inc()
-	c.log.V(1).Info("Option values rewritten", "plugin", key, "appliedOverrides", res.AppliedOverrides)
+	if len(plan(p, a)) != 0 {
+		// The webhook did not run, or read older objects than the
+		// informers: try again, later.
+		return fmt.Errorf("admitted again, the Plugin does not hold what the webhook computes (is the MutatingWebhookConfiguration %s registered?)", webhookName)
+	}
+	c.log.V(1).Info("Plugin admitted again", "plugin", key, "appliedOverrides", a.Applied)
 	return nil
+}
+
+// decodePlugin reads the fields of a Plugin the example reads.
+func decodePlugin(u *unstructured.Unstructured) (*greenhouse.Plugin, error) {
+	j, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, err
+	}
+	var p greenhouse.Plugin
+	if err := json.Unmarshal(j, &p); err != nil {
+		return nil, fmt.Errorf("decoding Plugin %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return &p, nil
 }
 
 // report records err on the Plugin as a Warning Event, once until it
@@ -374,52 +367,6 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// sameValues reports whether two lists hold the same values, in any order.
-func sameValues(a, b []greenhouse.OptionValue) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	digests := map[string]string{}
-	for _, v := range a {
-		digests[v.Name] = greenhouse.Digest(v)
-	}
-	for _, v := range b {
-		if d, ok := digests[v.Name]; !ok || d != greenhouse.Digest(v) {
-			return false
-		}
-	}
-	return true
-}
-
-// normalize makes empty lists nil, so that a status read back compares
-// equal to one computed.
-func normalize(s greenhouse.PluginStatus) greenhouse.PluginStatus {
-	if len(s.AppliedOverrides) == 0 {
-		s.AppliedOverrides = nil
-	}
-	if len(s.OptionValueSources) == 0 {
-		s.OptionValueSources = nil
-	}
-	return s
-}
-
-func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
-}
-
-func fromMap(m map[string]any, into any) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
-}
-
 // startWebhook serves the validating webhook over TLS and registers it,
 // and returns how to stop serving.
 func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), error) {
@@ -439,7 +386,9 @@ func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), erro
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(webhookPath, (&validator{objs: greenhouse.Store{Ctx: ctx, R: c.listers}, log: c.log}).handler())
+	objs := greenhouse.Store{Ctx: ctx, R: c.listers}
+	mux.Handle(webhookPath, (&validator{objs: objs, log: c.log}).handler())
+	mux.Handle(mutatePath, (&mutator{objs: objs, log: c.log, admitted: c.admitted}).handler())
 	srv, ln, err := httpserve.Listen(net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)), mux)
 	if err != nil {
 		return nil, fmt.Errorf("the webhook's listener: %w", err)
@@ -447,7 +396,7 @@ func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), erro
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	go srv.ServeTLS(ln, "", "") //nolint:errcheck // ends with Close
 	port := ln.Addr().(*net.TCPAddr).Port
-	if err := registerWebhook(ctx, c.kube, f.webhookHost, port, caBundle); err != nil {
+	if err := registerWebhooks(ctx, c.kube, f.webhookHost, port, caBundle); err != nil {
 		srv.Close()
 		return nil, err
 	}

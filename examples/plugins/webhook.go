@@ -135,38 +135,77 @@ func prefixed(what string, err error) error { return greenhouse.Prefix(what, err
 
 func name(m metav1.ObjectMeta) string { return m.Namespace + "/" + m.Name }
 
-// registerWebhook creates or updates the ValidatingWebhookConfiguration
-// that sends PluginPresets, Plugins and PluginOverrides to host:port.
-func registerWebhook(ctx context.Context, kube kubernetes.Interface, host string, port int, caBundle []byte) error {
-	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + webhookPath
+// registerWebhooks creates or updates the ValidatingWebhookConfiguration
+// that sends PluginPresets, Plugins and PluginOverrides to host:port, and
+// the MutatingWebhookConfiguration that sends it Plugins. The mutating
+// webhook is called again when a later one (Greenhouse's, which merges
+// the definition's defaults) changes the Plugin, and a Plugin is not
+// written while it cannot be called: a write that passed without the
+// overrides would undo them until the next one.
+func registerWebhooks(ctx context.Context, kube kubernetes.Interface, host string, port int, caBundle []byte) error {
+	base := "https://" + net.JoinHostPort(host, strconv.Itoa(port))
+	validate, mutate := base+webhookPath, base+mutatePath
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	want := &admissionregistrationv1.ValidatingWebhookConfiguration{
+	ifNeeded := admissionregistrationv1.IfNeededReinvocationPolicy
+	rule := func(resources ...string) []admissionregistrationv1.RuleWithOperations {
+		return []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{greenhouse.Group.Group}, APIVersions: []string{greenhouse.Group.Version},
+				Resources: resources,
+			},
+		}}
+	}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: webhookName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:         webhookName,
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups: []string{greenhouse.Group.Group}, APIVersions: []string{greenhouse.Group.Version},
-					Resources: []string{"pluginpresets", "plugins", "pluginoverrides"},
-				},
-			}},
+			Name:                    webhookName,
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &validate, CABundle: caBundle},
+			Rules:                   rule("pluginpresets", "plugins", "pluginoverrides"),
 			FailurePolicy:           &fail,
 			SideEffects:             &none,
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
-	api := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	cur, err := api.Get(ctx, webhookName, metav1.GetOptions{})
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: webhookName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    webhookName,
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &mutate, CABundle: caBundle},
+			Rules:                   rule("plugins"),
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			ReinvocationPolicy:      &ifNeeded,
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	vapi := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	if err := ensure(ctx, validating, vapi.Get, vapi.Create, vapi.Update, func(cur, want *admissionregistrationv1.ValidatingWebhookConfiguration) {
+		cur.Webhooks = want.Webhooks
+	}); err != nil {
+		return err
+	}
+	mapi := kube.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	return ensure(ctx, mutating, mapi.Get, mapi.Create, mapi.Update, func(cur, want *admissionregistrationv1.MutatingWebhookConfiguration) {
+		cur.Webhooks = want.Webhooks
+	})
+}
+
+// ensure creates want, or updates the object of its name to it.
+func ensure[T interface{ GetName() string }](ctx context.Context, want T,
+	get func(context.Context, string, metav1.GetOptions) (T, error),
+	create func(context.Context, T, metav1.CreateOptions) (T, error),
+	update func(context.Context, T, metav1.UpdateOptions) (T, error),
+	set func(cur, want T)) error {
+	cur, err := get(ctx, want.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = api.Create(ctx, want, metav1.CreateOptions{})
+		_, err = create(ctx, want, metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	cur.Webhooks = want.Webhooks
-	_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+	set(cur, want)
+	_, err = update(ctx, cur, metav1.UpdateOptions{})
 	return err
 }

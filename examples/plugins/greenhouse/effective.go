@@ -83,6 +83,15 @@ func Effective(objs Objects, namespace, name string) (*Result, error) {
 	if p == nil {
 		return nil, fmt.Errorf("Plugin %s/%s: not found", namespace, name)
 	}
+	return compute(objs, p, false)
+}
+
+// compute is Effective of p. asWritten takes p's values as written (less
+// what the webhook wrote over them) for its values layer whether or not a
+// preset made it, and passes by the values of options its definition does
+// not have.
+func compute(objs Objects, p *Plugin, asWritten bool) (*Result, error) {
+	namespace, name := p.Namespace, p.Name
 	def, err := objs.Definition(namespace, p.Spec.PluginDefinitionRef)
 	if err != nil {
 		return nil, err
@@ -107,7 +116,9 @@ func Effective(objs Objects, namespace, name string) (*Result, error) {
 	b := &builder{def: def, objs: objs, namespace: namespace}
 	b.defaults()
 	var preset *PluginPreset
-	if presetName := p.Labels[LabelPluginPreset]; presetName != "" {
+	if asWritten {
+		b.written(p)
+	} else if presetName := p.Labels[LabelPluginPreset]; presetName != "" {
 		if preset, err = objs.PluginPreset(namespace, presetName); err != nil {
 			return nil, err
 		}
@@ -230,10 +241,24 @@ func (b *builder) preset(pp *PluginPreset) {
 }
 
 // own is a standalone Plugin's own values: what its spec holds, but for
-// the values the example wrote over them, which its status records.
+// the values the webhook wrote over them, which its annotation records.
 func (b *builder) own(p *Plugin) {
 	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
-	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", OwnValues(p))
+	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", Base(p))
+}
+
+// written is a Plugin's values as its writer gave them (Base), those of
+// options its definition has: Greenhouse writes others (its
+// global.greenhouse.* values) and keeps them whatever the overrides say.
+func (b *builder) written(p *Plugin) {
+	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
+	var known []OptionValue
+	for _, v := range Base(p) {
+		if option(b.def, v.Name) != nil {
+			known = append(known, v)
+		}
+	}
+	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", known)
 }
 
 // override is a PluginOverride, in the class its selector's shape gives.
@@ -720,16 +745,6 @@ func option(def *PluginDefinition, name string) *PluginOption {
 	return nil
 }
 
-// Sources returns, for a Plugin's status, where each effective value came
-// from and its digest.
-func (res *Result) Sources() []OptionValueSource {
-	out := make([]OptionValueSource, 0, len(res.OptionValues))
-	for _, v := range res.OptionValues {
-		out = append(out, OptionValueSource{Name: v.Name, Source: res.Provenance[v.Name].Source, Digest: Digest(v)})
-	}
-	return out
-}
-
 // Digest is the digest of an option value as a Plugin's spec holds it.
 func Digest(v OptionValue) string {
 	b, _ := json.Marshal(v)
@@ -738,25 +753,6 @@ func Digest(v OptionValue) string {
 	b, _ = json.Marshal(canon)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// OwnValues returns a standalone Plugin's own values: the entries of its
-// spec, but for those whose digest its status records as written from
-// another source (a default, an override) and that nobody changed since.
-func OwnValues(p *Plugin) []OptionValue {
-	written := map[string]OptionValueSource{}
-	for _, s := range p.Status.OptionValueSources {
-		written[s.Name] = s
-	}
-	self := KindPlugin + " " + objectName(p.ObjectMeta)
-	var out []OptionValue
-	for _, v := range p.Spec.OptionValues {
-		if w, ok := written[v.Name]; ok && w.Source != self && w.Digest == Digest(v) {
-			continue
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 // Prefix returns err with every line of it prefixed "what: ".

@@ -125,25 +125,6 @@ type Plugin struct {
 		ClusterName         string                    `json:"clusterName,omitempty"`
 		OptionValues        []OptionValue             `json:"optionValues,omitempty"`
 	} `json:"spec"`
-	Status PluginStatus `json:"status,omitempty"`
-}
-
-// PluginStatus is what the example writes on a Plugin besides its values.
-type PluginStatus struct {
-	// AppliedOverrides are the PluginOverrides applied, in the order they
-	// were.
-	AppliedOverrides []string `json:"appliedOverrides,omitempty"`
-	// OptionValueSources say where each value written came from, and
-	// its digest, so that a standalone Plugin's own values are told from
-	// what was written over them.
-	OptionValueSources []OptionValueSource `json:"optionValueSources,omitempty"`
-}
-
-// OptionValueSource is where the value written for one option came from.
-type OptionValueSource struct {
-	Name   string `json:"name"`
-	Source string `json:"source"`
-	Digest string `json:"digest"`
 }
 
 // Cluster is a cluster, selected by its labels.

@@ -244,6 +244,11 @@ func startRun(t *testing.T) *agent {
 			a.cmd.Process.Kill()
 			t.Error("plugins run did not stop")
 		}
+		// Its webhooks stay registered, as a deployment's do while it
+		// restarts; no other test's writes should call them.
+		adm := server.Client(t).AdmissionregistrationV1()
+		adm.MutatingWebhookConfigurations().Delete(context.Background(), "strata-plugins.greenhouse.sap", metav1.DeleteOptions{})
+		adm.ValidatingWebhookConfigurations().Delete(context.Background(), "strata-plugins.greenhouse.sap", metav1.DeleteOptions{})
 	})
 	return a
 }
@@ -265,7 +270,8 @@ func (a *agent) counter(t *testing.T, name string) float64 {
 	return v
 }
 
-// pluginState is a Plugin's values and applied overrides, as stored.
+// pluginState is a Plugin's values, the overrides applied to it and its
+// resourceVersion, as stored.
 func pluginState(t *testing.T, c dynamic.Interface, ns, name string) (map[string]string, []string, string) {
 	t.Helper()
 	u, err := c.Resource(greenhouse.Resources[greenhouse.KindPlugin]).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -279,13 +285,30 @@ func pluginState(t *testing.T, c dynamic.Interface, ns, name string) (map[string
 	}
 	vals := map[string]string{}
 	for _, v := range p.Spec.OptionValues {
-		if v.ValueFrom != nil {
-			vals[v.Name] = "secret " + v.ValueFrom.Secret.Name + "#" + v.ValueFrom.Secret.Key
-		} else if v.Value != nil {
-			vals[v.Name] = string(*v.Value)
-		}
+		vals[v.Name] = valueString(v)
 	}
-	return vals, p.Status.AppliedOverrides, u.GetResourceVersion()
+	var applied []string
+	if a := p.Annotations[greenhouse.AnnotationAppliedOverrides]; a != "" {
+		applied = strings.Split(a, "\n")
+	}
+	return vals, applied, u.GetResourceVersion()
+}
+
+// valueString is a value as the tests compare it: its JSON, canonical, or
+// "secret NAME#KEY".
+func valueString(v greenhouse.OptionValue) string {
+	switch {
+	case v.ValueFrom != nil && v.ValueFrom.Secret != nil:
+		return "secret " + v.ValueFrom.Secret.Name + "#" + v.ValueFrom.Secret.Key
+	case v.Value != nil:
+		var x any
+		if err := json.Unmarshal(*v.Value, &x); err != nil {
+			return string(*v.Value)
+		}
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	return ""
 }
 
 // waitValues waits until Plugin ns/name holds want for each key of want.
@@ -320,35 +343,52 @@ func patch(t *testing.T, c dynamic.Interface, kind, ns, name, patch string) {
 	}
 }
 
-// TestRun keeps every Plugin's values effective as what feeds them
-// changes (an override, a cluster's labels, a definition's default, a
-// preset's value, an override deleted), writes status.appliedOverrides,
-// rewrites no Plugin whose values did not change, refuses in its webhook
-// what it cannot compute values from, and serves /metrics and the webhook
-// behind idle and half-sent connections.
+// registered reports whether the agent has registered its webhooks: the
+// mutating one, which it registers last, calls it.
+func (a *agent) registered(t *testing.T) bool {
+	m, err := server.Client(t).AdmissionregistrationV1().MutatingWebhookConfigurations().Get(context.Background(), "strata-plugins.greenhouse.sap", metav1.GetOptions{})
+	return err == nil && len(m.Webhooks) == 1 && m.Webhooks[0].ClientConfig.URL != nil && strings.Contains(*m.Webhooks[0].ClientConfig.URL, "//"+a.webhookAddr+"/")
+}
+
+// TestRun layers the PluginOverrides over what Greenhouse's PluginPreset
+// controller (presetController, its steps) and users write, as what
+// feeds them changes (an override, a cluster's labels, a preset's value,
+// an override deleted), keeps the applied-overrides annotation current,
+// writes no Plugin whose values did not change, refuses in its webhook
+// what it cannot compute values from, and serves /metrics and the
+// webhooks behind idle and half-sent connections.
 func TestRun(t *testing.T) {
 	c := dynamic.NewForConfigOrDie(server.Config)
 	const ns = "org"
 	setUp(t, c, ns)
-	create(t, c, ns)
 	a := startRun(t)
+	waitFor(t, "the webhooks registered", func() bool { return a.registered(t) })
+	create(t, c, ns)
+	startPresetController(t, c, ns, time.Hour)
 
 	waitValues(t, c, ns, "monitoring-eu-de-1", map[string]string{
-		"replicas": "3", "retention": `"90d"`, "logLevel": `"error"`, "alerts.enabled": "true",
+		"replicas": "3", "retention": `"90d"`, "logLevel": `"error"`,
 		"alerts.webhook": "secret alerting#webhook-url", "apiToken": "secret monitoring-api#token",
 	})
 	if _, applied, _ := pluginState(t, c, ns, "monitoring-eu-de-1"); strings.Join(applied, ",") !=
 		"PluginOverride org/org-wide,PluginOverride org/prod-clusters,PluginOverride org/monitoring-everywhere,PluginOverride org/monitoring-prod" {
-		t.Errorf("status.appliedOverrides %v", applied)
+		t.Errorf("applied overrides %v", applied)
 	}
 	waitValues(t, c, ns, "cert-manager-us", map[string]string{"replicas": "2", "installCRDs": "false"})
+	// The definition's defaults are not written: Greenhouse's own webhook
+	// merges them.
+	if got, _, _ := pluginState(t, c, ns, "monitoring-eu-de-1"); got["alerts.enabled"] != "" {
+		t.Errorf("a default written: alerts.enabled %s", got["alerts.enabled"])
+	}
 
 	// Both servers are up once values are written. A client holding idle
-	// and half-sent connections keeps neither /metrics nor the webhook
-	// from anyone; a GET of the webhook carries no AdmissionReview and is
+	// and half-sent connections keeps neither /metrics nor the webhooks
+	// from anyone; a GET of a webhook carries no AdmissionReview and is
 	// refused with 400.
 	httpservetest.Siege(t, a.metricsAddr, nil, "/metrics", http.StatusOK)
-	httpservetest.Siege(t, a.webhookAddr, httpservetest.Trusting(t, filepath.Join(a.certDir, servingcert.CertFile)), "/validate", http.StatusBadRequest)
+	trusting := httpservetest.Trusting(t, filepath.Join(a.certDir, servingcert.CertFile))
+	httpservetest.Siege(t, a.webhookAddr, trusting, "/validate", http.StatusBadRequest)
+	httpservetest.Siege(t, a.webhookAddr, trusting, "/mutate", http.StatusBadRequest)
 
 	// An override changes.
 	patch(t, c, greenhouse.KindPluginOverride, ns, "prod-clusters", `{"spec":{"overrides":[{"name":"retention","value":"30d"},{"name":"logLevel","value":"debug"}]}}`)
@@ -357,26 +397,20 @@ func TestRun(t *testing.T) {
 	// leaves it out by name.
 	patch(t, c, greenhouse.KindCluster, ns, "eu-de-2", `{"metadata":{"labels":{"tier":"prod"}}}`)
 	waitValues(t, c, ns, "monitoring-eu-de-2", map[string]string{"logLevel": `"debug"`, "retention": `"14d"`})
-	// A definition's default.
-	patch(t, c, greenhouse.KindPluginDefinition, ns, "kube-monitoring", `{"spec":{"options":[
-		{"name":"replicas","type":"int","default":1,"required":false},{"name":"retention","type":"string","default":"7d","required":false},
-		{"name":"logLevel","type":"string","default":"info","required":false},{"name":"alerts.enabled","type":"bool","default":false,"required":false},
-		{"name":"alerts.webhook","type":"secret","required":true},{"name":"apiToken","type":"string","required":false},
-		{"name":"extraLabels","type":"map","required":false},{"name":"ingressHosts","type":"list","required":false}]}}`)
-	waitValues(t, c, ns, "monitoring-eu-de-1", map[string]string{"alerts.enabled": "false"})
-	// A preset's value: eu-de-2 takes it, eu-de-1 keeps its cluster override.
+	// A preset's value: Greenhouse writes it to eu-de-2; eu-de-1 keeps
+	// its cluster override.
 	patch(t, c, greenhouse.KindPluginPreset, ns, "monitoring", `{"spec":{"plugin":{"optionValues":[{"name":"replicas","value":4},{"name":"alerts.webhook","valueFrom":{"secret":{"name":"alerting","key":"webhook-url"}}}]}}}`)
-	waitValues(t, c, ns, "monitoring-eu-de-2", map[string]string{"replicas": "4"})
+	waitValues(t, c, ns, "monitoring-eu-de-2", map[string]string{"replicas": "4", "logLevel": `"debug"`})
 	waitValues(t, c, ns, "monitoring-eu-de-1", map[string]string{"replicas": "3"})
 	// A standalone Plugin: the override it got goes with the override,
 	// its own value stays.
 	if err := c.Resource(greenhouse.Resources[greenhouse.KindPluginOverride]).Namespace(ns).Delete(context.Background(), "cert-manager-crds", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitValues(t, c, ns, "cert-manager-us", map[string]string{"replicas": "2", "installCRDs": "true"})
+	waitValues(t, c, ns, "cert-manager-us", map[string]string{"replicas": "2", "installCRDs": ""})
 
 	// Nothing changes for a Cluster no Plugin runs on: every Plugin of the
-	// namespace is reconciled, none rewritten.
+	// namespace is reconciled, none admitted again.
 	before := map[string]string{}
 	for _, p := range []string{"monitoring-eu-de-1", "monitoring-eu-de-2", "cert-manager-us"} {
 		_, _, before[p] = pluginState(t, c, ns, p)
@@ -393,15 +427,15 @@ func TestRun(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond) // a quiet period: nothing signals that no more writes will come
 	}
-	rewritten := a.counter(t, "plugins_rewritten_total")
+	readmitted := a.counter(t, "plugins_readmitted_total")
 	apply(t, c, ns, manifests(t, "../testdata/greenhouse/clusters.yaml")[0].DeepCopy()) // exists already: no event
 	u := manifests(t, "../testdata/greenhouse/clusters.yaml")[0]
 	u.SetName("elsewhere")
 	u.SetLabels(map[string]string{"region": "ap"})
 	apply(t, c, ns, u)
 	waitFor(t, "three Plugins reconciled", func() bool { return a.counter(t, `plugins_reconciles_total{result="unchanged"}`) >= unchanged+3 })
-	if got := a.counter(t, "plugins_rewritten_total"); got != rewritten {
-		t.Errorf("%v Plugins rewritten for an unrelated Cluster", got-rewritten)
+	if got := a.counter(t, "plugins_readmitted_total"); got != readmitted {
+		t.Errorf("%v Plugins admitted again for an unrelated Cluster", got-readmitted)
 	}
 	for p, rv := range before {
 		if _, _, now := pluginState(t, c, ns, p); now != rv {
