@@ -23,11 +23,14 @@
 //	    one is the newest. Exit 0, or 1 when the change makes a Plugin's
 //	    values invalid (listed with the error) or on an error.
 //	plugins run --kubeconfig FILE [--metrics-bind-address ADDR]
-//	    keep every Plugin's spec.optionValues equal to its effective values
-//	    and its status.appliedOverrides current, and refuse, in a
-//	    validating webhook, presets, Plugins and overrides that give an
-//	    option twice, a cluster two overrides, or an option the
-//	    definition does not have.
+//	    serve a mutating webhook on Plugins that layers the
+//	    PluginOverrides over whatever a Plugin's writer (Greenhouse's
+//	    PluginPreset controller, a user) gives, and says in the Plugin's
+//	    annotations which applied and what they replaced; have the API
+//	    server admit a Plugin again when the overrides change; and refuse,
+//	    in a validating webhook, presets, Plugins and overrides that give
+//	    an option twice, a cluster two overrides, or an option the
+//	    definition does not have. It never writes a Plugin's spec.
 package main
 
 import (

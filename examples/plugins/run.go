@@ -46,7 +46,7 @@ type runFlags struct {
 	certDir     string
 }
 
-// serve is `plugins run`: the controller and its validating webhook until
+// serve is `plugins run`: the controller and its webhooks until
 // ctx ends.
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var f runFlags
@@ -54,8 +54,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "a kubeconfig of the cluster")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", "0", "where to serve /metrics; 0 serves none")
-	fs.StringVar(&f.webhookHost, "webhook-host", "127.0.0.1", "the address the validating webhook listens on and the API server calls")
-	fs.IntVar(&f.webhookPort, "webhook-port", 0, "the validating webhook's port; 0 picks a free one")
+	fs.StringVar(&f.webhookHost, "webhook-host", "127.0.0.1", "the address the webhooks listen on and the API server calls")
+	fs.IntVar(&f.webhookPort, "webhook-port", 0, "the webhooks' port; 0 picks a free one")
 	fs.StringVar(&f.certDir, "cert-dir", "", "where the webhook's serving certificate is, or is written; empty: a new temporary directory")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -367,7 +367,7 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// startWebhook serves the validating webhook over TLS and registers it,
+// startWebhook serves the webhooks over TLS and registers them,
 // and returns how to stop serving.
 func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), error) {
 	dir := f.certDir

@@ -126,7 +126,7 @@ var modeled = map[string][]string{
 	KindPluginDefinition:        {"metadata"},
 	KindClusterPluginDefinition: {"metadata"},
 	KindPluginPreset:            {"metadata", "spec.plugin.optionValues", "spec.plugin.pluginDefinitionRef", "spec.clusterSelector", "spec.clusterOptionOverrides"},
-	KindPlugin:                  {"metadata", "spec.optionValues", "spec.pluginDefinitionRef", "status.appliedOverrides", "status.optionValueSources"},
+	KindPlugin:                  {"metadata", "spec.optionValues", "spec.pluginDefinitionRef"},
 	KindCluster:                 {"metadata"},
 	KindPluginOverride:          {""},
 }
