@@ -32,6 +32,7 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	del := fs.Bool("delete", false, "show what deleting the PluginOverride would change, not applying it")
 	dir := fs.String("from-dir", "", "a directory of YAML manifests of PluginDefinitions, PluginPresets, Plugins, Clusters and PluginOverrides")
 	kubeconfig := fs.String("kubeconfig", "", "a kubeconfig of the cluster to read them from")
+	settings := settingsFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		after.Overrides[id] = override
 	}
-	diffs := greenhouse.Diff(ctx, before, after)
+	diffs := greenhouse.Diff(ctx, before, after, *settings)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -58,8 +59,8 @@ func main() {
 }
 
 const usage = `usage:
-  plugins template (--from-dir DIR | --kubeconfig FILE) --plugin NAMESPACE/NAME
-  plugins diff --override FILE [--delete] (--from-dir DIR | --kubeconfig FILE)
+  plugins template (--from-dir DIR | --kubeconfig FILE) --plugin NAMESPACE/NAME [--dns-domain D] [--expressions=false]
+  plugins diff --override FILE [--delete] (--from-dir DIR | --kubeconfig FILE) [--dns-domain D] [--expressions=false]
   plugins run --kubeconfig FILE [--metrics-bind-address ADDR]`
 
 // run is the command: 0 on success, 1 on an error, 2 on a usage error.
@@ -102,6 +103,20 @@ func (u usageError) Error() string { return u.err.Error() }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// settingsFlags declares on fs the flags that say what a Greenhouse
+// installation decides about values: its DNS domain and whether it
+// evaluates PluginPresets' expressions.
+func settingsFlags(fs *flag.FlagSet) *greenhouse.Settings {
+	s := &greenhouse.Settings{}
+	fs.StringVar(&s.DNSDomain, "dns-domain", "", "Greenhouse's --dns-domain, which expressions read as global.greenhouse.baseDomain")
+	fs.BoolFunc("expressions", "whether Greenhouse evaluates PluginPresets' expressions (its pluginPreset.expressionEvaluationEnabled; default true)", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		s.NoExpressions = !on
+		return err
+	})
+	return s
+}
+
 // parseFlags parses args into fs: -h is flag.ErrHelp, any other mistake
 // a usage error.
 func parseFlags(fs *flag.FlagSet, args []string) error {
@@ -119,6 +134,7 @@ func template(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := fs.String("from-dir", "", "a directory of YAML manifests of PluginDefinitions, PluginPresets, Plugins, Clusters and PluginOverrides")
 	kubeconfig := fs.String("kubeconfig", "", "a kubeconfig of the cluster to read them from")
 	plugin := fs.String("plugin", "", "the Plugin, NAMESPACE/NAME")
+	settings := settingsFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -145,7 +161,7 @@ func template(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		objs = greenhouse.Store{Ctx: ctx, R: greenhouse.APIReader{Client: c}}
 	}
-	res, err := greenhouse.Effective(objs, ns, name)
+	res, err := greenhouse.Effective(objs, ns, name, *settings)
 	if err != nil {
 		return err
 	}

@@ -217,7 +217,7 @@ func TestWhereGreenhouseLosesAValue(t *testing.T) {
       value: x
       valueFrom: {secret: {name: s, key: k}}
 `,
-			err: "PluginPreset org/p: spec.plugin.optionValues[0] (must): both value and valueFrom: give one",
+			err: "PluginPreset org/p: spec.plugin.optionValues[0] (must): more than one of value, valueFrom.secret, valueFrom.ref and expression: give one",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

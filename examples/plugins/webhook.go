@@ -74,7 +74,7 @@ func (v *validator) preset(p *greenhouse.PluginPreset) error {
 	if err != nil {
 		return err
 	}
-	errs := []error{greenhouse.Duplicates(p.Spec.Plugin.OptionValues, "spec.plugin.optionValues")}
+	errs := []error{greenhouse.CheckPresetValues(p.Spec.Plugin.OptionValues, def, "spec.plugin.optionValues", p.Namespace)}
 	seen := map[string]int{}
 	for i, o := range p.Spec.ClusterOptionOverrides {
 		field := fmt.Sprintf("spec.clusterOptionOverrides[%d]", i)
@@ -82,12 +82,7 @@ func (v *validator) preset(p *greenhouse.PluginPreset) error {
 			errs = append(errs, fmt.Errorf("%s and spec.clusterOptionOverrides[%d] both override cluster %s: give a cluster one entry", field, j, o.ClusterName))
 		}
 		seen[o.ClusterName] = i
-		if def != nil {
-			_, err := greenhouse.Layer(merge.Source{}, o.Overrides, def, field+".overrides", p.Namespace)
-			errs = append(errs, err)
-		} else {
-			errs = append(errs, greenhouse.Duplicates(o.Overrides, field+".overrides"))
-		}
+		errs = append(errs, greenhouse.CheckPresetValues(o.Overrides, def, field+".overrides", p.Namespace))
 	}
 	return prefixed("PluginPreset "+name(p.ObjectMeta), errors.Join(errs...))
 }

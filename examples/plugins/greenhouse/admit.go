@@ -62,7 +62,7 @@ func (a *Admission) Annotations() map[string]string {
 // them); an override's path into a value only a default gives starts from
 // the default.
 func Admit(objs Objects, p *Plugin) (*Admission, error) {
-	res, err := compute(objs, p, true)
+	res, err := compute(objs, p, true, &resolving{})
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ type OptionDiff struct {
 // that changes; a Plugin whose values after cannot be computed, and could
 // before, is listed with the error. One that cannot be computed either
 // way is left out: the change does not cause it.
-func Diff(ctx context.Context, before, after *Set) []PluginDiff {
+func Diff(ctx context.Context, before, after *Set, s Settings) []PluginDiff {
 	names := slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, bool) bool) {
 		for k := range before.Plugins {
 			yield(k, true)
@@ -81,8 +81,8 @@ func Diff(ctx context.Context, before, after *Set) []PluginDiff {
 			return out
 		}
 		ns, name, _ := strings.Cut(key, "/")
-		b, errB := effectiveOrNil(before, ns, name)
-		a, errA := effectiveOrNil(after, ns, name)
+		b, errB := effectiveOrNil(before, ns, name, s)
+		a, errA := effectiveOrNil(after, ns, name, s)
 		switch {
 		case errA != nil && errB != nil:
 			continue
@@ -99,11 +99,11 @@ func Diff(ctx context.Context, before, after *Set) []PluginDiff {
 
 // effectiveOrNil is Effective, nil for a Plugin set does not hold; an
 // error of before stands for no values.
-func effectiveOrNil(set *Set, ns, name string) (*Result, error) {
+func effectiveOrNil(set *Set, ns, name string, s Settings) (*Result, error) {
 	if set.Plugins[ns+"/"+name] == nil {
 		return nil, nil
 	}
-	return Effective(set, ns, name)
+	return Effective(set, ns, name, s)
 }
 
 // diffValues compares the values of before and after (nil: none).

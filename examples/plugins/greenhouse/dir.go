@@ -236,11 +236,27 @@ func (s *Set) Cluster(namespace, name string) (*Cluster, error) {
 
 // PluginOverrides implements Objects.
 func (s *Set) PluginOverrides(namespace string) ([]*PluginOverride, error) {
-	var out []*PluginOverride
-	for _, o := range s.Overrides {
-		if o.Namespace == namespace {
+	return inNamespace(s.Overrides, namespace), nil
+}
+
+// ListPlugins implements Objects.
+func (s *Set) ListPlugins(namespace string) ([]*Plugin, error) {
+	return inNamespace(s.Plugins, namespace), nil
+}
+
+// ListPluginPresets implements Objects.
+func (s *Set) ListPluginPresets(namespace string) ([]*PluginPreset, error) {
+	return inNamespace(s.Presets, namespace), nil
+}
+
+// inNamespace returns the objects of m ("namespace/name" keys) in
+// namespace.
+func inNamespace[T any](m map[string]*T, namespace string) []*T {
+	var out []*T
+	for k, o := range m {
+		if ns, _, _ := strings.Cut(k, "/"); ns == namespace {
 			out = append(out, o)
 		}
 	}
-	return out, nil
+	return out
 }

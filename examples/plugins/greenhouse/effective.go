@@ -52,7 +52,12 @@ type Result struct {
 // it whole ("" when none did), the PluginOverrides that set a value inside
 // it, and the layers whose value lost.
 type ValueSource struct {
-	Source   string       `json:"source"`
+	Source string `json:"source"`
+	// From says how the layer's value was made, when it was not written
+	// out: `expression EXPR` (a preset's expression, evaluated for the
+	// Plugin's cluster) or `ref KIND NAMESPACE/NAME[, ...]: EXPR` (a
+	// preset's valueFrom.ref, evaluated over the objects named).
+	From     string       `json:"from,omitempty"`
 	Paths    []PathSource `json:"paths,omitempty"`
 	Shadowed []string     `json:"shadowed"`
 }
@@ -75,7 +80,10 @@ type IgnoredLayer struct {
 // given twice in one list, a preset with two overrides for one cluster,
 // an option the definition does not have, a value of the wrong type, a
 // required option no layer sets.
-func Effective(objs Objects, namespace, name string) (*Result, error) {
+//
+// A preset's expressions are evaluated and its valueFrom.ref resolved as
+// s says Greenhouse does.
+func Effective(objs Objects, namespace, name string, s Settings) (*Result, error) {
 	p, err := objs.Plugin(namespace, name)
 	if err != nil {
 		return nil, err
@@ -83,14 +91,42 @@ func Effective(objs Objects, namespace, name string) (*Result, error) {
 	if p == nil {
 		return nil, fmt.Errorf("Plugin %s/%s: not found", namespace, name)
 	}
-	return compute(objs, p, false)
+	return compute(objs, p, false, &resolving{settings: s})
+}
+
+// resolving is what a computation carries into the ones a valueFrom.ref
+// starts: the settings, and the objects whose values are being resolved,
+// outermost first, so that a reference back to one of them is a cycle.
+type resolving struct {
+	settings Settings
+	stack    []string
+	// entered counts the objects resolved, which maxResolved bounds: a
+	// tenant's presets that each refer to all the others by a selector
+	// would otherwise make a computation take factorial time.
+	entered int
+}
+
+// maxResolved bounds the objects one computation resolves.
+const maxResolved = 1000
+
+// enter adds the object id to the objects being resolved, and returns how
+// to leave it, or the cycle it would close, named object by object.
+func (r *resolving) enter(id, by string) (func(), error) {
+	if i := slices.Index(r.stack, id); i >= 0 {
+		return nil, fmt.Errorf("%s: valueFrom.ref makes a cycle: %s → %s", by, strings.Join(r.stack[i:], " → "), id)
+	}
+	if r.entered++; r.entered > maxResolved {
+		return nil, fmt.Errorf("%s: valueFrom.ref: more than %d objects resolved for one Plugin: the references reach too far", by, maxResolved)
+	}
+	r.stack = append(r.stack, id)
+	return func() { r.stack = r.stack[:len(r.stack)-1] }, nil
 }
 
 // compute is Effective of p. asWritten takes p's values as written (less
 // what the webhook wrote over them) for its values layer whether or not a
 // preset made it, and passes by the values of options its definition does
 // not have.
-func compute(objs Objects, p *Plugin, asWritten bool) (*Result, error) {
+func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, error) {
 	namespace, name := p.Namespace, p.Name
 	def, err := objs.Definition(namespace, p.Spec.PluginDefinitionRef)
 	if err != nil {
@@ -113,7 +149,12 @@ func compute(objs Objects, p *Plugin, asWritten bool) (*Result, error) {
 		tgt.Labels = cluster.Labels
 	}
 
-	b := &builder{def: def, objs: objs, namespace: namespace}
+	leave, err := r.enter(KindPlugin+" "+objectName(p.ObjectMeta), KindPlugin+" "+objectName(p.ObjectMeta))
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	b := &builder{def: def, objs: objs, namespace: namespace, cluster: cluster, r: r}
 	b.defaults()
 	var preset *PluginPreset
 	if asWritten {
@@ -164,7 +205,7 @@ func compute(objs Objects, p *Plugin, asWritten bool) (*Result, error) {
 			patches = append(patches, patch{PathValue: pv, rank: rank, source: l.Layer.Source.String() + " " + pv.At})
 		}
 	}
-	if err := res.collect(merged, def, applied, patches); err != nil {
+	if err := res.collect(merged, def, applied, patches, b.from); err != nil {
 		return nil, fmt.Errorf("Plugin %s/%s: %w", namespace, name, err)
 	}
 	return res, nil
@@ -181,6 +222,13 @@ type builder struct {
 	// paths are the values PluginOverrides set inside options' values,
 	// by the layer of their override.
 	paths map[*target.Layer][]PathValue
+	// cluster is the Plugin's (nil: none), which a preset's expressions
+	// read; r carries what a valueFrom.ref resolves.
+	cluster *Cluster
+	r       *resolving
+	// from says, by layer source and option, how a preset's value was
+	// made (ValueSource.From).
+	from map[string]map[string]string
 }
 
 func (b *builder) add(source merge.Source, class, name string, sel target.Selector, created metav1.Time, field string, values []OptionValue) {
@@ -209,7 +257,15 @@ func (b *builder) defaults() {
 func (b *builder) preset(pp *PluginPreset) {
 	name := objectName(pp.ObjectMeta)
 	src := merge.Source{Origin: KindPluginPreset, Name: name}
-	b.add(src, "values", src.String(), target.Selector{}, pp.CreationTimestamp, "spec.plugin.optionValues", pp.Spec.Plugin.OptionValues)
+	leave, err := b.r.enter(KindPluginPreset+" "+name, KindPluginPreset+" "+name)
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return
+	}
+	defer leave()
+	if values, ok := b.presetValues(pp, src, pp.Spec.Plugin.OptionValues, "spec.plugin.optionValues"); ok {
+		b.add(src, "values", src.String(), target.Selector{}, pp.CreationTimestamp, "spec.plugin.optionValues", values)
+	}
 	sel, selErr := metav1.LabelSelectorAsSelector(&pp.Spec.ClusterSelector)
 	if selErr != nil {
 		b.errs = append(b.errs, fmt.Errorf("PluginPreset %s: spec.clusterSelector: %w", name, selErr))
@@ -236,7 +292,9 @@ func (b *builder) preset(pp *PluginPreset) {
 			b.ignored = append(b.ignored, IgnoredLayer{Source: osrc.String(), Reason: fmt.Sprintf("cluster %s is not selected by the PluginPreset's clusterSelector (%s): this override never applies", o.ClusterName, sel)})
 			continue
 		}
-		b.add(osrc, "cluster-override", osrc.String(), target.Selector{Names: []string{o.ClusterName}}, pp.CreationTimestamp, field+".overrides", o.Overrides)
+		if values, ok := b.presetValues(pp, osrc, o.Overrides, field+".overrides"); ok {
+			b.add(osrc, "cluster-override", osrc.String(), target.Selector{Names: []string{o.ClusterName}}, pp.CreationTimestamp, field+".overrides", values)
+		}
 	}
 }
 
@@ -510,15 +568,48 @@ func element(v OptionValue, o *PluginOption, at, namespace string) (json.RawMess
 
 // Duplicates returns an error naming the positions of an option given
 // twice in values, at field.
-func Duplicates(values []OptionValue, field string) error {
+func Duplicates[T interface{ optionName() string }](values []T, field string) error {
 	at := map[string]int{}
 	var errs []error
 	for i, v := range values {
-		if j, dup := at[v.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q", field, j, field, i, v.Name))
+		name := v.optionName()
+		if j, dup := at[name]; dup {
+			errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q", field, j, field, i, name))
 			continue
 		}
-		at[v.Name] = i
+		at[name] = i
+	}
+	return errors.Join(errs...)
+}
+
+func (v OptionValue) optionName() string                   { return v.Name }
+func (v PluginPresetPluginOptionValue) optionName() string { return v.Name }
+
+// CheckPresetValues checks a preset's values at field as far as they
+// can be checked without a cluster: no option twice, each entry one of
+// value, valueFrom.secret, valueFrom.ref and expression, and each literal
+// and Secret reference as Layer checks it against def (nil: no names and
+// no types). Expressions and references are evaluated for each Plugin.
+func CheckPresetValues(values []PluginPresetPluginOptionValue, def *PluginDefinition, field, namespace string) error {
+	errs := []error{Duplicates(values, field)}
+	var given []OptionValue
+	var pos []int
+	for i, v := range values {
+		if err := v.oneSource(fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if v.Expression != nil || v.ValueFrom != nil && v.ValueFrom.Ref != nil {
+			continue
+		}
+		ov := OptionValue{Name: v.Name, Value: v.Value}
+		if v.ValueFrom != nil {
+			ov.ValueFrom = &ValueFrom{Secret: v.ValueFrom.Secret}
+		}
+		given, pos = append(given, ov), append(pos, i)
+	}
+	if _, err := layer(merge.Source{}, given, pos, def, field, namespace); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -534,7 +625,9 @@ type patch struct {
 // collect turns the merged layers, applied (lowest first), and the values
 // PluginOverrides set inside options' values into the result: every
 // value checked against its option's type, every required option set.
-func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied []*target.Layer, patches []patch) error {
+//
+// from says how a layer's value was made, by layer source and option.
+func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied []*target.Layer, patches []patch, from map[string]map[string]string) error {
 	doc, err := merged.Document()
 	if err != nil {
 		return err
@@ -566,6 +659,7 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 		if value != nil {
 			p, _ := merged.Explain(key)
 			vs.Source = p.Source.String()
+			vs.From = from[vs.Source][name]
 			for _, s := range p.Shadowed {
 				vs.Shadowed = append(vs.Shadowed, s.Source.String())
 			}

@@ -98,9 +98,36 @@ func (s Store) Cluster(namespace, name string) (*Cluster, error) {
 
 // PluginOverrides implements Objects.
 func (s Store) PluginOverrides(namespace string) ([]*PluginOverride, error) {
-	us, err := s.R.List(s.Ctx, Resources[KindPluginOverride], namespace)
+	set, err := s.list(KindPluginOverride, namespace)
 	if err != nil {
-		return nil, fmt.Errorf("listing PluginOverrides in %s: %w", namespace, err)
+		return nil, err
+	}
+	return set.PluginOverrides(namespace)
+}
+
+// ListPlugins implements Objects.
+func (s Store) ListPlugins(namespace string) ([]*Plugin, error) {
+	set, err := s.list(KindPlugin, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return set.ListPlugins(namespace)
+}
+
+// ListPluginPresets implements Objects.
+func (s Store) ListPluginPresets(namespace string) ([]*PluginPreset, error) {
+	set, err := s.list(KindPluginPreset, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return set.ListPluginPresets(namespace)
+}
+
+// list reads the objects of kind in namespace into a Set.
+func (s Store) list(kind, namespace string) (*Set, error) {
+	us, err := s.R.List(s.Ctx, Resources[kind], namespace)
+	if err != nil {
+		return nil, fmt.Errorf("listing %ss in %s: %w", kind, namespace, err)
 	}
 	set := NewSet()
 	for _, u := range us {
@@ -108,11 +135,11 @@ func (s Store) PluginOverrides(namespace string) ([]*PluginOverride, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := set.Add(KindPluginOverride, j); err != nil {
-			return nil, fmt.Errorf("PluginOverride %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		if _, err := set.Add(kind, j); err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", kind, u.GetNamespace(), u.GetName(), err)
 		}
 	}
-	return set.PluginOverrides(namespace)
+	return set, nil
 }
 
 // APIReader reads through the API server.

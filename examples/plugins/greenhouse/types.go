@@ -5,15 +5,12 @@
 // definition, in the order Greenhouse's ADR 007 declares, each value
 // saying where it came from.
 //
-// The types are the fields of Greenhouse's greenhouse.sap/v1alpha1 kinds
-// that the computation reads (Greenhouse v0.16 names them so), plus the
-// ADR's PluginOverride; they are decoded from unstructured objects, so
-// that anything else a real Greenhouse object holds is left alone.
+// The types of Greenhouse's kinds follow its greenhouse.sap/v1alpha1 API
+// at v0.16.0 field for field (api.go); PluginOverride, the ADR's kind
+// that Greenhouse does not ship, is the example's own.
 package greenhouse
 
 import (
-	"encoding/json"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -44,93 +41,6 @@ const (
 // LabelPluginPreset marks the Plugins a PluginPreset's controller made:
 // the preset's name. A Plugin without it is standalone.
 const LabelPluginPreset = "greenhouse.sap/pluginpreset"
-
-// The types of PluginOption.
-const (
-	TypeBool   = "bool"
-	TypeInt    = "int"
-	TypeString = "string"
-	TypeList   = "list"
-	TypeMap    = "map"
-	TypeSecret = "secret"
-)
-
-// PluginDefinition (or ClusterPluginDefinition) declares a plugin's
-// options.
-type PluginDefinition struct {
-	Kind              string `json:"kind"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		Options []PluginOption `json:"options,omitempty"`
-	} `json:"spec"`
-}
-
-// PluginOption is one option of a PluginDefinition.
-type PluginOption struct {
-	Name     string           `json:"name"`
-	Type     string           `json:"type"`
-	Default  *json.RawMessage `json:"default,omitempty"`
-	Required bool             `json:"required"`
-}
-
-// OptionValue is one option's value: given (Value) or referenced
-// (ValueFrom), exactly one of them.
-type OptionValue struct {
-	Name      string           `json:"name"`
-	Value     *json.RawMessage `json:"value,omitempty"`
-	ValueFrom *ValueFrom       `json:"valueFrom,omitempty"`
-}
-
-// ValueFrom names where a value is kept.
-type ValueFrom struct {
-	Secret *SecretKeyReference `json:"secret,omitempty"`
-}
-
-// SecretKeyReference is a key of a Secret in the object's namespace.
-type SecretKeyReference struct {
-	Name string `json:"name"`
-	Key  string `json:"key"`
-}
-
-// PluginDefinitionReference names a Plugin's definition.
-type PluginDefinitionReference struct {
-	Name string `json:"name,omitempty"`
-	Kind string `json:"kind,omitempty"`
-}
-
-// PluginPreset makes a Plugin per selected cluster.
-type PluginPreset struct {
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		Plugin struct {
-			PluginDefinitionRef PluginDefinitionReference `json:"pluginDefinitionRef"`
-			OptionValues        []OptionValue             `json:"optionValues,omitempty"`
-		} `json:"plugin"`
-		ClusterSelector        metav1.LabelSelector    `json:"clusterSelector"`
-		ClusterOptionOverrides []ClusterOptionOverride `json:"clusterOptionOverrides,omitempty"`
-	} `json:"spec"`
-}
-
-// ClusterOptionOverride is a preset's values for one cluster.
-type ClusterOptionOverride struct {
-	ClusterName string        `json:"clusterName"`
-	Overrides   []OptionValue `json:"overrides"`
-}
-
-// Plugin is a plugin on one cluster.
-type Plugin struct {
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		PluginDefinitionRef PluginDefinitionReference `json:"pluginDefinitionRef"`
-		ClusterName         string                    `json:"clusterName,omitempty"`
-		OptionValues        []OptionValue             `json:"optionValues,omitempty"`
-	} `json:"spec"`
-}
-
-// Cluster is a cluster, selected by its labels.
-type Cluster struct {
-	metav1.ObjectMeta `json:"metadata"`
-}
 
 // PluginOverride is the ADR's override scoped by cluster and plugin
 // definition.
@@ -171,4 +81,8 @@ type Objects interface {
 	PluginPreset(namespace, name string) (*PluginPreset, error)
 	Cluster(namespace, name string) (*Cluster, error)
 	PluginOverrides(namespace string) ([]*PluginOverride, error)
+	// ListPlugins and ListPluginPresets return those of namespace, for a
+	// valueFrom.ref's selector.
+	ListPlugins(namespace string) ([]*Plugin, error)
+	ListPluginPresets(namespace string) ([]*PluginPreset, error)
 }

@@ -143,7 +143,7 @@ func converged(t *testing.T, c dynamic.Interface, ns string, plugins []string) {
 	var why string
 	if watchtest.Until(30*time.Second, func() bool {
 		for _, p := range plugins {
-			res, err := greenhouse.Effective(objs, ns, p)
+			res, err := greenhouse.Effective(objs, ns, p, greenhouse.Settings{})
 			if err != nil {
 				why = err.Error()
 				return false

@@ -206,6 +206,57 @@ func TestTemplateAgainstTheCluster(t *testing.T) {
 	if string(fromCluster) != string(fromDir) || !strings.Contains(string(fromCluster), `"afterSource": "PluginOverride demo/prod-debug"`) {
 		t.Errorf("the cluster and the directory disagree:\ncluster\n%s\ndirectory\n%s", fromCluster, fromDir)
 	}
+
+	// A preset whose values come from an expression and from another
+	// preset's, by valueFrom.ref: the API server keeps both fields, and
+	// the cluster and the directory agree.
+	dir := t.TempDir()
+	for _, f := range []string{"definitions", "clusters", "presets", "plugins", "overrides"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "greenhouse", f+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f+".yaml"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extra := `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginPreset
+metadata: {name: derived, namespace: demo, labels: {greenhouse.sap/owned-by: team-a}}
+spec:
+  clusterSelector: {matchLabels: {region: eu}}
+  plugin:
+    pluginDefinitionRef: {name: kube-monitoring, kind: PluginDefinition}
+    optionValues:
+    - {name: alerts.webhook, valueFrom: {secret: {name: alerting, key: webhook-url}}}
+    - {name: extraLabels, expression: '{team: "${global.greenhouse.ownedBy}", cluster: "${global.greenhouse.clusterName}"}'}
+    - name: replicas
+      valueFrom: {ref: {name: monitoring, expression: 'int(object.spec.plugin.optionValues.filter(v, v.name == "replicas")[0].value) + 10'}}
+---
+apiVersion: greenhouse.sap/v1alpha1
+kind: Plugin
+metadata: {name: derived-eu-de-1, namespace: demo, labels: {greenhouse.sap/pluginpreset: derived}}
+spec:
+  pluginDefinitionRef: {name: kube-monitoring, kind: PluginDefinition}
+  clusterName: eu-de-1
+`
+	if err := os.WriteFile(filepath.Join(dir, "derived.yaml"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range manifests(t, filepath.Join(dir, "derived.yaml")) {
+		apply(t, c, "demo", u)
+	}
+	code, derivedCluster, stderr := template(t, "demo", "derived-eu-de-1")
+	if code != 0 {
+		t.Fatalf("derived-eu-de-1: exit %d: %s", code, stderr)
+	}
+	derivedDir, err := exec.Command(bin, "template", "--from-dir", dir, "--plugin", "demo/derived-eu-de-1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if derivedCluster != string(derivedDir) || !strings.Contains(derivedCluster, `"from": "ref PluginPreset demo/monitoring: `) || !strings.Contains(derivedCluster, `"team": "team-a"`) || !strings.Contains(derivedCluster, `"value": 12`) {
+		t.Errorf("derived-eu-de-1: the cluster and the directory disagree, or the values are not derived:\ncluster\n%s\ndirectory\n%s", derivedCluster, derivedDir)
+	}
 }
 
 // agent is `plugins run` as a process.

@@ -1,0 +1,198 @@
+package greenhouse
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+	"sigs.k8s.io/yaml"
+)
+
+// Greenhouse's labels that feed a preset's expressions.
+const (
+	// LabelOwnedBy names a preset's owning team: global.greenhouse.ownedBy.
+	LabelOwnedBy = "greenhouse.sap/owned-by"
+	// LabelMetadataPrefix prefixes a Cluster's labels that expressions
+	// read as global.greenhouse.metadata.<rest>.
+	LabelMetadataPrefix = "metadata.greenhouse.sap/"
+)
+
+// Settings are what a Greenhouse installation decides about the values it
+// computes, which its objects do not say.
+type Settings struct {
+	// DNSDomain is Greenhouse's --dns-domain, which expressions read as
+	// global.greenhouse.baseDomain. Empty: not known, and an expression
+	// that reads it fails to evaluate.
+	DNSDomain string
+	// NoExpressions is Greenhouse's pluginPreset.expressionEvaluationEnabled
+	// turned off: a preset value with an expression is then an error, as
+	// Greenhouse's controller fails the preset.
+	NoExpressions bool
+}
+
+// placeholder is a ${...} placeholder of an expression.
+var placeholder = regexp.MustCompile(`\$\{([^}]+)\}`)
+
+// EvaluateExpression evaluates expression, a YAML document whose ${...}
+// placeholders are CEL expressions, to the JSON of the value it gives, as
+// Greenhouse's PluginPreset controller does (its pkg/cel
+// EvaluateExpression, on the same cel-go release): each placeholder's
+// expression is evaluated with `global` bound to data's global value and
+// cel-go's string extensions; its text takes the placeholder's place
+// wherever the placeholder appears (a string as it is, anything else as
+// JSON); then the document is read as YAML. Without placeholders, the
+// document is read as it is.
+func EvaluateExpression(expression string, data map[string]any) (json.RawMessage, error) {
+	if expression == "" {
+		return nil, errors.New("the expression is empty")
+	}
+	found := placeholder.FindAllStringSubmatch(expression, -1)
+	if len(found) == 0 {
+		return yaml.YAMLToJSON([]byte(expression))
+	}
+	env, err := cel.NewEnv(cel.Variable("global", cel.DynType), ext.Strings())
+	if err != nil {
+		return nil, err
+	}
+	doc := expression
+	for _, m := range found {
+		v, err := evaluate(env, m[1], data)
+		if err != nil {
+			return nil, fmt.Errorf("${%s}: %w", m[1], err)
+		}
+		text, ok := v.(string)
+		if !ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("${%s}: its value %v has no JSON: %w", m[1], v, err)
+			}
+			text = string(b)
+		}
+		doc = strings.ReplaceAll(doc, m[0], text)
+	}
+	out, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		return nil, fmt.Errorf("the document the placeholders make is no YAML: %w", err)
+	}
+	return out, nil
+}
+
+// maxCost bounds what one expression may cost, in cel-go's units (about
+// one per step): far above any value an expression computes for a
+// Plugin, and low enough that a hostile one cannot hold a computation.
+// Greenhouse sets no bound.
+const maxCost = 10_000_000
+
+// evaluate compiles and evaluates one CEL expression in env over vars.
+func evaluate(env *cel.Env, expression string, vars map[string]any) (any, error) {
+	ast, iss := env.Compile(expression)
+	if iss != nil && iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	prg, err := env.Program(ast, cel.CostLimit(maxCost))
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := prg.Eval(vars)
+	if err != nil {
+		return nil, err
+	}
+	return native(out)
+}
+
+// native is a CEL value as Go holds JSON: lists and maps (with string
+// keys) element by element, anything else as cel-go gives it.
+func native(v ref.Val) (any, error) {
+	if types.IsError(v) {
+		return nil, fmt.Errorf("%v", v)
+	}
+	switch x := v.Value().(type) {
+	case []ref.Val:
+		out := make([]any, len(x))
+		for i, e := range x {
+			n, err := native(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	case map[ref.Val]ref.Val:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			key, err := native(k)
+			if err != nil {
+				return nil, err
+			}
+			s, ok := key.(string)
+			if !ok {
+				return nil, fmt.Errorf("a map key %v is not a string", key)
+			}
+			if out[s], err = native(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return v.Value(), nil
+}
+
+// EvaluateObject evaluates a CEL expression with `object` bound to obj,
+// as Greenhouse's pkg/cel Evaluate does for one object.
+func EvaluateObject(expression string, obj map[string]any) (any, error) {
+	if expression == "" {
+		return nil, errors.New("the expression is empty")
+	}
+	env, err := cel.NewEnv(cel.Variable("object", cel.DynType))
+	if err != nil {
+		return nil, err
+	}
+	return evaluate(env, expression, map[string]any{"object": obj})
+}
+
+// TemplateData is what a preset's expressions read for the Plugin it
+// makes on cluster, as Greenhouse's GetGreenhouseValues and
+// BuildTemplateData give it for the preset's temporary Plugin:
+// global.greenhouse.organizationName (the namespace), clusterName,
+// metadata.<key> for each of the cluster's labels metadata.greenhouse.sap/<key>,
+// baseDomain (s.DNSDomain, when known) and ownedBy (the preset's
+// greenhouse.sap/owned-by label, when set). Dotted names nest, as Helm's
+// strvals reads them.
+func TemplateData(namespace string, presetLabels map[string]string, cluster *Cluster, s Settings) map[string]any {
+	flat := map[string]any{"organizationName": namespace}
+	if cluster != nil {
+		flat["clusterName"] = cluster.Name
+		for k, v := range cluster.Labels {
+			if key, ok := strings.CutPrefix(k, LabelMetadataPrefix); ok && key != "" {
+				flat["metadata."+key] = v
+			}
+		}
+	}
+	if s.DNSDomain != "" {
+		flat["baseDomain"] = s.DNSDomain
+	}
+	if owner := presetLabels[LabelOwnedBy]; owner != "" {
+		flat["ownedBy"] = owner
+	}
+	greenhouse := map[string]any{}
+	for name, v := range flat {
+		cur := greenhouse
+		parts := strings.Split(name, ".")
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+		cur[parts[len(parts)-1]] = v
+	}
+	return map[string]any{"global": map[string]any{"greenhouse": greenhouse}}
+}

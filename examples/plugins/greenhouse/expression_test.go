@@ -1,0 +1,90 @@
+package greenhouse
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestEvaluateExpression holds EvaluateExpression to what Greenhouse's
+// own evaluator gives for the cases its tests and docs show: placeholders
+// in strings, lists and nested maps, cel-go's string extensions, a
+// document without placeholders read as YAML, and the errors.
+func TestEvaluateExpression(t *testing.T) {
+	data := TemplateData("my-org", map[string]string{LabelOwnedBy: "team-1"},
+		&Cluster{ObjectMeta: metav1.ObjectMeta{Name: "obs-eu-de-1", Labels: map[string]string{
+			LabelMetadataPrefix + "region": "eu-de-1", LabelMetadataPrefix + "environment": "production", "other": "x"}}},
+		Settings{DNSDomain: "greenhouse.example.com"})
+	for _, tc := range []struct {
+		expression string
+		want       string // JSON, or the error's text with a leading "error: "
+	}{
+		{"username: prometheus-${global.greenhouse.metadata.region}-thanos", `{"username":"prometheus-eu-de-1-thanos"}`},
+		{"name: static-value\nport: 8080\nenabled: true\n", `{"enabled":true,"name":"static-value","port":8080}`},
+		{"- thanos-grpc.obs.${global.greenhouse.metadata.region}.cloudoperators.dev:443\n- thanos-grpc.mon.${global.greenhouse.metadata.region}.cloudoperators.dev:443\n",
+			`["thanos-grpc.obs.eu-de-1.cloudoperators.dev:443","thanos-grpc.mon.eu-de-1.cloudoperators.dev:443"]`},
+		{"swift:\n  region_name: ${global.greenhouse.metadata.region}\ndatabase:\n  host: db-${global.greenhouse.metadata.region}.x\n  port: 5432\n",
+			`{"database":{"host":"db-eu-de-1.x","port":5432},"swift":{"region_name":"eu-de-1"}}`},
+		{"uppercase: ${global.greenhouse.clusterName.upperAscii()}\ntransformed: ${global.greenhouse.clusterName.split('-').join('_')}\n",
+			`{"transformed":"obs_eu_de_1","uppercase":"OBS-EU-DE-1"}`},
+		{`"myapp.${global.greenhouse.clusterName}.example.com"`, `"myapp.obs-eu-de-1.example.com"`},
+		{`"${global.greenhouse.clusterName}-${global.greenhouse.organizationName}"`, `"obs-eu-de-1-my-org"`},
+		{`"${global.greenhouse.ownedBy}@${global.greenhouse.baseDomain}"`, `"team-1@greenhouse.example.com"`},
+		{"replicas: ${size(global.greenhouse.metadata)}", `{"replicas":2}`},
+		{"labels: ${global.greenhouse.metadata}", `{"labels":{"environment":"production","region":"eu-de-1"}}`},
+		{"", "error: the expression is empty"},
+		{"value: ${global.nonexistent.field}", "error: ${global.nonexistent.field}: no such key: nonexistent"},
+		{"{name: value, list: [item1, item2", "error: yaml"},
+		{"${[0,1,2,3,4,5,6,7,8,9].map(a, [0,1,2,3,4,5,6,7,8,9].map(b, [0,1,2,3,4,5,6,7,8,9].map(c, [0,1,2,3,4,5,6,7,8,9].map(d, [0,1,2,3,4,5,6,7,8,9].map(e, [0,1,2,3,4,5,6,7,8,9].map(f, [0,1,2,3,4,5,6,7,8,9].map(g, a+b+c+d+e+f+g)))))))}", "error: cost limit exceeded"},
+	} {
+		got, err := EvaluateExpression(tc.expression, data)
+		if want, ok := strings.CutPrefix(tc.want, "error: "); ok {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: %s, %v; want an error saying %q", tc.expression, got, err, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.expression, err)
+			continue
+		}
+		var g, w any
+		json.Unmarshal(got, &g)
+		json.Unmarshal([]byte(tc.want), &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%q: %s, want %s", tc.expression, got, tc.want)
+		}
+	}
+}
+
+// TestTemplateData: no baseDomain when the DNS domain is not known, no
+// ownedBy without the label, and a label's dotted key nests.
+func TestTemplateData(t *testing.T) {
+	got := TemplateData("org", nil, &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{LabelMetadataPrefix + "cloud.provider": "x"}}}, Settings{})
+	want := map[string]any{"global": map[string]any{"greenhouse": map[string]any{"organizationName": "org", "clusterName": "c",
+		"metadata": map[string]any{"cloud": map[string]any{"provider": "x"}}}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+}
+
+// FuzzEvaluateExpression: an expression, hostile input a tenant writes in
+// a preset, evaluates or fails, never panics.
+func FuzzEvaluateExpression(f *testing.F) {
+	for _, s := range []string{"a: ${global.greenhouse.clusterName}", "${1/0}", "${'x'.repeat(3)}", "${[1,2]}: ${{'a': 1}}", "- ${", "${global}"} {
+		f.Add(s)
+	}
+	data := TemplateData("org", nil, &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, Settings{})
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 1<<10 {
+			return
+		}
+		out, err := EvaluateExpression(s, data)
+		if err == nil && !json.Valid(out) {
+			t.Errorf("%q gives %q, not JSON", s, out)
+		}
+	})
+}
