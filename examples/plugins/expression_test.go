@@ -198,3 +198,30 @@ func TestReferencesBounded(t *testing.T) {
 		t.Errorf("exit %d, %s; want 1 and %q", code, stderr, want)
 	}
 }
+
+// TestExpressionsTestdata runs docs/OVERRIDES.md's command on
+// testdata/expressions.
+func TestExpressionsTestdata(t *testing.T) {
+	code, out, stderr := runTemplate(t, "--from-dir", "testdata/expressions", "--plugin", "org/dashboards-eu-de-1", "--dns-domain", "example.com")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, res := values(t, out)
+	for k, v := range got {
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(v)) == nil {
+			got[k] = b.String()
+		}
+	}
+	want := map[string]string{
+		"ingress.host":     `"dashboards.eu-de-1.example.com"`,
+		"labels":           `{"region":"EU-DE-1","team":"observability"}`,
+		"thanos.endpoints": `["thanos-grpc.eu-de-1.example.com:443"]`,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("values %v, want %v", got, want)
+	}
+	if from := res.Provenance["thanos.endpoints"].From; !strings.HasPrefix(from, "ref PluginPreset org/thanos: ") {
+		t.Errorf("thanos.endpoints from %q", from)
+	}
+}

@@ -111,12 +111,12 @@ const maxResolved = 1000
 
 // enter adds the object id to the objects being resolved, and returns how
 // to leave it, or the cycle it would close, named object by object.
-func (r *resolving) enter(id, by string) (func(), error) {
+func (r *resolving) enter(id string) (func(), error) {
 	if i := slices.Index(r.stack, id); i >= 0 {
-		return nil, fmt.Errorf("%s: valueFrom.ref makes a cycle: %s → %s", by, strings.Join(r.stack[i:], " → "), id)
+		return nil, fmt.Errorf("valueFrom.ref makes a cycle: %s → %s", strings.Join(r.stack[i:], " → "), id)
 	}
 	if r.entered++; r.entered > maxResolved {
-		return nil, fmt.Errorf("%s: valueFrom.ref: more than %d objects resolved for one Plugin: the references reach too far", by, maxResolved)
+		return nil, fmt.Errorf("valueFrom.ref: more than %d objects resolved for one Plugin: the references reach too far", maxResolved)
 	}
 	r.stack = append(r.stack, id)
 	return func() { r.stack = r.stack[:len(r.stack)-1] }, nil
@@ -149,7 +149,7 @@ func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, er
 		tgt.Labels = cluster.Labels
 	}
 
-	leave, err := r.enter(KindPlugin+" "+objectName(p.ObjectMeta), KindPlugin+" "+objectName(p.ObjectMeta))
+	leave, err := r.enter(KindPlugin + " " + objectName(p.ObjectMeta))
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (b *builder) defaults() {
 func (b *builder) preset(pp *PluginPreset) {
 	name := objectName(pp.ObjectMeta)
 	src := merge.Source{Origin: KindPluginPreset, Name: name}
-	leave, err := b.r.enter(KindPluginPreset+" "+name, KindPluginPreset+" "+name)
+	leave, err := b.r.enter(KindPluginPreset + " " + name)
 	if err != nil {
 		b.errs = append(b.errs, err)
 		return

@@ -44,7 +44,7 @@ func (b *builder) presetValues(pp *PluginPreset, src merge.Source, values []Plug
 		case v.ValueFrom != nil && v.ValueFrom.Secret != nil:
 			ov.Value, ov.ValueFrom = nil, &ValueFrom{Secret: v.ValueFrom.Secret}
 		case v.ValueFrom != nil && v.ValueFrom.Ref != nil:
-			raw, desc, err := b.ref(v.ValueFrom.Ref, src.String()+" "+at)
+			raw, desc, err := b.ref(v.ValueFrom.Ref)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: valueFrom.ref: %w", at, err))
 				continue
@@ -108,10 +108,9 @@ func (b *builder) expression(pp *PluginPreset, expression string) (json.RawMessa
 // (a Plugin's effective values, a preset's values for the same cluster),
 // are given to its expression as `object`, as Greenhouse's CEL evaluator
 // gives one object; by name the value is the expression's, by selector
-// the list of the expression's over each object selected, by name. by
-// names the entry, for a cycle. It returns the value's JSON and what made
-// it, for provenance.
-func (b *builder) ref(r *ExternalValueSource, by string) (json.RawMessage, string, error) {
+// the list of the expression's over each object selected, by name. It
+// returns the value's JSON and what made it, for provenance.
+func (b *builder) ref(r *ExternalValueSource) (json.RawMessage, string, error) {
 	kind := cmp.Or(r.Kind, KindPluginPreset)
 	switch {
 	case kind != KindPlugin && kind != KindPluginPreset:
@@ -170,7 +169,7 @@ func (b *builder) ref(r *ExternalValueSource, by string) (json.RawMessage, strin
 		for _, pp := range pps {
 			id := KindPluginPreset + " " + objectName(pp.ObjectMeta)
 			if err := add(id, pp, func(obj map[string]any) error {
-				leave, err := b.r.enter(id, by)
+				leave, err := b.r.enter(id)
 				if err != nil {
 					return err
 				}
