@@ -228,3 +228,56 @@ func Layers(applied []*Layer) []*merge.Layer {
 	}
 	return out
 }
+
+// Contest is a key that layers of one class and rank, which only their
+// creation times and names order, set to different values: the value
+// that wins, and the others, nearest first, each with its layer.
+// Crossplane's and Gatekeeper's users ask for exactly this report: two
+// equally specific layers that disagree are a mistake to show, not a
+// choice to make silently.
+type Contest struct {
+	Key    string
+	Winner merge.Shadow
+	Others []merge.Shadow
+}
+
+// Contests returns the contested keys of r, the merge of applied (in the
+// order Select gives them, over whatever lies below them), sorted by key.
+// A layer that sets a key to the winner's value does not contest it, and
+// neither does one of another class or rank, which the ladder orders.
+func Contests(applied []*Layer, r *merge.Result) []Contest {
+	type tie struct {
+		class string
+		rank  int
+	}
+	byTie := map[tie]int{}
+	bySource := make(map[merge.Source]*Layer, len(applied))
+	for _, x := range applied {
+		byTie[tie{x.Class, x.Rank}]++
+		bySource[x.Layer.Source] = x
+	}
+	if len(byTie) == len(applied) { // no two layers can tie
+		return nil
+	}
+	var out []Contest
+	keys := append(r.Keys(), r.Tombstones()...) // a removal contests a value too
+	slices.Sort(keys)
+	for _, key := range keys {
+		src, _ := r.SourceOf(key)
+		w := bySource[src]
+		if w == nil || byTie[tie{w.Class, w.Rank}] < 2 {
+			continue
+		}
+		p, _ := r.Explain(key)
+		c := Contest{Key: key, Winner: merge.Shadow{Source: p.Source, Value: p.Value}}
+		for _, s := range p.Shadowed {
+			if x := bySource[s.Source]; x != nil && x.Class == w.Class && x.Rank == w.Rank && s.Value != p.Value {
+				c.Others = append(c.Others, s)
+			}
+		}
+		if len(c.Others) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}

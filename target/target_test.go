@@ -194,3 +194,45 @@ func TestNoDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestContests reports a key only when layers of one class and rank set
+// it to different values (or one removes what another sets), with the
+// winner and every other value, nearest first.
+func TestContests(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	layer := func(name, class string, rank, d int, values map[string]string) *Layer {
+		return &Layer{Layer: &merge.Layer{Source: merge.Source{Origin: "override", Name: name}, Values: values}, Class: class, Rank: rank, Created: day(d), Name: name}
+	}
+	ladder := Ladder{"generic", "specific"}
+	base := &merge.Layer{Source: merge.Source{Origin: "default"}, Values: map[string]string{"/a": "0", "/b": "0", "/gone": "1"}}
+	applied, _, err := ladder.Select(Target{}, []*Layer{
+		layer("g1", "generic", 0, 1, map[string]string{"/a": "1", "/b": "1", "/c": "1", "/gone": "1"}),
+		layer("g2", "generic", 0, 2, map[string]string{"/a": "2", "/b": "1", "/gone": "null"}),
+		layer("g3", "generic", 0, 3, map[string]string{"/a": "3"}),
+		layer("g-ranked", "generic", 1, 4, map[string]string{"/c": "9"}),
+		layer("s1", "specific", 0, 5, map[string]string{"/d": "1"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := merge.Merge(append([]*merge.Layer{base}, Layers(applied)...)...)
+	var got []string
+	for _, c := range Contests(applied, r) {
+		s := c.Key + ": " + c.Winner.Source.Name + "=" + c.Winner.Value
+		for _, o := range c.Others {
+			s += " over " + o.Source.Name + "=" + o.Value
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"/a: g3=3 over g2=2 over g1=1", // three of one class and rank; the default below does not count
+		"/gone: g2=null over g1=1",     // a removal contests a value
+	}
+	// /b: the same value; /c: another rank; /d: one layer of its class.
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("contests:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if c := Contests(applied[3:], merge.Merge(Layers(applied[3:])...)); c != nil {
+		t.Errorf("no two layers tie, and %v", c)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"os"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
 )
 
@@ -70,15 +68,7 @@ func diff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		delete(after.Overrides, id)
 	} else {
-		// Ranked as the API server would create it: an edit keeps the
-		// creation time of the override it replaces, a new one is the
-		// newest, whatever the file says.
-		if existing := before.Overrides[id]; existing != nil {
-			override.CreationTimestamp = existing.CreationTimestamp
-		} else {
-			override.CreationTimestamp = metav1.Now()
-		}
-		after.Overrides[id] = override
+		after = before.WithOverride(override)
 	}
 	diffs := greenhouse.Diff(ctx, before, after, *settings)
 	if err := ctx.Err(); err != nil {

@@ -59,9 +59,9 @@ func main() {
 }
 
 const usage = `usage:
-  plugins template (--from-dir DIR | --kubeconfig FILE) --plugin NAMESPACE/NAME [--dns-domain D] [--expressions=false]
-  plugins diff --override FILE [--delete] (--from-dir DIR | --kubeconfig FILE) [--dns-domain D] [--expressions=false]
-  plugins run --kubeconfig FILE [--metrics-bind-address ADDR]`
+  plugins template (--from-dir DIR | --kubeconfig FILE) --plugin NAMESPACE/NAME [--dns-domain D] [--expressions=false] [--contests=warn|error]
+  plugins diff --override FILE [--delete] (--from-dir DIR | --kubeconfig FILE) [--dns-domain D] [--expressions=false] [--contests=warn|error]
+  plugins run --kubeconfig FILE [--metrics-bind-address ADDR] [--contests=warn|error]`
 
 // run is the command: 0 on success, 1 on an error, 2 on a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -109,6 +109,14 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 func settingsFlags(fs *flag.FlagSet) *greenhouse.Settings {
 	s := &greenhouse.Settings{}
 	fs.StringVar(&s.DNSDomain, "dns-domain", "", "Greenhouse's --dns-domain, which expressions read as global.greenhouse.baseDomain")
+	fs.Func("contests", "warn (default): a contested option is reported; error: it is an error, and no override applies to the Plugin", func(v string) error {
+		switch v {
+		case "warn", "error":
+			s.ContestsAreErrors = v == "error"
+			return nil
+		}
+		return fmt.Errorf("%q: warn or error", v)
+	})
 	fs.BoolFunc("expressions", "whether Greenhouse evaluates PluginPresets' expressions (its pluginPreset.expressionEvaluationEnabled; default true)", func(v string) error {
 		on, err := strconv.ParseBool(v)
 		s.NoExpressions = !on

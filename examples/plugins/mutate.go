@@ -28,6 +28,7 @@ type mutator struct {
 	objs     greenhouse.Objects
 	log      klog.Logger
 	admitted *metrics.CounterVec // by result: mutated, unchanged, failed
+	settings greenhouse.Settings
 }
 
 func (m *mutator) handler() http.Handler {
@@ -68,7 +69,7 @@ func (m *mutator) mutate(namespace string, raw []byte) ([]op, string) {
 	if p.Namespace == "" {
 		p.Namespace = namespace
 	}
-	a, err := greenhouse.Admit(m.objs, &p)
+	a, err := greenhouse.Admit(m.objs, &p, m.settings)
 	if err != nil {
 		m.log.Info("A Plugin's overrides cannot be applied; admitting it as written", "plugin", p.Namespace+"/"+p.Name, "err", err)
 		return nil, "strata-plugins: overrides not applied, the Plugin is admitted as written: " + strings.ReplaceAll(err.Error(), "\n", "; ")

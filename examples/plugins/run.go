@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,6 +59,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&f.webhookHost, "webhook-host", "127.0.0.1", "the address the webhooks listen on and the API server calls")
 	fs.IntVar(&f.webhookPort, "webhook-port", 0, "the webhooks' port; 0 picks a free one")
 	fs.StringVar(&f.certDir, "cert-dir", "", "where the webhook's serving certificate is, or is written; empty: a new temporary directory")
+	settings := settingsFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,7 +81,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := newController(ctx, dyn, kube)
+	c, err := newController(ctx, dyn, kube, *settings)
 	if err != nil {
 		return err
 	}
@@ -119,12 +122,15 @@ type controller struct {
 	readmitted *metrics.Counter
 	admitted   *metrics.CounterVec
 
+	settings greenhouse.Settings
+
 	mu       sync.Mutex
-	reported map[string]string // plugin → the error last reported
+	reported map[string]string // "reason kind namespace/name" → the message last reported
 }
 
-func newController(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface) (*controller, error) {
+func newController(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface, s greenhouse.Settings) (*controller, error) {
 	c := &controller{
+		settings: s,
 		dyn:      dyn,
 		kube:     kube,
 		factory:  dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0),
@@ -296,13 +302,14 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	a, err := greenhouse.Admit(greenhouse.Store{Ctx: ctx, R: c.listers}, p)
+	a, err := greenhouse.Admit(greenhouse.Store{Ctx: ctx, R: c.listers}, p, c.settings)
 	if err != nil {
 		c.reconciles.WithLabelValues("invalid").Inc()
-		c.report(cur, err)
+		c.report(cur, "InvalidOptionValues", err)
 		return nil
 	}
-	c.report(cur, nil)
+	c.report(cur, "InvalidOptionValues", nil)
+	c.reportContests(ctx, cur, a.Result)
 	if len(plan(p, a)) == 0 {
 		c.reconciles.WithLabelValues("unchanged").Inc()
 		return nil
@@ -341,10 +348,10 @@ func decodePlugin(u *unstructured.Unstructured) (*greenhouse.Plugin, error) {
 	return &p, nil
 }
 
-// report records err on the Plugin as a Warning Event, once until it
+// report records err on obj as a Warning Event of reason, once until it
 // changes; nil clears it.
-func (c *controller) report(p *unstructured.Unstructured, err error) {
-	key := p.GetNamespace() + "/" + p.GetName()
+func (c *controller) report(obj *unstructured.Unstructured, reason string, err error) {
+	key := reason + " " + obj.GetKind() + " " + obj.GetNamespace() + "/" + obj.GetName()
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -356,8 +363,28 @@ func (c *controller) report(p *unstructured.Unstructured, err error) {
 	if same || err == nil {
 		return
 	}
-	c.log.Info("A Plugin's option values cannot be computed; leaving them as they are", "plugin", key, "err", msg)
-	c.events.Event(p, corev1.EventTypeWarning, "InvalidOptionValues", truncate(msg, 1024))
+	c.log.Info("Reported", "reason", reason, "object", obj.GetKind()+" "+obj.GetNamespace()+"/"+obj.GetName(), "message", msg)
+	c.events.Event(obj, corev1.EventTypeWarning, reason, truncate(msg, 1024))
+}
+
+// reportContests records the Plugin's contested options (a Warning Event
+// ContestedOption) on the Plugin and on each PluginOverride involved, once
+// until they change; none clears them.
+func (c *controller) reportContests(ctx context.Context, p *unstructured.Unstructured, res *greenhouse.Result) {
+	lines, involved := greenhouse.ContestLines(res)
+	var err error
+	if len(lines) > 0 {
+		err = errors.New(strings.Join(lines, "; "))
+	}
+	c.report(p, "ContestedOption", err)
+	for _, name := range involved {
+		ns, n, _ := cut(name)
+		o, getErr := c.listers.Get(ctx, greenhouse.Resources[greenhouse.KindPluginOverride], ns, n)
+		if getErr != nil || o == nil {
+			continue
+		}
+		c.report(o, "ContestedOption", fmt.Errorf("on Plugin %s/%s: %w", p.GetNamespace(), p.GetName(), err))
+	}
 }
 
 func truncate(s string, n int) string {
@@ -387,8 +414,8 @@ func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), erro
 	}
 	mux := http.NewServeMux()
 	objs := greenhouse.Store{Ctx: ctx, R: c.listers}
-	mux.Handle(webhookPath, (&validator{objs: objs, log: c.log}).handler())
-	mux.Handle(mutatePath, (&mutator{objs: objs, log: c.log, admitted: c.admitted}).handler())
+	mux.Handle(webhookPath, (&validator{objs: objs, log: c.log, settings: c.settings, all: objs.All}).handler())
+	mux.Handle(mutatePath, (&mutator{objs: objs, log: c.log, admitted: c.admitted, settings: c.settings}).handler())
 	srv, ln, err := httpserve.Listen(net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)), mux)
 	if err != nil {
 		return nil, fmt.Errorf("the webhook's listener: %w", err)

@@ -31,9 +31,17 @@ const (
 // from: an option given twice in one list, a preset with two overrides
 // for one cluster, an override naming an option its definition does not
 // have; each refusal names the object, the fields and their positions.
+//
+// A PluginOverride that would contest an option of a Plugin with another
+// override as specific is admitted with a warning per contest, or, when
+// contests are errors, refused.
 type validator struct {
-	objs greenhouse.Objects
-	log  klog.Logger
+	objs     greenhouse.Objects
+	log      klog.Logger
+	settings greenhouse.Settings
+	// all reads every object, for the contests an override would make
+	// (nil: none are looked for).
+	all func() (*greenhouse.Set, error)
 }
 
 // handler serves the validator's reviews.
@@ -42,8 +50,45 @@ func (v *validator) handler() http.Handler {
 		if err := v.validate(req.Kind.Kind, req.Namespace, req.Object.Raw); err != nil {
 			return admissionreview.Denied(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, err.Error())
 		}
-		return &admissionv1.AdmissionResponse{Allowed: true}
+		resp := &admissionv1.AdmissionResponse{Allowed: true}
+		if req.Kind.Kind != greenhouse.KindPluginOverride || v.all == nil {
+			return resp
+		}
+		lines := v.contests(req.Namespace, req.Object.Raw)
+		if len(lines) > 0 && v.settings.ContestsAreErrors {
+			return admissionreview.Denied(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+				strings.Join(lines, "\n")+"\n(contests are errors here: give one of the overrides a more specific selector, or make them agree)")
+		}
+		for _, l := range lines {
+			resp.Warnings = append(resp.Warnings, truncate(l, 512))
+		}
+		return resp
 	})
+}
+
+// contests returns the contests the override raw, written to namespace,
+// would take part in (greenhouse.ContestsWith), at most ten.
+func (v *validator) contests(namespace string, raw []byte) []string {
+	set := greenhouse.NewSet()
+	if _, err := set.Add(greenhouse.KindPluginOverride, raw); err != nil {
+		return nil
+	}
+	all, err := v.all()
+	if err != nil {
+		v.log.Info("Cannot read the objects to look for contests", "err", err)
+		return nil
+	}
+	for _, o := range set.Overrides {
+		if o.Namespace == "" {
+			o.Namespace = namespace
+		}
+		lines := greenhouse.ContestsWith(all, o, v.settings)
+		if len(lines) > 10 {
+			lines = append(lines[:10], fmt.Sprintf("and %d more", len(lines)-10))
+		}
+		return lines
+	}
+	return nil
 }
 
 // validate checks one object of kind.

@@ -60,9 +60,9 @@ func (a *Admission) Annotations() map[string]string {
 // definition does not have (Greenhouse's global.greenhouse.*). The
 // definition's defaults are not written (Greenhouse's own webhook merges
 // them); an override's path into a value only a default gives starts from
-// the default.
-func Admit(objs Objects, p *Plugin) (*Admission, error) {
-	res, err := compute(objs, p, true, &resolving{})
+// the default. s says whether a contest is an error.
+func Admit(objs Objects, p *Plugin, s Settings) (*Admission, error) {
+	res, err := compute(objs, p, true, &resolving{settings: s})
 	if err != nil {
 		return nil, err
 	}

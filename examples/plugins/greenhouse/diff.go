@@ -18,6 +18,52 @@ func (s *Set) Clone() *Set {
 		Clusters: maps.Clone(s.Clusters), Overrides: maps.Clone(s.Overrides)}
 }
 
+// WithOverride returns a copy of s with o in it, ranked as the API server
+// would store it: an edit keeps the creation time of the override it
+// replaces, a new one is the newest, whatever o says.
+func (s *Set) WithOverride(o *PluginOverride) *Set {
+	after := s.Clone()
+	cp := *o
+	if existing := s.Overrides[objectName(o.ObjectMeta)]; existing != nil {
+		cp.CreationTimestamp = existing.CreationTimestamp
+	} else {
+		cp.CreationTimestamp = metav1.Now()
+	}
+	after.Overrides[objectName(o.ObjectMeta)] = &cp
+	return after
+}
+
+// ContestsWith returns the contests o would take part in once written to
+// all: for each Plugin of o's namespace whose values can be computed, by
+// name, a line per option o contests (ContestLines), prefixed with the
+// Plugin. Contests are looked for whatever s says of them.
+func ContestsWith(all *Set, o *PluginOverride, s Settings) []string {
+	after := all.WithOverride(o)
+	s.ContestsAreErrors = false
+	id := objectName(o.ObjectMeta)
+	var out []string
+	for _, key := range slices.Sorted(maps.Keys(after.Plugins)) {
+		ns, name, _ := strings.Cut(key, "/")
+		if ns != o.Namespace {
+			continue
+		}
+		res, err := Effective(after, ns, name, s)
+		if err != nil {
+			continue
+		}
+		lines, involved := ContestLines(res)
+		if !slices.Contains(involved, id) {
+			continue
+		}
+		for _, l := range lines {
+			if strings.Contains(l, KindPluginOverride+" "+id+" ") || strings.Contains(l, KindPluginOverride+" "+id+",") {
+				out = append(out, "Plugin "+key+": "+l)
+			}
+		}
+	}
+	return out
+}
+
 // All reads every object of the kinds this package reads, in every
 // namespace, into a Set.
 func (s Store) All() (*Set, error) {

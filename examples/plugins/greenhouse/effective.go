@@ -60,6 +60,18 @@ type ValueSource struct {
 	From     string       `json:"from,omitempty"`
 	Paths    []PathSource `json:"paths,omitempty"`
 	Shadowed []string     `json:"shadowed"`
+	// Contested are the values layers as specific as the winner's (one
+	// rung of the ladder, ordered only by creation time and name) gave
+	// and lost: a disagreement to resolve, not a choice strata should
+	// make silently. A Secret's value is shown by its reference.
+	Contested []Contender `json:"contested,omitempty"`
+}
+
+// Contender is a value that lost a contest, and the layer that gave it.
+type Contender struct {
+	Source    string           `json:"source"`
+	Value     *json.RawMessage `json:"value,omitempty"`
+	ValueFrom *ValueFrom       `json:"valueFrom,omitempty"`
 }
 
 // PathSource is a value set inside an option's value, and by whom.
@@ -202,10 +214,13 @@ func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, er
 	var patches []patch
 	for rank, l := range applied {
 		for _, pv := range b.paths[l] {
-			patches = append(patches, patch{PathValue: pv, rank: rank, source: l.Layer.Source.String() + " " + pv.At})
+			patches = append(patches, patch{PathValue: pv, rank: rank, source: l.Layer.Source.String() + " " + pv.At, class: l.Class})
 		}
 	}
 	if err := res.collect(merged, def, applied, patches, b.from); err != nil {
+		return nil, fmt.Errorf("Plugin %s/%s: %w", namespace, name, err)
+	}
+	if err := res.contests(merged, applied, r.settings); err != nil {
 		return nil, fmt.Errorf("Plugin %s/%s: %w", namespace, name, err)
 	}
 	return res, nil
@@ -620,6 +635,8 @@ type patch struct {
 	PathValue
 	rank   int
 	source string
+	// class is its override's rung of the ladder.
+	class string
 }
 
 // collect turns the merged layers, applied (lowest first), and the values
@@ -780,6 +797,11 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 		for _, d := range done {
 			if within(d.Path, pt.Path) {
 				vs.Shadowed = append(vs.Shadowed, d.source+" at "+d.Path)
+				if d.class == pt.class && !sameAt(root, d) {
+					// As specific as pt, and pt changed what it set.
+					value := d.Value
+					vs.Contested = append(vs.Contested, Contender{Source: d.source + " at " + d.Path, Value: &value})
+				}
 				continue
 			}
 			kept = append(kept, d)
@@ -790,6 +812,121 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 		vs.Paths = append(vs.Paths, PathSource{Path: d.Path, Source: d.source})
 	}
 	return json.Marshal(root)
+}
+
+// sameAt reports whether root holds, at d's path, the value d set.
+func sameAt(root any, d patch) bool {
+	cur := root
+	for _, seg := range d.segments {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[seg]; !ok {
+			return false
+		}
+	}
+	var v any
+	if decodeNumbers(d.Value, &v) != nil {
+		return false
+	}
+	a, _ := json.Marshal(cur)
+	b, _ := json.Marshal(v)
+	return bytes.Equal(a, b)
+}
+
+// contests records, in each option's provenance, the values layers as
+// specific as the winner's gave and lost (target.Contests), and returns
+// an error naming every contest when s makes contests errors.
+func (res *Result) contests(merged *merge.Result, applied []*target.Layer, s Settings) error {
+	for _, c := range target.Contests(applied, merged) {
+		segs, ok := merge.Segments(c.Key)
+		if !ok || len(segs) != 2 || "/"+segs[0] != optionValues {
+			continue
+		}
+		name := segs[1]
+		vs, ok := res.Provenance[name]
+		if !ok {
+			continue
+		}
+		for _, o := range c.Others {
+			vs.Contested = append(vs.Contested, contender(merged, c.Key, o))
+		}
+		res.Provenance[name] = vs
+	}
+	if !s.ContestsAreErrors {
+		return nil
+	}
+	lines, _ := ContestLines(res)
+	var errs []error
+	for _, l := range lines {
+		errs = append(errs, fmt.Errorf("%s (contests are errors here)", l))
+	}
+	return errors.Join(errs...)
+}
+
+// ContestLines returns a line for each contested option of res, sorted by
+// option, and the PluginOverrides involved ("namespace/name", sorted).
+func ContestLines(res *Result) (lines, involved []string) {
+	seen := map[string]bool{}
+	note := func(source string) {
+		if rest, ok := strings.CutPrefix(source, KindPluginOverride+" "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			seen[name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(res.Provenance)) {
+		vs := res.Provenance[name]
+		if len(vs.Contested) == 0 {
+			continue
+		}
+		for _, c := range vs.Contested {
+			winner := vs.Source
+			if _, path, ok := strings.Cut(c.Source, " at /"); ok {
+				for _, p := range vs.Paths {
+					if within("/"+path, p.Path) {
+						winner = p.Source + " at " + p.Path
+					}
+				}
+			}
+			note(winner)
+			note(c.Source)
+			lines = append(lines, fmt.Sprintf("option %q is contested: %s wins by creation time, then name, over %s, as specific, which gives %s",
+				name, winner, c.Source, c.describe()))
+		}
+	}
+	return lines, slices.Sorted(maps.Keys(seen))
+}
+
+// contender is the losing value s of the element key of merged.
+func contender(merged *merge.Result, key string, s merge.Shadow) Contender {
+	c := Contender{Source: s.Source.String()}
+	var e struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal([]byte(s.Value), &e) != nil || e.Value == nil {
+		v := json.RawMessage(s.Value) // a removal
+		c.Value = &v
+		return c
+	}
+	if ref, ok := merged.RefOf(key, string(e.Value)); ok {
+		c.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
+		return c
+	}
+	c.Value = &e.Value
+	return c
+}
+
+// describe is the contender's value for a message: its JSON, or the
+// Secret's reference, never its content.
+func (c Contender) describe() string {
+	if c.ValueFrom != nil && c.ValueFrom.Secret != nil {
+		return "secret " + c.ValueFrom.Secret.Name + "#" + c.ValueFrom.Secret.Key
+	}
+	if c.Value != nil {
+		return string(*c.Value)
+	}
+	return "nothing"
 }
 
 // decodeNumbers decodes j into v keeping numbers as written

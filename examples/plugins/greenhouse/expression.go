@@ -34,6 +34,10 @@ type Settings struct {
 	// turned off: a preset value with an expression is then an error, as
 	// Greenhouse's controller fails the preset.
 	NoExpressions bool
+	// ContestsAreErrors makes a contested option (ValueSource.Contested)
+	// an error: the operator's choice that two overrides as specific as
+	// each other must never disagree.
+	ContestsAreErrors bool
 }
 
 // placeholder is a ${...} placeholder of an expression.

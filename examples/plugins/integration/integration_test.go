@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
@@ -394,6 +396,24 @@ func patch(t *testing.T, c dynamic.Interface, kind, ns, name, patch string) {
 	}
 }
 
+// warningList keeps the warnings the API server returns.
+type warningList struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warningList) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warningList) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.list)
+}
+
 // registered reports whether the agent has registered its webhooks: the
 // mutating one, which it registers last, calls it.
 func (a *agent) registered(t *testing.T) bool {
@@ -538,4 +558,34 @@ func TestRun(t *testing.T) {
 	if got, _, _ := pluginState(t, c, ns, "cert-manager-us"); !maps.Equal(got, map[string]string{"replicas": `"two"`}) {
 		t.Errorf("an invalid Plugin was rewritten: %v", got)
 	}
+
+	// A contest: "tie", as specific as prod-clusters (both select tier=prod
+	// clusters, neither names a definition), sets logLevel otherwise. Its
+	// write is admitted with a warning naming the contest, and the Plugin
+	// and both overrides get a Warning Event.
+	var warnings warningList
+	cfg := rest.CopyConfig(server.Config)
+	cfg.WarningHandler = &warnings
+	tie := object(t, `{"apiVersion":"greenhouse.sap/v1alpha1","kind":"PluginOverride","metadata":{"name":"tie"},
+		"spec":{"clusterSelector":{"labelSelector":{"matchLabels":{"tier":"prod"}}},"overrides":[{"name":"logLevel","value":"info"}]}}`)
+	if _, err := dynamic.NewForConfigOrDie(cfg).Resource(greenhouse.Resources[greenhouse.KindPluginOverride]).Namespace(ns).Create(context.Background(), tie, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings.all(); !slices.ContainsFunc(w, func(s string) bool {
+		return strings.Contains(s, `Plugin org/monitoring-eu-de-1: option "logLevel" is contested: PluginOverride org/tie wins by creation time, then name, over PluginOverride org/prod-clusters, as specific, which gives "debug"`)
+	}) {
+		t.Errorf("the warnings of a contest: %q", w)
+	}
+	for _, involved := range []string{"monitoring-eu-de-1", "tie", "prod-clusters"} {
+		waitFor(t, "a ContestedOption Event on "+involved, func() bool {
+			evs, err := server.Client(t).CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + involved})
+			if err != nil {
+				return false
+			}
+			return slices.ContainsFunc(evs.Items, func(e corev1.Event) bool {
+				return e.Reason == "ContestedOption" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, `option "logLevel" is contested`)
+			})
+		})
+	}
+	waitValues(t, c, ns, "monitoring-eu-de-1", map[string]string{"logLevel": `"info"`})
 }
