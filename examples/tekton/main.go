@@ -68,6 +68,15 @@ type output struct {
 type keyProvenance struct {
 	Source   string   `json:"source"`
 	Shadowed []string `json:"shadowed"`
+	// Contested are the values selector layers as specific as the
+	// winner's gave and lost (Snapshot.Contested).
+	Contested []contender `json:"contested,omitempty"`
+}
+
+// contender is a value that lost a contest, and its layer.
+type contender struct {
+	Source string `json:"source"`
+	Value  string `json:"value"`
 }
 
 // rejected is a key a tenant may not set, or (key "") a ConfigMap refused
@@ -266,6 +275,13 @@ func report(ns string, snap *namespaced.Snapshot[*tektonconfig.Config]) output {
 			kp.Shadowed = append(kp.Shadowed, s.Source.String())
 		}
 		out.Provenance[snap.KeyName(k)] = kp
+	}
+	for _, c := range snap.Contested() {
+		kp := out.Provenance[snap.KeyName(c.Key)]
+		for _, o := range c.Others {
+			kp.Contested = append(kp.Contested, contender{Source: o.Source.String(), Value: o.Value})
+		}
+		out.Provenance[snap.KeyName(c.Key)] = kp
 	}
 	for _, d := range snap.Rejected() {
 		out.Rejected = append(out.Rejected, rejected{Source: d.Source.String(), Key: d.Key, Reason: d.Why()})

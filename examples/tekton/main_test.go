@@ -247,3 +247,44 @@ func TestKeys(t *testing.T) {
 		t.Errorf("an invalid cluster: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestResolveContested: two selector ConfigMaps as specific as each other
+// that both select a namespace and set one key otherwise: resolve's
+// provenance of the key lists the value that lost, and its layer.
+func TestResolveContested(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"cluster.yaml", "namespaces.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata/manifests", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	contest := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: sidecar-off
+  namespace: tekton-pipelines
+  labels: {app.kubernetes.io/part-of: tekton-pipelines, tekton.dev/pipeline-config-selector: "true"}
+  annotations:
+    config.strata.dev/namespace-selector: tekton.dev/canary=true
+    config.strata.dev/section: feature-flags
+data:
+  enable-kubernetes-sidecar: "false"
+`
+	if err := os.WriteFile(filepath.Join(dir, "contest.yaml"), []byte(contest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := resolveDir(t, "team-canary", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got := decode(t, stdout).Provenance["feature-flags/enable-kubernetes-sidecar"]
+	want := keyProvenance{Source: "selector tekton-pipelines/sidecar-off", Shadowed: []string{"selector tekton-pipelines/canary-kubernetes-sidecar"},
+		Contested: []contender{{Source: "selector tekton-pipelines/canary-kubernetes-sidecar", Value: `"true"`}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("provenance %+v\nwant %+v", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/target"
 )
 
 // inputs are everything one namespace's snapshot is built from.
@@ -37,6 +39,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	var optional []*merge.Layer
 	var ignored []ignoredLayer
 	var owner []ignoredLayer // of each optional layer
+	var selected []*target.Layer
 	for _, sl := range in.selectors {
 		if !sl.applies(in.labels) {
 			continue
@@ -49,6 +52,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 		l.Policy = in.cluster.policy.selector
 		optional = append(optional, &l)
 		owner = append(owner, ignoredLayer{cm: sl.cm, origin: OriginSelector})
+		selected = append(selected, sl.t)
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
@@ -83,10 +87,54 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(selected) > 1 {
+		if s.contested = target.Contests(selected, s.result); len(s.contested) > 0 && c.o.Selectors.RefuseContests {
+			// Every selector layer in a contest is left out here, as
+			// invalid: which of them should win is the operator's to say.
+			var kept []*merge.Layer
+			for i, l := range optional {
+				if why := contestOf(s.contested, l.Source, s.display); why != "" {
+					o := owner[i]
+					o.err = &LayerError{Source: l.Source, Err: errors.New(why)}
+					ignored = append(ignored, o)
+					continue
+				}
+				kept = append(kept, l)
+			}
+			if s, err = c.decode(in.cluster, kept); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	for _, ig := range ignored {
 		s.ignored = append(s.ignored, ig.err)
 	}
 	return s, ignored, nil
+}
+
+// contestOf says which contests of cs the layer src takes part in, as
+// the error of a layer left out for them; "" when none. display names a
+// key as its ConfigMap holds it.
+func contestOf(cs []target.Contest, src merge.Source, display func(string) string) string {
+	var parts []string
+	for _, ct := range cs {
+		for _, x := range append([]merge.Shadow{ct.Winner}, ct.Others...) {
+			if x.Source != src {
+				continue
+			}
+			var others []string
+			for _, y := range append([]merge.Shadow{ct.Winner}, ct.Others...) {
+				if y.Source != src {
+					others = append(others, fmt.Sprintf("%s sets %s", y.Source, y.Value))
+				}
+			}
+			parts = append(parts, fmt.Sprintf("key %q: it sets %s, and %s, as specific", display(ct.Key), x.Value, strings.Join(others, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "contests " + strings.Join(parts, "; ") + " (contests are refused)"
 }
 
 // decode merges optional layers and the flags above the cluster layer and
@@ -98,6 +146,43 @@ func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Sn
 		return nil, err
 	}
 	return newSnapshot(obj, res, cluster.stack.Sources(), upper, c.model.display), nil
+}
+
+// contestNotes returns, for each selector ConfigMap of selectors that
+// takes part in a contest in s, the note that says which keys, with whom,
+// and who wins.
+func contestNotes[T any](s *Snapshot[T], selectors []*selectorLayer) []refusal {
+	if len(s.contested) == 0 {
+		return nil
+	}
+	byName := map[string]*corev1.ConfigMap{}
+	for _, sl := range selectors {
+		byName[sl.cm.Namespace+"/"+sl.cm.Name] = sl.cm
+	}
+	notes := map[*corev1.ConfigMap][]string{}
+	var order []*corev1.ConfigMap
+	for _, ct := range s.contested {
+		var losers []string
+		for _, o := range ct.Others {
+			losers = append(losers, fmt.Sprintf("%s (%s)", o.Source, o.Value))
+		}
+		msg := fmt.Sprintf("key %q: %s (%s) wins by creation time, then name, over %s, as specific", s.display(ct.Key), ct.Winner.Source, ct.Winner.Value, strings.Join(losers, ", "))
+		for _, x := range append([]merge.Shadow{ct.Winner}, ct.Others...) {
+			cm := byName[x.Source.Name]
+			if cm == nil {
+				continue
+			}
+			if _, ok := notes[cm]; !ok {
+				order = append(order, cm)
+			}
+			notes[cm] = append(notes[cm], msg)
+		}
+	}
+	out := make([]refusal, 0, len(order))
+	for _, cm := range order {
+		out = append(out, refusal{cm: cm, note: "Contested where these selectors meet: " + strings.Join(notes[cm], "; ")})
+	}
+	return out
 }
 
 // refusal is a ConfigMap some of whose keys a policy refused, and the note

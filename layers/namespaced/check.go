@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/target"
 )
 
 // CheckConfigMap says whether cm may be written as it is: a cluster
@@ -78,7 +82,11 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		if _, err := c.decode(v.cl, []*merge.Layer{&l}); err != nil {
 			return nil, &LayerError{Source: l.Source, Err: err}
 		}
-		return storedInvalid(v.invalid), nil
+		contests := c.contestsWith(sl, v.selectors)
+		if len(contests) > 0 && c.o.Selectors.RefuseContests {
+			return nil, &LayerError{Source: l.Source, Err: fmt.Errorf("%s (contests are refused: give one selector more terms, or make them agree)", strings.Join(contests, "; "))}
+		}
+		return append(storedInvalid(v.invalid), contests...), nil
 	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
 		return nil, nil
 	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
@@ -121,6 +129,102 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		warnings = append(warnings, w)
 	}
 	return warnings, nil
+}
+
+// contestsWith returns the contests sl, a selector ConfigMap about to be
+// written, would make with others, the selector layers in effect: with
+// each of as many terms whose selector some namespace could match beside
+// sl's, each key both set to different values, and which would win.
+func (c *core[T]) contestsWith(sl *selectorLayer, others []*selectorLayer) []string {
+	var out []string
+	for _, o := range others {
+		if o.err != nil || o.cm.Name == sl.cm.Name || o.t.Rank != sl.t.Rank || !mayMeet(o.t.Selector.Labels, sl.t.Selector.Labels) {
+			continue
+		}
+		// Written now, a new ConfigMap is the newest.
+		mine := *sl.t
+		if mine.Created.IsZero() {
+			mine.Created = time.Now()
+		}
+		winner := sl
+		if order, _ := selectorLadder.Sort([]*target.Layer{&mine, o.t}); order[1] == o.t {
+			winner = o
+		}
+		for _, k := range sortedKeys(sl.t.Layer.Values) {
+			theirs, ok := o.t.Layer.Values[k]
+			if !ok || theirs == sl.t.Layer.Values[k] {
+				continue
+			}
+			out = append(out, fmt.Sprintf("key %q is contested with selector ConfigMap %s/%s (%s), as specific: it sets %s and %s sets %s; where both apply, %s/%s wins by creation time, then name",
+				c.model.display(k), o.cm.Namespace, o.cm.Name, o.t.Selector.Labels, sl.t.Layer.Values[k], o.cm.Name, theirs, winner.cm.Namespace, winner.cm.Name))
+		}
+	}
+	return out
+}
+
+// mayMeet reports whether some set of labels could match both a and b:
+// false only when their requirements on one key cannot hold together (a
+// value both require differently, one requires a key the other forbids).
+// Gt and Lt are taken to meet.
+func mayMeet(a, b labels.Selector) bool {
+	ra, _ := a.Requirements()
+	rb, _ := b.Requirements()
+	type need struct {
+		allowed  map[string]bool // nil: any value
+		excluded map[string]bool
+		exists   bool
+		absent   bool
+	}
+	byKey := map[string]*need{}
+	for _, r := range append(ra, rb...) {
+		n := byKey[r.Key()]
+		if n == nil {
+			n = &need{excluded: map[string]bool{}}
+			byKey[r.Key()] = n
+		}
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			n.exists = true
+			vals := r.Values()
+			if n.allowed == nil {
+				n.allowed = map[string]bool{}
+				for v := range vals {
+					n.allowed[v] = true
+				}
+				continue
+			}
+			for v := range n.allowed {
+				if !vals.Has(v) {
+					delete(n.allowed, v)
+				}
+			}
+		case selection.NotEquals, selection.NotIn:
+			for v := range r.Values() {
+				n.excluded[v] = true
+			}
+		case selection.Exists:
+			n.exists = true
+		case selection.DoesNotExist:
+			n.absent = true
+		}
+	}
+	for _, n := range byKey {
+		if n.exists && n.absent {
+			return false
+		}
+		if n.allowed != nil {
+			left := 0
+			for v := range n.allowed {
+				if !n.excluded[v] {
+					left++
+				}
+			}
+			if left == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // storedInvalid is the warning of a ConfigMap judged against the last

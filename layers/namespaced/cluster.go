@@ -126,6 +126,9 @@ type clusterView[T any] struct {
 	cl      *clusterState[T]
 	stored  map[string]*corev1.ConfigMap
 	invalid error
+	// selectors are the selector layers in effect, for the contests a
+	// selector ConfigMap written would make.
+	selectors []*selectorLayer
 }
 
 // joinKeys returns the keys of a and b.

@@ -131,11 +131,23 @@ func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 	if err != nil {
 		return clusterView[T]{}, err
 	}
+	var sels []*selectorLayer
+	if d.c.o.Selectors != nil {
+		list, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: d.c.selectorCMs.String()})
+		if err != nil {
+			return clusterView[T]{}, fmt.Errorf("listing selector ConfigMaps in %s: %w", d.c.o.Namespace, err)
+		}
+		cms := make([]*corev1.ConfigMap, len(list.Items))
+		for i := range list.Items {
+			cms[i] = &list.Items[i]
+		}
+		sels = d.c.readSelectors(cms)
+	}
 	cl, invalid := d.parse.parse(d.c, cms)
 	if invalid == nil {
-		return clusterView[T]{cl: cl}, nil
+		return clusterView[T]{cl: cl, selectors: sels}, nil
 	}
-	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid}
+	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid, selectors: sels}
 	if v.cl == nil {
 		var err error
 		if v.cl, err = d.c.parseCluster(nil); err != nil {

@@ -26,6 +26,11 @@ const (
 	// its note names each key and why, so that a tenant who can read the
 	// Events of their namespace learns it without asking the operator.
 	ReasonKeysRefused = "KeysRefused"
+	// ReasonContestedKeys is the reason of the Warning Event on each
+	// selector ConfigMap that sets a key another selector ConfigMap as
+	// specific sets otherwise, where both apply: its note names the keys,
+	// the values and which wins.
+	ReasonContestedKeys = "ContestedKeys"
 )
 
 // maxNote bounds the text of an Event: events.k8s.io/v1 refuses a note of
@@ -128,8 +133,21 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 // report surfaces each layer rec's namespace ignored, and the keys
 // refused of each ConfigMap, once per resourceVersion: a log line, a
 // metric and a Warning Event. A selector ConfigMap's refusals are the
-// same in every namespace it applies to: one Event. s.mu is held.
-func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refusal) {
+// same in every namespace it applies to: one Event. Each contest a
+// selector ConfigMap takes part in is an Event on it, once per note.
+// s.mu is held.
+func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refusal, contested []refusal) {
+	for _, r := range contested {
+		id, seen := "contested:"+r.cm.Namespace+"/"+r.cm.Name, r.cm.ResourceVersion+"|"+r.note
+		if s.selReported[id] == seen {
+			continue
+		}
+		s.selReported[id] = seen
+		s.c.log.Info("Selector layers as specific as each other disagree", "configMap", r.cm.Namespace+"/"+r.cm.Name, "note", r.note)
+		if s.events != nil {
+			s.events.warn(r.cm, ReasonContestedKeys, "Merge", r.note)
+		}
+	}
 	first := func(seen map[string]string, id string, cm *corev1.ConfigMap) bool {
 		if seen[id] == cm.ResourceVersion {
 			return false

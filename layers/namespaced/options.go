@@ -123,6 +123,14 @@ type Selectors struct {
 	Annotation string
 	// SectionAnnotation is "config.strata.dev/section" when empty.
 	SectionAnnotation string
+	// RefuseContests makes a contest an error: where selector layers as
+	// specific as each other (one number of terms) set a key to
+	// different values, each of them is left out as invalid in the
+	// namespaces they meet in, and CheckConfigMap refuses a selector
+	// ConfigMap that would make a contest. By default a contest is
+	// reported (Snapshot.Contested, a ContestedKeys Event, an admission
+	// warning) and the newest layer, then the last by name, wins.
+	RefuseContests bool
 }
 
 // core is what every part of a resolver reads and none changes: the

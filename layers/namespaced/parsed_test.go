@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -476,5 +477,125 @@ func TestParsedSelectorLayers(t *testing.T) {
 	}
 	if w, err := r.CheckConfigMap(context.Background(), selector("canary", "canary=true", "config-defaults", map[string]string{"default-timeout-minutes": "20"})); err != nil || len(w) != 0 {
 		t.Errorf("a valid selector ConfigMap: %v, %v", w, err)
+	}
+}
+
+// TestSelectorContests: selector ConfigMaps of one number of terms that
+// apply to a namespace and set a key to values other than the winner's
+// (by creation time, then name) contest it, in Snapshot.Contested; a more specific layer that decides the key, or a
+// namespace only one applies to, has none. With RefuseContests both are
+// left out there, as invalid. CheckConfigMap warns of a contest a
+// selector ConfigMap would make with one whose selector can meet its own,
+// or refuses it.
+func TestSelectorContests(t *testing.T) {
+	selector := func(name, sel string, minutes string) *corev1.ConfigMap {
+		cm := configMap("pipelines", name, map[string]string{"pipeline-selector": "true"}, map[string]string{"default-timeout-minutes": minutes})
+		cm.Annotations = map[string]string{"config.strata.dev/namespace-selector": sel, "config.strata.dev/section": "config-defaults"}
+		return cm
+	}
+	ns := func(name string, labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	cluster := []runtime.Object{
+		configMap("pipelines", "config-defaults", nil, map[string]string{"default-timeout-minutes": "60"}),
+		configMap("pipelines", "feature-flags", nil, map[string]string{"per-namespace-configuration": "true"}),
+		selector("by-team", "team=x", "20"),
+		selector("by-env", "env=prod", "30"),
+		selector("agrees", "region=eu", "30"),
+	}
+	const key = "/config-defaults/default-timeout-minutes"
+	for _, refuse := range []bool{false, true} {
+		o := pipelineOptions()
+		o.Selectors = &Selectors{Labels: map[string]string{"pipeline-selector": "true"}, RefuseContests: refuse}
+		d, err := NewDryRun(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resolve := func(name string, labels map[string]string, extra ...runtime.Object) *Snapshot[*pipelineConfig] {
+			t.Helper()
+			s, err := d.Resolve(name, append(append(slices.Clip(cluster), extra...), ns(name, labels)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		both := resolve("both", map[string]string{"team": "x", "env": "prod", "region": "eu"})
+		if !refuse {
+			c := both.Contested()
+			if len(c) != 1 || c[0].Key != key || c[0].Winner.Source.Name != "pipelines/by-team" || c[0].Winner.Value != `"20"` ||
+				len(c[0].Others) != 2 || c[0].Others[0].Source.Name != "pipelines/by-env" || c[0].Others[1].Source.Name != "pipelines/agrees" ||
+				both.Object.Defaults.TimeoutMinutes != 20 {
+				t.Errorf("contested %+v, timeout %d", c, both.Object.Defaults.TimeoutMinutes)
+			}
+		} else {
+			var ignored []string
+			for _, err := range both.Ignored() {
+				ignored = append(ignored, err.Error())
+			}
+			// Every layer in a contest is left out.
+			if both.Object.Defaults.TimeoutMinutes != 60 || len(ignored) != 3 || !strings.Contains(strings.Join(ignored, "\n"),
+				`selector pipelines/by-team: ignored: contests key "config-defaults/default-timeout-minutes": it sets "20", and selector pipelines/by-env sets "30", selector pipelines/agrees sets "30", as specific (contests are refused)`) {
+				t.Errorf("refused: timeout %d, ignored %q", both.Object.Defaults.TimeoutMinutes, ignored)
+			}
+		}
+		if s := resolve("one", map[string]string{"team": "x"}); len(s.Contested()) != 0 || len(s.Ignored()) != 0 {
+			t.Errorf("one selector applies: %v %v", s.Contested(), s.Ignored())
+		}
+		specific := selector("both-terms", "team=x,env=prod", "40")
+		if s := resolve("both", map[string]string{"team": "x", "env": "prod"}, specific); len(s.Contested()) != 0 || s.Object.Defaults.TimeoutMinutes != 40 {
+			t.Errorf("a more specific layer decides: %v, %d", s.Contested(), s.Object.Defaults.TimeoutMinutes)
+		}
+
+		// Admission of a selector ConfigMap.
+		r, err := NewFromReader(newObjectReader(cluster[0], cluster[1], cluster[2]), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		w, err := r.CheckConfigMap(context.Background(), selector("by-env", "env=prod", "30"))
+		want := `key "config-defaults/default-timeout-minutes" is contested with selector ConfigMap pipelines/by-team (team=x), as specific: it sets "30" and by-team sets "20"; where both apply, pipelines/by-env wins by creation time, then name`
+		switch {
+		case refuse && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "contests are refused")):
+			t.Errorf("refused: %v", err)
+		case !refuse && (err != nil || len(w) != 1 || w[0] != want):
+			t.Errorf("a contest: %q, %v", w, err)
+		}
+		if w, err := r.CheckConfigMap(context.Background(), selector("other-team", "team=y", "30")); err != nil || len(w) != 0 {
+			t.Errorf("selectors that cannot meet: %q, %v", w, err)
+		}
+		r.Stop()
+	}
+}
+
+// TestMayMeet: selectors meet unless one key's requirements cannot hold
+// together.
+func TestMayMeet(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"team=x", "env=prod", true},
+		{"team=x", "team=y", false},
+		{"team=x", "team!=x", false},
+		{"team in (x,y)", "team in (y,z)", true},
+		{"team in (x,y)", "team notin (x,y)", false},
+		{"team", "!team", false},
+		{"!team", "team=x", false},
+		{"team", "team!=x", true},
+		{"", "team=x", true},
+	} {
+		a, err := labels.Parse(tc.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := labels.Parse(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mayMeet(a, b); got != tc.want || mayMeet(b, a) != tc.want {
+			t.Errorf("%q and %q: %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/target"
 )
 
 // Annotations a controller writes on the objects it reconciled, so that
@@ -34,6 +35,9 @@ type Snapshot[T any] struct {
 	rejected []merge.Dropped // keys as JSON pointers
 	display  func(string) string
 	ignored  []error
+	// contested are the keys selector layers of one rank, which only
+	// their creation times and names order, set to different values.
+	contested []target.Contest
 
 	hashOnce sync.Once
 	hash     string
@@ -80,6 +84,14 @@ func (s *Snapshot[T]) Rejected() []merge.Dropped {
 // invalid, each a *LayerError (its source, and why); the rest of the
 // configuration applies.
 func (s *Snapshot[T]) Ignored() []error { return s.ignored }
+
+// Contested returns the keys that selector layers as specific as each
+// other (one number of selector terms) set to different values in this
+// namespace, sorted by key (a JSON pointer; KeyName names it as its
+// ConfigMap holds it): the value that wins by creation time, then name,
+// and the others. A disagreement between equally specific layers is the
+// operator's to resolve; Selectors.RefuseContests makes it an error.
+func (s *Snapshot[T]) Contested() []target.Contest { return s.contested }
 
 // Hash returns the content hash of the effective configuration: "sha256:"
 // and the hex digest of the effective keys and values, defaults included.

@@ -307,7 +307,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	if prev != nil {
 		rec.built = c.clock.Now() // a rebuild: the first build is a miss's
 	}
-	s.report(rec, ignored, refusals(snap, sels, in.cms, s.c.o.TenantKeysDoc))
+	s.report(rec, ignored, refusals(snap, sels, in.cms, s.c.o.TenantKeysDoc), contestNotes(snap, sels))
 	if snap != cl.base {
 		for _, d := range snap.rejected {
 			c.m.rejected.WithLabelValues(d.Reason).Inc()
@@ -534,7 +534,7 @@ func (s *state[T]) view(context.Context) (clusterView[T], error) {
 	if s.cluster == nil {
 		return clusterView[T]{}, ErrNotStarted
 	}
-	return clusterView[T]{cl: s.cluster, stored: s.stored, invalid: s.invalid}, nil
+	return clusterView[T]{cl: s.cluster, stored: s.stored, invalid: s.invalid, selectors: s.selectors}, nil
 }
 
 // each calls fn with every cached namespace and its record, under the

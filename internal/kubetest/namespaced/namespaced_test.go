@@ -494,3 +494,69 @@ func TestNoLockout(t *testing.T) {
 		})
 	}
 }
+
+// TestContestedSelectorsAreReported: two selector ConfigMaps as specific
+// as each other that set a key to different values, both applying to a
+// namespace, contest it: the snapshot says so, and each ConfigMap gets a
+// ContestedKeys Warning Event naming the key, the values and the winner.
+func TestContestedSelectorsAreReported(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newWorld(t)
+	w.put(w.system, "defaults", nil, map[string]string{"enforced-config-level": "namespace", "default-timeout-seconds": "100"})
+	selectorLabels := map[string]string{"layer": "selector"}
+	selector := func(name, sel, timeout string) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.system, Labels: selectorLabels,
+			Annotations: map[string]string{namespaced.DefaultSelectorAnnotation: sel}}, Data: map[string]string{"default-timeout-seconds": timeout}}
+		got, err := w.c.CoreV1().ConfigMaps(w.system).Create(ctx, cm, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// by-team, created second, wins: by creation time, or by name when
+	// both were created in one second.
+	byEnv := selector("by-env", "env=prod", "30")
+	byTeam := selector("by-team", "team=x", "20")
+	ns := w.prefix + "contested"
+	if _, err := w.c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"team": "x", "env": "prod"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o := w.options()
+	o.Selectors = &namespaced.Selectors{Labels: selectorLabels}
+	r, err := namespaced.NewLazy(w.c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	s, err := r.ForNamespace(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Contested(); len(c) != 1 || c[0].Winner.Source.Name != w.system+"/by-team" || len(c[0].Others) != 1 || c[0].Others[0].Value != "30" {
+		t.Fatalf("contested %+v", c)
+	}
+	for _, cm := range []*corev1.ConfigMap{byTeam, byEnv} {
+		var notes []string
+		watchtest.Until(10*time.Second, func() bool {
+			evs, err := w.c.EventsV1().Events(w.system).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes = nil
+			for _, e := range evs.Items {
+				if e.Reason == namespaced.ReasonContestedKeys && e.Regarding.UID == cm.UID {
+					notes = append(notes, e.Note)
+				}
+			}
+			return len(notes) > 0
+		})
+		want := `key "default-timeout-seconds": selector ` + w.system + `/by-team (20) wins by creation time, then name, over selector ` + w.system + `/by-env (30), as specific`
+		if len(notes) != 1 || !strings.Contains(notes[0], want) {
+			t.Errorf("the ContestedKeys Events on %s: %q, want one saying %q", cm.Name, notes, want)
+		}
+	}
+}
