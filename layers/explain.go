@@ -41,6 +41,11 @@ type KeyProvenance struct {
 	// its value replaced, each as "KEY from SOURCE": the members of a map
 	// a null erased, say.
 	Replaced []string `json:"replaced,omitempty"`
+	// List says that the key is an element of a list merged per element,
+	// and how the list merges: "map" (by its key member), "set" or
+	// "append". A set's element is keyed by itself, an appended element
+	// by its layer's place and its own (LLLL.PPPPPP).
+	List string `json:"list,omitempty"`
 }
 
 // Explain returns the effective configuration in version gv and the
@@ -119,6 +124,11 @@ func Provenances(r *merge.Result) map[string]KeyProvenance {
 		}
 		for _, c := range p.Replaced {
 			kp.Replaced = append(kp.Replaced, c.Key+" from "+c.Source.String())
+		}
+		if i := strings.LastIndexByte(k, '/'); i > 0 {
+			if member, ok := r.ListMember(k[:i]); ok {
+				kp.List = merge.ListStrategy(member)
+			}
 		}
 		out[k] = kp
 	}

@@ -207,11 +207,11 @@ func readError(path string, limit int, err error) error {
 }
 
 // removals returns data without the elements of t's keyed lists that ask
-// for their removal, as JSON, and their keys; data as it is when it has
-// none.
+// for their removal and the members that remove elements from its sets,
+// as JSON, and their keys; data as it is when it has none.
 func removals(t *typed.Type, data []byte) ([]byte, []string, error) {
 	lists := t.Lists()
-	if len(lists) == 0 || !bytes.Contains(data, []byte("$patch")) {
+	if len(lists) == 0 || !bytes.Contains(data, []byte("$patch")) && !bytes.Contains(data, []byte("$deleteFromPrimitiveList/")) {
 		return data, nil, nil
 	}
 	j, err := yaml.YAMLToJSON(data)

@@ -30,6 +30,16 @@ func upstreamsComponent(t *testing.T) *layers.Component[*upstreams] {
 				errs = append(errs, field.Invalid(field.NewPath("upstreams").Index(i).Child("url"), u.URL, "must be an http:// URL"))
 			}
 		}
+		for i, tag := range hub.(*upstreams).Tags {
+			if tag == "bad" {
+				errs = append(errs, field.Invalid(field.NewPath("tags").Index(i), tag, "not a tag"))
+			}
+		}
+		for i, h := range hub.(*upstreams).Hooks {
+			if h == "bad" {
+				errs = append(errs, field.Invalid(field.NewPath("hooks").Index(i), h, "not a hook"))
+			}
+		}
 		return errs
 	}
 	kind, err := scheme.New(cfg)
@@ -108,6 +118,22 @@ func TestKeyedListErrorsNameTheElement(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
+
+	// A set's element is named by its value, an appended element by its
+	// place in the list; each with the file that gave it.
+	watchtest.WriteFiles(t, dir, map[string]string{
+		"c.yaml":         head + "tags: [a, z]\nhooks: [h1, h2]\n",
+		"conf.d/50.yaml": head + "tags: [bad]\nhooks: [bad]\n",
+	})
+	_, _, err = upstreamsComponent(t).Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d")})
+	for _, want := range []string{
+		"drop-in " + filepath.Join(dir, "conf.d/50.yaml") + `: tags["bad"]: Invalid value: "bad": not a tag`,
+		"drop-in " + filepath.Join(dir, "conf.d/50.yaml") + `: hooks[2]: Invalid value: "bad": not a hook`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v\nwant %s", err, want)
+		}
+	}
 }
 
 // TestMigrateRefusesARemoval migrates a file that removes a list element:
@@ -131,5 +157,68 @@ func TestMigrateRefusesARemoval(t *testing.T) {
 	}
 	if code, out, errOut := run("ok.yaml"); code != 0 || !strings.Contains(out, "name: a") {
 		t.Errorf("no removal: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestListStrategies merges a set and an appended list across the file
+// and two drop-ins: the set holds each element once, from the highest
+// layer that gives it, less what a drop-in removes; the appended list
+// holds every layer's elements, lower layers' first, each credited to its
+// layer.
+func TestListStrategies(t *testing.T) {
+	dir := t.TempDir()
+	head := "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
+	watchtest.WriteFiles(t, dir, map[string]string{
+		"c.yaml":         head + "tags: [b, a]\nhooks: [f1]\n",
+		"conf.d/10.yaml": head + "tags: [c, a]\nhooks: [d1, d2, d1]\n",
+		"conf.d/20.yaml": head + "$deleteFromPrimitiveList/tags: [b]\n",
+	})
+	c := upstreamsComponent(t)
+	loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(loaded.Object.Tags, ","); got != "a,c" {
+		t.Errorf("tags %s, want a,c", got)
+	}
+	if got := strings.Join(loaded.Object.Hooks, ","); got != "f1,d1,d2,d1" {
+		t.Errorf("hooks %s, want f1,d1,d2,d1", got)
+	}
+	file, dropIn := "file "+filepath.Join(dir, "c.yaml"), "drop-in "+filepath.Join(dir, "conf.d/10.yaml")
+	for key, want := range map[string]string{"/tags/a": dropIn, "/tags/c": dropIn} {
+		if src, _ := loaded.Provenance.SourceOf(key); src.String() != want {
+			t.Errorf("%s from %s, want %s", key, src, want)
+		}
+	}
+	if p, ok := loaded.Provenance.Explain("/tags/b"); !ok || p.Value != merge.Tombstone || p.Source.String() != "drop-in "+filepath.Join(dir, "conf.d/20.yaml") {
+		t.Errorf("the removed element: %+v", p)
+	}
+	var hooks []string
+	for _, k := range loaded.Provenance.Keys() {
+		if strings.HasPrefix(k, "/hooks/") {
+			src, _ := loaded.Provenance.SourceOf(k)
+			v, _ := loaded.Provenance.Lookup(k)
+			hooks = append(hooks, v+" "+src.String())
+		}
+	}
+	if want := []string{`"f1" ` + file, `"d1" ` + dropIn, `"d2" ` + dropIn, `"d1" ` + dropIn}; strings.Join(hooks, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the appended elements and their layers:\n%s\nwant\n%s", strings.Join(hooks, "\n"), strings.Join(want, "\n"))
+	}
+
+	// --explain says how each element's list merges.
+	prov := layers.Provenances(loaded.Provenance)
+	if prov["/tags/a"].List != "set" || prov["/upstreams/x"].List != "" {
+		t.Errorf("explained: /tags/a %+v", prov["/tags/a"])
+	}
+	for k, p := range prov {
+		if strings.HasPrefix(k, "/hooks/") && p.List != "append" {
+			t.Errorf("explained: %s %+v", k, p)
+		}
+	}
+
+	// A set's element given twice in one file is refused, naming both.
+	watchtest.WriteFiles(t, dir, map[string]string{"dup.yaml": head + "tags: [a, b, a]\n"})
+	if _, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "dup.yaml")}); err == nil || !strings.Contains(err.Error(), `elements [0] and [2] are both "a": a set holds each element once`) {
+		t.Errorf("an element twice: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Lists declares the arrays that merge per element, as server-side apply
@@ -23,7 +24,36 @@ import (
 // element that holds a value in one layer and a reference in another never
 // ends with both or neither. Unflattened, a keyed list is an array of its
 // elements in the byte order of their keys.
+//
+// Instead of a key member, an array's pattern may map to a strategy for
+// arrays whose elements have no key (replace, the whole array, is the
+// default):
+//
+//   - ListSet merges an array of scalars as a set, as server-side apply
+//     merges a +listType=set list: each element is the leaf P/e (e as a
+//     keyed element's key is written), so each is one element however
+//     many layers give it, with provenance of its own; a tombstone at
+//     P/e removes it (in a document, the member
+//     "$deleteFromPrimitiveList/NAME": [e, …] beside the set NAME, as a
+//     strategic merge patch writes it). Unflattened, a set is its
+//     elements in the byte order of their leaves.
+//   - ListAppend gives every layer's elements, lower layers' first, each
+//     in its layer's order and with its layer as provenance: the element
+//     at position i is the leaf P/i (six digits), which Merge makes
+//     P/L.i for the layer at index L, so that layers never meet on one.
+//     Unflattened, an appended list is its elements in that order.
 type Lists map[string]string
+
+// The list strategies a pattern of Lists may name in place of a key
+// member.
+const (
+	ListSet    = "+set"
+	ListAppend = "+append"
+)
+
+// deleteFromSet prefixes the member of a document that removes elements
+// from the set beside it.
+const deleteFromSet = "$deleteFromPrimitiveList/"
 
 // keyOf returns the key member of the list at key, if key names a keyed
 // list.
@@ -80,10 +110,14 @@ func (l Lists) flattenValue(out map[string]string, key string, v []byte) error {
 	if len(l) > 0 && key != "" {
 		if member, ok := l.keyOf(key); ok {
 			switch {
+			case len(v) > 0 && v[0] == '[' && member == ListSet:
+				return flattenSet(out, key, v, "")
+			case len(v) > 0 && v[0] == '[' && member == ListAppend:
+				return flattenAppend(out, key, v)
 			case len(v) > 0 && v[0] == '[':
 				return flattenList(out, key, member, v)
 			case string(v) != Tombstone:
-				return fmt.Errorf("%s: a keyed list (by %s) must be an array", displayKey(key), strconv.Quote(member))
+				return fmt.Errorf("%s: %s must be an array", displayKey(key), listKind(member))
 			}
 		}
 	}
@@ -107,11 +141,133 @@ func (l Lists) flattenInto(out map[string]string, prefix string, doc []byte) err
 		return fmt.Errorf("%s: not a JSON object: null", displayKey(prefix))
 	}
 	for name, raw := range obj {
+		if set, ok := strings.CutPrefix(name, deleteFromSet); ok {
+			key := Child(prefix, set)
+			if member, ok := l.keyOf(key); !ok || member != ListSet {
+				return fmt.Errorf("%s: %s names no set", displayKey(Child(prefix, name)), strconv.Quote(name))
+			}
+			if err := flattenSet(out, key, raw, Tombstone); err != nil {
+				return fmt.Errorf("%s: %w", displayKey(Child(prefix, name)), err)
+			}
+			continue
+		}
 		if err := l.flattenValue(out, Child(prefix, name), raw); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ListStrategy names how a list whose Lists entry is member merges: "map"
+// (by the key member), "set" or "append".
+func ListStrategy(member string) string {
+	switch member {
+	case ListSet:
+		return "set"
+	case ListAppend:
+		return "append"
+	}
+	return "map"
+}
+
+// listKind names the kind of list member declares, for an error.
+func listKind(member string) string {
+	switch member {
+	case ListSet:
+		return "a set"
+	case ListAppend:
+		return "an appended list"
+	}
+	return "a keyed list (by " + strconv.Quote(member) + ")"
+}
+
+// flattenSet flattens v, an array of scalars, at key, the set, into a
+// leaf per element: the element's JSON, or value when it is not empty
+// (Tombstone, to remove the elements).
+func flattenSet(out map[string]string, key string, v []byte, value string) error {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return fmt.Errorf("%s: %w", displayKey(key), err)
+	}
+	at := map[string]int{}
+	for i, e := range elems {
+		e = bytes.TrimSpace(e)
+		if len(e) == 0 || e[0] == '{' || e[0] == '[' || string(e) == "null" {
+			return fmt.Errorf("%s[%d]: an element of a set must be a string, a number or a boolean", displayKey(key), i)
+		}
+		seg, err := scalarSegment(e)
+		if err != nil {
+			return fmt.Errorf("%s[%d]: %w", displayKey(key), i, err)
+		}
+		if j, dup := at[seg]; dup {
+			return fmt.Errorf("%s: elements [%d] and [%d] are both %s: a set holds each element once", displayKey(key), j, i, e)
+		}
+		at[seg] = i
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, e); err != nil {
+			return fmt.Errorf("%s[%d]: %w", displayKey(key), i, err)
+		}
+		if value != "" {
+			out[Child(key, seg)] = value
+		} else {
+			out[Child(key, seg)] = buf.String()
+		}
+	}
+	return nil
+}
+
+// scalarSegment is the pointer segment of a set's element: a string as
+// it is, anything else as JSON text, as a keyed element's key is written.
+func scalarSegment(e json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(e, &s) == nil {
+		return s, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, e); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// flattenAppend flattens v, an array, at key, an appended list, into a
+// leaf per element, P/i.
+func flattenAppend(out map[string]string, key string, v []byte) error {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return fmt.Errorf("%s: %w", displayKey(key), err)
+	}
+	for i, e := range elems {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, e); err != nil {
+			return fmt.Errorf("%s[%d]: %w", displayKey(key), i, err)
+		}
+		out[Child(key, fmt.Sprintf("%06d", i))] = buf.String()
+	}
+	return nil
+}
+
+// appendKey is key, a leaf of an appended list of the layer at index
+// layer, as Merge keeps it: P/L.i. Any other key is returned as it is.
+func (l Lists) appendKey(key string, layer int) string {
+	i := strings.LastIndexByte(key, '/')
+	if i <= 0 {
+		return key
+	}
+	if member, ok := l.keyOf(key[:i]); !ok || member != ListAppend || strings.IndexByte(key[i+1:], '.') >= 0 {
+		return key
+	}
+	return key[:i+1] + fmt.Sprintf("%04d.", layer) + key[i+1:]
+}
+
+// appends reports whether l names an appended list.
+func (l Lists) appends() bool {
+	for _, m := range l {
+		if m == ListAppend {
+			return true
+		}
+	}
+	return false
 }
 
 // flattenList flattens the keyed list v at key into one leaf per element.
@@ -234,6 +390,13 @@ func (l Lists) rebuild(node map[string]any, key string) error {
 		}
 		sort.Strings(segs)
 		list := make([]any, 0, len(segs))
+		if member == ListSet || member == ListAppend {
+			for _, s := range segs {
+				list = append(list, obj[s])
+			}
+			node[name] = list
+			continue
+		}
 		for _, s := range segs {
 			e, ok := obj[s].(map[string]any)
 			if !ok {
@@ -261,7 +424,7 @@ func (l Lists) rebuild(node map[string]any, key string) error {
 // type, which has no field $patch, the removals are tombstones to add to
 // its flattened values.
 func (l Lists) Removals(doc []byte) ([]byte, []string, error) {
-	if len(l) == 0 || !bytes.Contains(doc, []byte(`"$patch"`)) {
+	if len(l) == 0 || !bytes.Contains(doc, []byte(`"$patch"`)) && !bytes.Contains(doc, []byte(`"`+deleteFromSet)) {
 		return doc, nil, nil
 	}
 	var root map[string]any
@@ -275,6 +438,21 @@ func (l Lists) Removals(doc []byte) ([]byte, []string, error) {
 	walk = func(node map[string]any, key string) error {
 		for name, v := range node {
 			child := Child(key, name)
+			if set, ok := strings.CutPrefix(name, deleteFromSet); ok {
+				raw, _ := json.Marshal(v)
+				tomb := map[string]string{}
+				if member, ok := l.keyOf(Child(key, set)); !ok || member != ListSet {
+					return fmt.Errorf("%s: %s names no set", displayKey(child), strconv.Quote(name))
+				}
+				if err := flattenSet(tomb, Child(key, set), raw, Tombstone); err != nil {
+					return err
+				}
+				for k := range tomb {
+					removed = append(removed, k)
+				}
+				delete(node, name)
+				continue
+			}
 			switch v := v.(type) {
 			case map[string]any:
 				if err := walk(v, child); err != nil {

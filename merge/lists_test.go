@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -178,6 +179,97 @@ func FuzzKeyedLists(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	lists := Lists{"/l": "k", "/*/l": "k"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vals, err := lists.Flatten(data)
+		if err != nil {
+			return
+		}
+		doc, err := lists.Unflatten(vals)
+		if err != nil {
+			t.Fatalf("Unflatten(Flatten(%q)): %v", data, err)
+		}
+		again, err := lists.Flatten(doc)
+		if err != nil {
+			t.Fatalf("Flatten of %q: %v", doc, err)
+		}
+		for k, v := range vals {
+			if v != Tombstone && again[k] != v && !jsonEqual(again[k], v) {
+				t.Fatalf("key %q: %q became %q", k, v, again[k])
+			}
+		}
+	})
+}
+
+// TestSetAndAppendLists: a set holds each element once, from the highest
+// layer that gives it, less what a layer removes; an appended list holds
+// every layer's elements, lower layers' first, each credited to its
+// layer; both unflatten as arrays, and a document's removals are
+// tombstones.
+func TestSetAndAppendLists(t *testing.T) {
+	lists := Lists{"/tags": ListSet, "/*/hooks": ListAppend}
+	flat := func(doc string) map[string]string {
+		t.Helper()
+		v, err := lists.Flatten([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		return v
+	}
+	layer := func(name, doc string) *Layer {
+		return &Layer{Source: Source{Origin: "file", Name: name}, Values: flat(doc), Lists: lists}
+	}
+	r := Merge(
+		layer("a", `{"tags":["x","y",1],"s":{"hooks":[{"run":"a"},"b"]}}`),
+		layer("b", `{"tags":["z","x"],"$deleteFromPrimitiveList/tags":["y"],"s":{"hooks":["c"]}}`),
+		layer("c", `{"s":{"hooks":["b"]}}`),
+	)
+	doc, err := r.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"s":{"hooks":[{"run":"a"},"b","c","b"]},"tags":[1,"x","z"]}`; string(doc) != want {
+		t.Errorf("document %s, want %s", doc, want)
+	}
+	for key, want := range map[string]string{"/tags/x": "b", "/tags/1": "a", "/tags/z": "b", "/s/hooks/0000.000001": "a", "/s/hooks/0001.000000": "b", "/s/hooks/0002.000000": "c"} {
+		if src, ok := r.SourceOf(key); !ok || src.Name != want {
+			t.Errorf("%s from %v, want %s", key, src, want)
+		}
+	}
+	if p, ok := r.Explain("/tags/x"); !ok || len(p.Shadowed) != 1 || p.Shadowed[0].Source.Name != "a" {
+		t.Errorf("/tags/x %+v", p)
+	}
+	if got := r.Tombstones(); len(got) != 1 || got[0] != "/tags/y" {
+		t.Errorf("removed %v", got)
+	}
+
+	for doc, want := range map[string]string{
+		`{"tags":["x","x"]}`:                            `/tags: elements [0] and [1] are both "x": a set holds each element once`,
+		`{"tags":[{"a":1}]}`:                            `/tags[0]: an element of a set must be a string, a number or a boolean`,
+		`{"tags":[null]}`:                               `/tags[0]: an element of a set must be`,
+		`{"tags":"x"}`:                                  `/tags: a set must be an array`,
+		`{"s":{"hooks":{"a":1}}}`:                       `/s/hooks: an appended list must be an array`,
+		`{"$deleteFromPrimitiveList/s":["x"],"s":{}}`:   `names no set`,
+		`{"$deleteFromPrimitiveList/tags":[["x"]]}`:     `an element of a set must be`,
+		`{"a":{"$deleteFromPrimitiveList/tags":["x"]}}`: `names no set`,
+	} {
+		if _, err := lists.Flatten([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", doc, err, want)
+		}
+	}
+
+	stripped, removed, err := lists.Removals([]byte(`{"tags":["x"],"$deleteFromPrimitiveList/tags":["y",2]}`))
+	if err != nil || string(stripped) != `{"tags":["x"]}` || strings.Join(slices.Sorted(slices.Values(removed)), ",") != "/tags/2,/tags/y" {
+		t.Errorf("Removals: %s %v %v", stripped, removed, err)
+	}
+}
+
+// FuzzSetAndAppendLists: flattening with sets and appended lists and back
+// keeps every element, and a set never holds one twice.
+func FuzzSetAndAppendLists(f *testing.F) {
+	for _, s := range []string{`{"s":["a","b",1,true]}`, `{"a":[{"x":1},[2],"c"]}`, `{"s":["a"],"$deleteFromPrimitiveList/s":["b"]}`, `{"s":["a","a"]}`} {
+		f.Add([]byte(s))
+	}
+	lists := Lists{"/s": ListSet, "/a": ListAppend}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		vals, err := lists.Flatten(data)
 		if err != nil {

@@ -210,12 +210,16 @@ func (r *Result) apply(from int) {
 	nested := false
 	for i, l := range r.layers[from:] {
 		i += from
+		appends := l.Lists.appends()
 		for k, v := range l.Values {
 			if l.Policy != nil {
 				if ref := l.Policy.Admit(l, k); ref.Refused() {
 					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: ref.Reason, Field: ref.Field, Detail: ref.Detail})
 					continue
 				}
+			}
+			if appends {
+				k = l.Lists.appendKey(k, i) // no two layers meet on an appended element
 			}
 			e := r.getForUpdate(k)
 			e.value = v

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -111,8 +112,8 @@ func (s *scanner) object(prefix string, i, depth int) (int, error) {
 			return 0, errScan
 		}
 		key := Child(prefix, name)
-		if _, set := s.out[key]; set || objects[name] {
-			return 0, errScan // a member given twice
+		if _, set := s.out[key]; set || objects[name] || strings.HasPrefix(name, deleteFromSet) {
+			return 0, errScan // a member given twice, or a set's removals: read the slow way
 		}
 		_, keyed := s.l.keyOf(key)
 		switch {

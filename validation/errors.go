@@ -125,6 +125,28 @@ func (x *elements) keyOf(key string, i int) (string, string, bool) {
 	if !ok || i < 0 || i >= len(list) {
 		return "", "", false
 	}
+	switch member {
+	case merge.ListSet: // an element is its own key
+		b, err := json.Marshal(list[i])
+		if err != nil {
+			return "", "", false
+		}
+		if s, ok := list[i].(string); ok {
+			return member, s, true
+		}
+		return member, string(b), true
+	case merge.ListAppend: // the i-th of the layers' elements, in order
+		var children []string
+		for _, k := range x.r.Keys() {
+			if parent(k) == key {
+				children = append(children, k[len(key)+1:])
+			}
+		}
+		if i >= len(children) {
+			return "", "", false
+		}
+		return member, children[i], true
+	}
 	e, ok := list[i].(map[string]any)
 	if !ok || e[member] == nil {
 		return "", "", false
@@ -160,7 +182,14 @@ func (x *elements) keyedPath(path string) (string, string, string, bool) {
 			seg := strings.Trim(rest[1:end], `"`)
 			if n, err := strconv.Atoi(seg); err == nil {
 				if member, name, ok := x.keyOf(key, n); ok {
-					fmt.Fprintf(&b, "[%s=%s]", member, name)
+					switch member {
+					case merge.ListSet:
+						fmt.Fprintf(&b, "[%s]", strconv.Quote(name))
+					case merge.ListAppend:
+						b.WriteString(rest[:end+1]) // its position, as the list holds it
+					default:
+						fmt.Fprintf(&b, "[%s=%s]", member, name)
+					}
 					key = merge.Child(key, name)
 					elem, changed = key, true
 					rest = rest[end+1:]

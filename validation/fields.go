@@ -73,7 +73,9 @@ func (m Marker) String() string {
 // TagName is the struct tag strata reads markers from:
 // `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`;
 // on a slice of structs, the member that keys a list merged per element:
-// `strata:"list-map-key=name"`; and the operating system a field belongs
+// `strata:"list-map-key=name"`; on a slice whose elements have no key, a
+// strategy other than replace: `strata:"list-type=set"` (scalars, merged
+// as a set) or `strata:"list-type=append"`; and the operating system a field belongs
 // to: `strata:"os=linux"` (see Fields.OS); and the feature gate a field
 // needs: `strata:"feature-gate=NAME"` (see Fields.Gates).
 const TagName = "strata"
@@ -132,6 +134,19 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 		for _, name := range strings.Split(tag, ",") {
 			if strings.HasPrefix(strings.TrimSpace(name), typed.ListKeyTag) {
 				continue // a keyed list: typed.Type.Lists
+			}
+			if lt, ok := strings.CutPrefix(strings.TrimSpace(name), typed.ListTypeTag); ok {
+				// A list strategy: typed.Type.Lists.
+				st := deref(sf.Type)
+				switch {
+				case lt != "set" && lt != "append":
+					errs = append(errs, fmt.Sprintf("field %s: %s%q is neither set nor append", key, typed.ListTypeTag, lt))
+				case st.Kind() != reflect.Slice:
+					errs = append(errs, fmt.Sprintf("field %s: %s%s is for a slice, and it is a %s", key, typed.ListTypeTag, lt, st.Kind()))
+				case lt == "set" && !isScalar(deref(st.Elem())):
+					errs = append(errs, fmt.Sprintf("field %s: %sset is for a slice of strings, numbers or booleans, and its elements are %s", key, typed.ListTypeTag, st.Elem()))
+				}
+				continue
 			}
 			if gate, ok := strings.CutPrefix(strings.TrimSpace(name), gateTag); ok {
 				if gate == "" {
@@ -412,4 +427,14 @@ func CheckStrings(t TB, f *Fields) {
 	for _, key := range f.UndeclaredStrings() {
 		t.Errorf("string field %s is declared neither a path nor not a path: tag it `%s:\"path\"` or `%s:\"not-path\"`, or declare it in FieldsFor", key, TagName, TagName)
 	}
+}
+
+// isScalar reports whether t encodes as a JSON string, number or boolean.
+func isScalar(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }

@@ -16,11 +16,18 @@ import (
 
 // KeySource is where one configuration key's value came from.
 type KeySource struct {
-	// Source is the layer that set the value in effect.
+	// Source is the layer that set the value in effect; for a list
+	// merged per element, "elements".
 	Source string `json:"source"`
 	// Shadowed lists the lower layers that set it too, the nearest
 	// first; their values are not shown.
 	Shadowed []string `json:"shadowed,omitempty"`
+	// List is how a list merged per element merges: "map" (by a key
+	// member), "set" or "append"; Elements are the sources of its
+	// elements, by their pointer segments (a keyed element's key, a set's
+	// element, an appended element's layer and place).
+	List     string               `json:"list,omitempty"`
+	Elements map[string]KeySource `json:"elements,omitempty"`
 }
 
 // Configz is strata's /configz object: each configuration with the source
@@ -117,6 +124,16 @@ func (c Config) sourceOf(key string) KeySource {
 	if c.Provenance == nil {
 		return KeySource{Source: "unknown"}
 	}
+	if member, ok := c.Provenance.ListMember(key); ok {
+		out := KeySource{Source: "elements", List: merge.ListStrategy(member), Elements: map[string]KeySource{}}
+		for _, k := range c.Provenance.Keys() {
+			if parent(k) == key {
+				e := c.sourceOf(k)
+				out.Elements[k[len(key)+1:]] = e
+			}
+		}
+		return out
+	}
 	for k := key; k != ""; k = parent(k) {
 		if p, ok := c.Provenance.Explain(k); ok {
 			out := KeySource{Source: p.Source.String()}
@@ -130,6 +147,13 @@ func (c Config) sourceOf(key string) KeySource {
 }
 
 func (s KeySource) line() string {
+	if s.List != "" {
+		parts := make([]string, 0, len(s.Elements))
+		for _, seg := range slices.Sorted(maps.Keys(s.Elements)) {
+			parts = append(parts, seg+" from "+s.Elements[seg].line())
+		}
+		return s.List + " list: " + strings.Join(parts, "; ")
+	}
 	if len(s.Shadowed) == 0 {
 		return s.Source
 	}

@@ -169,3 +169,37 @@ func TestHugeAcceptRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigzListElements: a list merged per element shows how it merges
+// and the source of each element, in text and in the Configz object.
+func TestConfigzListElements(t *testing.T) {
+	lists := merge.Lists{"/tags": merge.ListSet}
+	lower, err := lists.Flatten([]byte(`{"tags":["a","b"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, err := lists.Flatten([]byte(`{"tags":["c","a"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := merge.Merge(&merge.Layer{Source: merge.Source{Origin: "file", Name: "c.yaml"}, Values: lower, Lists: lists},
+		&merge.Layer{Source: merge.Source{Origin: "drop-in", Name: "10.yaml"}, Values: upper, Lists: lists})
+	mux := http.NewServeMux()
+	zpages.Install(mux, zpages.Pages{Name: "comp", Configs: func(*http.Request) (map[string]zpages.Config, error) {
+		return map[string]zpages.Config{"comp": {Object: json.RawMessage(`{"tags":["a","b","c"]}`), Provenance: res}}, nil
+	}})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	_, _, text := fetch(t, srv, http.MethodGet, "/configz", "text/plain")
+	if want := `/tags=["a","b","c"] (set list: a from drop-in 10.yaml; shadows file c.yaml; b from file c.yaml; c from drop-in 10.yaml)`; !strings.Contains(text, want) {
+		t.Errorf("/configz text:\n%s\nwant a line\n%s", text, want)
+	}
+	_, _, body := fetch(t, srv, http.MethodGet, "/configz", "application/json;as=Configz;v=v1alpha1;g=zpages.strata.dev")
+	var obj zpages.Configz
+	if err := json.Unmarshal([]byte(body), &obj); err != nil {
+		t.Fatal(err)
+	}
+	if src := obj.Configurations["comp"].Sources["/tags"]; src.List != "set" || src.Elements["c"].Source != "drop-in 10.yaml" || src.Elements["b"].Source != "file c.yaml" {
+		t.Errorf("sources of /tags: %+v", src)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -198,9 +199,13 @@ func flatten(obj runtime.Object) (map[string]string, error) {
 // Go type, so "1m" and "1m0s" are the same.
 func Defaulted(set, effective map[string]string, t *typed.Type) map[string]string {
 	out := map[string]string{}
+	appended := appendedBy(set, t.Lists())
 	for k, v := range effective {
 		if k == "/apiVersion" || k == "/kind" {
 			continue
+		}
+		if i := strings.LastIndexByte(k, '/'); i > 0 && appended[k[:i]] {
+			continue // the layers' elements, which Merge keys by layer
 		}
 		if old, ok := set[k]; ok && SameValue(t, k, old, v) {
 			continue
@@ -209,6 +214,33 @@ func Defaulted(set, effective map[string]string, t *typed.Type) map[string]strin
 			continue // a layer set the whole object (a map in one ConfigMap key)
 		}
 		out[k] = v
+	}
+	return out
+}
+
+// appendedBy returns the appended lists (merge.ListAppend) of lists that
+// set gives elements of.
+func appendedBy(set map[string]string, lists merge.Lists) map[string]bool {
+	var patterns []string
+	for p, m := range lists {
+		if m == merge.ListAppend {
+			patterns = append(patterns, p)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for k := range set {
+		i := strings.LastIndexByte(k, '/')
+		if i <= 0 || out[k[:i]] {
+			continue
+		}
+		for _, p := range patterns {
+			if merge.Covers(p, k[:i]) && strings.Count(p, "/") == strings.Count(k[:i], "/") {
+				out[k[:i]] = true
+			}
+		}
 	}
 	return out
 }

@@ -18,11 +18,31 @@ import (
 // +listType=map list: `strata:"list-map-key=name"`.
 const ListKeyTag = "list-map-key="
 
-// listKey returns the key member f's tag declares for its slice, if any.
+// ListTypeTag is the option of the strata struct tag that gives a slice
+// whose elements have no key a strategy other than replace:
+// `strata:"list-type=set"` (a slice of scalars merged as a set, as
+// server-side apply merges a +listType=set list) or
+// `strata:"list-type=append"` (lower layers' elements first).
+const ListTypeTag = "list-type="
+
+// listKey returns what f's tag declares for its slice: the key member of
+// a keyed list, or merge.ListSet or merge.ListAppend; false when it
+// declares none, or declares it of what is no slice.
 func listKey(f reflect.StructField) (string, bool) {
+	if deref(f.Type).Kind() != reflect.Slice {
+		return "", false
+	}
 	for _, opt := range strings.Split(f.Tag.Get("strata"), ",") {
-		if k, ok := strings.CutPrefix(strings.TrimSpace(opt), ListKeyTag); ok && k != "" && deref(f.Type).Kind() == reflect.Slice {
+		opt = strings.TrimSpace(opt)
+		if k, ok := strings.CutPrefix(opt, ListKeyTag); ok && k != "" {
 			return k, true
+		}
+		switch t, _ := strings.CutPrefix(opt, ListTypeTag); {
+		case !strings.HasPrefix(opt, ListTypeTag):
+		case t == "set":
+			return merge.ListSet, true
+		case t == "append":
+			return merge.ListAppend, true
 		}
 	}
 	return "", false
@@ -30,8 +50,9 @@ func listKey(f reflect.StructField) (string, bool) {
 
 var listsCache sync.Map // reflect.Type → merge.Lists
 
-// Lists returns the keyed lists of the document, by key pattern: every
-// slice field tagged list-map-key, a map's values as "*".
+// Lists returns the lists of the document that merge per element, by
+// key pattern: every slice field tagged list-map-key (its key member) or
+// list-type (merge.ListSet, merge.ListAppend), a map's values as "*".
 func (s *Type) Lists() merge.Lists {
 	if v, ok := listsCache.Load(s.root); ok {
 		return v.(merge.Lists)

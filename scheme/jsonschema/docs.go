@@ -130,7 +130,12 @@ func (d *Docs) read(path string, names []string) error {
 	return nil
 }
 
-// parseDoc splits a doc comment into its text and its +k8s: tags.
+// listTypeMarker is the tag parseDoc keeps a field's +listType= marker
+// under.
+const listTypeMarker = "+listType"
+
+// parseDoc splits a doc comment into its text, its +k8s: tags and its
+// +listType= marker.
 func parseDoc(text string) fieldDoc {
 	fd := fieldDoc{tags: map[string]string{}}
 	var lines []string
@@ -139,6 +144,10 @@ func parseDoc(text string) fieldDoc {
 		if tag, ok := strings.CutPrefix(t, "+k8s:"); ok {
 			name, value, _ := strings.Cut(tag, "=")
 			fd.tags[name] = value
+			continue
+		}
+		if value, ok := strings.CutPrefix(t, "+listType="); ok {
+			fd.tags[listTypeMarker] = strings.TrimSpace(value) // what the merge must agree with
 			continue
 		}
 		if strings.HasPrefix(t, "+") {

@@ -52,6 +52,10 @@ func For(k *scheme.Kind, gv schema.GroupVersion, docs *Docs) (*spec.Schema, erro
 	}
 	b := builder{docs: docs, fields: fields, lists: typed.For(fields.Type()).Lists(), gates: fields.Gates()}
 	root := b.object(fields.Type(), "")
+	if len(b.errs) > 0 {
+		slices.Sort(b.errs)
+		return nil, fmt.Errorf("jsonschema: %s %s: %s", k.GroupKind().Kind, gv, strings.Join(b.errs, "; "))
+	}
 	root.Schema = Draft
 	root.Title = fmt.Sprintf("%s %s", k.GroupKind().Kind, gv)
 	if root.Description == "" {
@@ -138,6 +142,9 @@ type builder struct {
 	fields *validation.Fields
 	lists  merge.Lists
 	gates  map[string]string // the fields that need a feature gate
+	// errs are the fields whose +listType marker the merge disagrees
+	// with.
+	errs []string
 }
 
 // listKey returns the member that keys the list at key, when it is a
@@ -149,6 +156,25 @@ func (b *builder) listKey(key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkListType records an error when the list at key does not merge
+// as its +listType marker, want, says: a set as a set, a map by a key
+// member, atomic as a whole (replace, the default).
+func (b *builder) checkListType(key, want string) {
+	member, ok := b.listKey(key)
+	got := "atomic"
+	if ok {
+		got = merge.ListStrategy(member)
+	}
+	if got == want || want == "atomic" && got == "append" {
+		return
+	}
+	tag := map[string]string{"set": `strata:"list-type=set"`, "map": `strata:"list-map-key=KEY"`, "atomic": "no list tag"}[want]
+	if tag == "" {
+		tag = "a +listType strata knows (atomic, set, map)"
+	}
+	b.errs = append(b.errs, fmt.Sprintf("field %s: its doc says +listType=%s, and strata merges it as %s: give it %s", key, want, got, tag))
 }
 
 // object is the schema of struct type t at key.
@@ -167,7 +193,11 @@ func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
 	typed.Members(t, func(name string, owner reflect.Type, f reflect.StructField) {
 		fk := key + "/" + name
 		fs := b.value(f.Type, fk)
-		b.docs.apply(fs, b.docs.field(owner, f.Name))
+		fd := b.docs.field(owner, f.Name)
+		b.docs.apply(fs, fd)
+		if want, ok := fd.tags[listTypeMarker]; ok {
+			b.checkListType(fk, want)
+		}
 		if m := b.fields.Markers(fk) &^ validation.NotPath; m != 0 {
 			fs.AddExtension("x-strata-markers", strings.Split(m.String(), ","))
 		}
@@ -178,6 +208,14 @@ func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
 			fs.AddExtension("x-strata-feature-gate", gate)
 		}
 		s.Properties[name] = *fs
+		if k, ok := b.listKey(fk); ok && k == merge.ListSet {
+			// Removals from the set, as a strategic merge patch writes
+			// them (merge.Lists).
+			del := spec.Schema{}
+			del.Type = spec.StringOrArray{"array"}
+			del.Items = &spec.SchemaOrArray{Schema: fs.Items.Schema}
+			s.Properties["$deleteFromPrimitiveList/"+name] = del
+		}
 	})
 }
 
@@ -202,7 +240,17 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		}
 		s.Type = spec.StringOrArray{"array", "null"}
 		s.Items = &spec.SchemaOrArray{Schema: b.value(t.Elem(), key+"/*")}
-		if k, ok := b.listKey(key); ok {
+		switch k, ok := b.listKey(key); {
+		case !ok:
+		case k == merge.ListSet:
+			s.AddExtension("x-kubernetes-list-type", "set")
+			s.UniqueItems = true
+			elem := *s.Items.Schema
+			elem.Type = slices.DeleteFunc(slices.Clone(elem.Type), func(t string) bool { return t == "null" }) // the loader refuses a null element
+			s.Items.Schema = &elem
+		case k == merge.ListAppend:
+			s.AddExtension("x-strata-list-type", "append")
+		default:
 			s.AddExtension("x-kubernetes-list-type", "map")
 			s.AddExtension("x-kubernetes-list-map-keys", []string{k})
 			s.Items.Schema = keyedElement(s.Items.Schema, k)

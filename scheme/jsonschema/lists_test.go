@@ -13,8 +13,8 @@ import (
 	"github.com/stratacfg/strata/scheme/jsonschema"
 )
 
-// TestKeyedListsLoaderAndSchemaAgree reads a table of keyed list cases
-// with the loader (a component's --config) and with the kind's JSON
+// TestKeyedListsLoaderAndSchemaAgree reads a table of keyed list, set
+// and appended list cases with the loader (a component's --config) and with the kind's JSON
 // Schema: both accept or both refuse each, but for two elements of one
 // key, which the loader refuses and a JSON Schema cannot say.
 func TestKeyedListsLoaderAndSchemaAgree(t *testing.T) {
@@ -52,6 +52,15 @@ func TestKeyedListsLoaderAndSchemaAgree(t *testing.T) {
 		{"an unknown field in an element", "upstreams:\n- {name: a, urll: http://a}\n", false},
 		{"a key of the wrong type", "upstreams:\n- {name: 1}\n", false},
 		{"not a list", "upstreams: {name: a}\n", false},
+		{"a set", "tags: [a, b]\n", true},
+		{"a set with an element twice", "tags: [a, b, a]\n", false},
+		{"a set's element of the wrong type", "tags: [1]\n", false},
+		{"a set's null element", "tags: [null]\n", false},
+		{"a removal from a set", "tags: [a]\n$deleteFromPrimitiveList/tags: [b]\n", true},
+		{"a removal from a set of the wrong type", "$deleteFromPrimitiveList/tags: [{x: 1}]\n", false},
+		{"a removal from what is no set", "$deleteFromPrimitiveList/hooks: [a]\n", false},
+		{"an appended list, an element twice", "hooks: [a, b, a]\n", true},
+		{"an appended list's element of the wrong type", "hooks: [{x: 1}]\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")

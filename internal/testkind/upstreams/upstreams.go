@@ -1,9 +1,12 @@
 // Package upstreams is a configuration kind with a list keyed by name
-// (`strata:"list-map-key=name"`), for the tests of keyed lists in layers
-// and in the JSON Schema.
+// (`strata:"list-map-key=name"`), a set (`strata:"list-type=set"`) and an
+// appended list (`strata:"list-type=append"`), for the tests of lists in
+// layers and in the JSON Schema.
 package upstreams
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -11,10 +14,13 @@ import (
 	"github.com/stratacfg/strata/scheme"
 )
 
-// Upstreams is the kind: a keyed list and a plain field.
+// Upstreams is the kind: a keyed list, a set, an appended list and a
+// plain field.
 type Upstreams struct {
 	metav1.TypeMeta `json:",inline"`
 	Upstreams       []Upstream `json:"upstreams,omitempty" strata:"list-map-key=name"`
+	Tags            []string   `json:"tags,omitempty" strata:"list-type=set"`
+	Hooks           []string   `json:"hooks,omitempty" strata:"list-type=append"`
 	Retries         int32      `json:"retries,omitempty"`
 }
 
@@ -29,6 +35,7 @@ type Upstream struct {
 // DeepCopyObject copies in.
 func (in *Upstreams) DeepCopyObject() runtime.Object {
 	out := *in
+	out.Tags, out.Hooks = slices.Clone(in.Tags), slices.Clone(in.Hooks)
 	out.Upstreams = make([]Upstream, len(in.Upstreams))
 	for i, u := range in.Upstreams {
 		out.Upstreams[i] = u
