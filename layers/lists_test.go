@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	cliflag "k8s.io/component-base/cli/flag"
 
@@ -220,5 +223,53 @@ func TestListStrategies(t *testing.T) {
 	watchtest.WriteFiles(t, dir, map[string]string{"dup.yaml": head + "tags: [a, b, a]\n"})
 	if _, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "dup.yaml")}); err == nil || !strings.Contains(err.Error(), `elements [0] and [2] are both "a": a set holds each element once`) {
 		t.Errorf("an element twice: %v", err)
+	}
+}
+
+// unowned is a configuration kind whose type a component author does not
+// own: no strata tags, its set declared by scheme.Version.Lists.
+type unowned struct {
+	metav1.TypeMeta `json:",inline"`
+	Allowlist       []string `json:"allowlist,omitempty"`
+}
+
+func (in *unowned) DeepCopyObject() runtime.Object {
+	out := *in
+	out.Allowlist = slices.Clone(in.Allowlist)
+	return &out
+}
+
+// TestDeclaredLists merges a field of a type the author does not own as
+// the set its version declares; a declaration of what is no slice, or a
+// set of what are not scalars, is refused.
+func TestDeclaredLists(t *testing.T) {
+	gv := k8sschema.GroupVersion{Group: "unowned.test.strata.dev", Version: "v1"}
+	config := func(lists merge.Lists) scheme.Config {
+		return scheme.Config{Group: gv.Group, Kind: "Unowned", Hub: "v1", Versions: []scheme.Version{{Version: "v1", Lists: lists,
+			AddToScheme: func(s *runtime.Scheme) error { s.AddKnownTypeWithName(gv.WithKind("Unowned"), &unowned{}); return nil }}}}
+	}
+	kind, err := scheme.New(config(merge.Lists{"/allowlist": merge.ListSet}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	head := "apiVersion: unowned.test.strata.dev/v1\nkind: Unowned\n"
+	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": head + "allowlist: [a, b]\n", "conf.d/10.yaml": head + "allowlist: [c]\n"})
+	c := &layers.Component[*unowned]{Name: "unowned", Kind: kind}
+	loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(loaded.Object.Allowlist, ","); got != "a,b,c" {
+		t.Errorf("allowlist %s, want the union a,b,c", got)
+	}
+	for lists, want := range map[string]merge.Lists{
+		"/kind is no slice field":               {"/kind": merge.ListSet},
+		"/nope is no slice field":               {"/nope": merge.ListAppend},
+		"/allowlist is declared append and set": {"/allowlist": merge.ListAppend},
+	} {
+		if _, err := scheme.New(config(want)); err == nil || !strings.Contains(err.Error(), lists) {
+			t.Errorf("%v: %v, want %q", want, err, lists)
+		}
 	}
 }

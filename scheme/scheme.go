@@ -28,6 +28,7 @@ import (
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
 )
 
@@ -91,6 +92,12 @@ type Version struct {
 	// not own, as `strata:"os=linux"` does of tagged fields: key → GOOS
 	// (kubelet's singleProcessOOMKill and userNamespaces are linux's).
 	OS map[string]string
+	// Lists declares the lists that merge per element among fields of
+	// types the author does not own, as `strata:"list-map-key=NAME"` and
+	// `strata:"list-type=set|append"` do of tagged fields: key pattern →
+	// key member, merge.ListSet or merge.ListAppend (kubelet's
+	// preloadedImagesVerificationAllowlist is a +listType=set).
+	Lists merge.Lists
 	// Fields declares steps in the lifecycle of the version's fields:
 	// those deprecated, still read with a warning, and those removed or
 	// renamed, refused with a tombstone that says what became of them.
@@ -296,6 +303,9 @@ func New(cfg Config) (*Kind, error) {
 		obj, err := k.scheme.New(gv.WithKind(cfg.Kind))
 		if err != nil {
 			continue // a version that holds other kinds of the group
+		}
+		if err := typed.Declare(reflect.TypeOf(obj), k.versions[gv.Version].Lists); err != nil {
+			return nil, fmt.Errorf("scheme: %s: %w", gv, err)
 		}
 		f, err := validation.FieldsFor(reflect.TypeOf(obj), k.versions[gv.Version].Markers, k.versions[gv.Version].OS)
 		if err != nil {

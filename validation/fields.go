@@ -143,7 +143,7 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 					errs = append(errs, fmt.Sprintf("field %s: %s%q is neither set nor append", key, typed.ListTypeTag, lt))
 				case st.Kind() != reflect.Slice:
 					errs = append(errs, fmt.Sprintf("field %s: %s%s is for a slice, and it is a %s", key, typed.ListTypeTag, lt, st.Kind()))
-				case lt == "set" && !isScalar(deref(st.Elem())):
+				case lt == "set" && !typed.Scalar(deref(st.Elem())):
 					errs = append(errs, fmt.Sprintf("field %s: %sset is for a slice of strings, numbers or booleans, and its elements are %s", key, typed.ListTypeTag, st.Elem()))
 				}
 				continue
@@ -427,14 +427,4 @@ func CheckStrings(t TB, f *Fields) {
 	for _, key := range f.UndeclaredStrings() {
 		t.Errorf("string field %s is declared neither a path nor not a path: tag it `%s:\"path\"` or `%s:\"not-path\"`, or declare it in FieldsFor", key, TagName, TagName)
 	}
-}
-
-// isScalar reports whether t encodes as a JSON string, number or boolean.
-func isScalar(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return true
-	}
-	return false
 }

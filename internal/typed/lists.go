@@ -1,10 +1,13 @@
 package typed
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,15 +51,35 @@ func listKey(f reflect.StructField) (string, bool) {
 	return "", false
 }
 
-var listsCache sync.Map // reflect.Type → merge.Lists
+var (
+	listsCache sync.Map // reflect.Type → merge.Lists
+	declaredMu sync.Mutex
+	declared   = map[reflect.Type]merge.Lists{}
+)
 
 // Lists returns the lists of the document that merge per element, by
 // key pattern: every slice field tagged list-map-key (its key member) or
-// list-type (merge.ListSet, merge.ListAppend), a map's values as "*".
+// list-type (merge.ListSet, merge.ListAppend), a map's values as "*",
+// and those Declare added.
 func (s *Type) Lists() merge.Lists {
 	if v, ok := listsCache.Load(s.root); ok {
 		return v.(merge.Lists)
 	}
+	lists := s.tagged()
+	declaredMu.Lock()
+	for p, m := range declared[s.root] {
+		if lists == nil {
+			lists = merge.Lists{}
+		}
+		lists[p] = m
+	}
+	declaredMu.Unlock()
+	v, _ := listsCache.LoadOrStore(s.root, lists)
+	return v.(merge.Lists)
+}
+
+// tagged returns the lists the document's struct tags declare.
+func (s *Type) tagged() merge.Lists {
 	lists := merge.Lists{}
 	s.Walk(func(key string, f reflect.StructField) bool {
 		if k, ok := listKey(f); ok && !strings.HasSuffix(key, "/*") {
@@ -65,10 +88,58 @@ func (s *Type) Lists() merge.Lists {
 		return true
 	})
 	if len(lists) == 0 {
-		lists = nil
+		return nil
 	}
-	v, _ := listsCache.LoadOrStore(s.root, lists)
-	return v.(merge.Lists)
+	return lists
+}
+
+// Declare adds to the lists of root's document those its fields' tags
+// cannot declare, because the caller does not own their types (kubelet's
+// +listType=set fields): key pattern → key member, merge.ListSet or
+// merge.ListAppend. A pattern that is no slice field, a set of what are
+// not scalars, and one declared otherwise before or by a tag are errors.
+// It is meant for a configuration kind's construction, before its lists
+// are read.
+func Declare(root reflect.Type, lists merge.Lists) error {
+	if len(lists) == 0 {
+		return nil
+	}
+	t := For(root)
+	tags := t.tagged()
+	declaredMu.Lock()
+	defer declaredMu.Unlock()
+	var errs []string
+	for _, p := range slices.Sorted(maps.Keys(lists)) {
+		m := lists[p]
+		ft, ok := t.At(strings.ReplaceAll(p, "*", "x"))
+		switch {
+		case !ok || deref(ft).Kind() != reflect.Slice:
+			errs = append(errs, fmt.Sprintf("%s is no slice field of %s", p, root))
+		case m == merge.ListSet && !Scalar(deref(deref(ft).Elem())):
+			errs = append(errs, fmt.Sprintf("%s: a set holds strings, numbers or booleans, and its elements are %s", p, deref(ft).Elem()))
+		case tags[p] != "" && tags[p] != m, declared[t.root][p] != "" && declared[t.root][p] != m:
+			errs = append(errs, fmt.Sprintf("%s is declared %s and %s", p, merge.ListStrategy(m), merge.ListStrategy(cmp.Or(tags[p], declared[t.root][p]))))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("lists: %s", strings.Join(errs, "; "))
+	}
+	if declared[t.root] == nil {
+		declared[t.root] = merge.Lists{}
+	}
+	maps.Copy(declared[t.root], lists)
+	listsCache.Delete(t.root)
+	return nil
+}
+
+// Scalar reports whether t encodes as a JSON string, number or boolean.
+func Scalar(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }
 
 // Flatten is merge.Flatten with the document's keyed lists.
