@@ -2,8 +2,10 @@ package merge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +56,11 @@ const (
 // deleteFromSet prefixes the member of a document that removes elements
 // from the set beside it.
 const deleteFromSet = "$deleteFromPrimitiveList/"
+
+// Member returns what l declares of the list at key, a JSON pointer:
+// the member that keys its elements, ListSet or ListAppend; false when l
+// declares nothing of it.
+func (l Lists) Member(key string) (string, bool) { return l.keyOf(key) }
 
 // keyOf returns the key member of the list at key, if key names a keyed
 // list.
@@ -140,19 +147,31 @@ func (l Lists) flattenInto(out map[string]string, prefix string, doc []byte) err
 	if obj == nil {
 		return fmt.Errorf("%s: not a JSON object: null", displayKey(prefix))
 	}
+	var removals []string
 	for name, raw := range obj {
-		if set, ok := strings.CutPrefix(name, deleteFromSet); ok {
-			key := Child(prefix, set)
-			if member, ok := l.keyOf(key); !ok || member != ListSet {
-				return fmt.Errorf("%s: %s names no set", displayKey(Child(prefix, name)), strconv.Quote(name))
-			}
-			if err := flattenSet(out, key, raw, Tombstone); err != nil {
-				return fmt.Errorf("%s: %w", displayKey(Child(prefix, name)), err)
-			}
+		if _, ok := strings.CutPrefix(name, deleteFromSet); ok {
+			removals = append(removals, name)
 			continue
 		}
 		if err := l.flattenValue(out, Child(prefix, name), raw); err != nil {
 			return err
+		}
+	}
+	// After the sets they remove from, whatever the members' order.
+	for _, name := range removals {
+		key := Child(prefix, strings.TrimPrefix(name, deleteFromSet))
+		if member, ok := l.keyOf(key); !ok || member != ListSet {
+			return fmt.Errorf("%s: %s names no set", displayKey(Child(prefix, name)), strconv.Quote(name))
+		}
+		removed := map[string]string{}
+		if err := flattenSet(removed, key, obj[name], Tombstone); err != nil {
+			return fmt.Errorf("%s: %w", displayKey(Child(prefix, name)), err)
+		}
+		for k := range removed {
+			if _, given := out[k]; given {
+				return fmt.Errorf("%s: %s both gives and removes %s", displayKey(key), strconv.Quote(name), displayKey(k))
+			}
+			out[k] = Tombstone
 		}
 	}
 	return nil
@@ -258,6 +277,33 @@ func (l Lists) appendKey(key string, layer int) string {
 		return key
 	}
 	return key[:i+1] + fmt.Sprintf("%04d.", layer) + key[i+1:]
+}
+
+// sortElements sorts the pointer segments of a list's elements in the
+// order the list holds them: an appended list's by layer, then place,
+// as numbers; any other's in byte order.
+func sortElements(segs []string, member string) {
+	if member != ListAppend {
+		sort.Strings(segs)
+		return
+	}
+	slices.SortFunc(segs, func(a, b string) int {
+		la, pa := appendPlace(a)
+		lb, pb := appendPlace(b)
+		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(pa, pb), strings.Compare(a, b))
+	})
+}
+
+// appendPlace reads an appended element's segment, L.P (or P, in one
+// layer's values): its layer and its place there.
+func appendPlace(seg string) (layer, place int) {
+	l, p, ok := strings.Cut(seg, ".")
+	if !ok {
+		l, p = "0", seg
+	}
+	layer, _ = strconv.Atoi(l)
+	place, _ = strconv.Atoi(p)
+	return layer, place
 }
 
 // appends reports whether l names an appended list.
@@ -388,7 +434,7 @@ func (l Lists) rebuild(node map[string]any, key string) error {
 		for s := range obj {
 			segs = append(segs, s)
 		}
-		sort.Strings(segs)
+		sortElements(segs, member)
 		list := make([]any, 0, len(segs))
 		if member == ListSet || member == ListAppend {
 			for _, s := range segs {
@@ -446,6 +492,17 @@ func (l Lists) Removals(doc []byte) ([]byte, []string, error) {
 				}
 				if err := flattenSet(tomb, Child(key, set), raw, Tombstone); err != nil {
 					return err
+				}
+				if list, ok := node[set].([]any); ok {
+					raw, _ := json.Marshal(list)
+					given := map[string]string{}
+					if flattenSet(given, Child(key, set), raw, "") == nil {
+						for k := range tomb {
+							if _, both := given[k]; both {
+								return fmt.Errorf("%s: %s both gives and removes %s", displayKey(Child(key, set)), strconv.Quote(name), displayKey(k))
+							}
+						}
+					}
 				}
 				for k := range tomb {
 					removed = append(removed, k)

@@ -243,20 +243,24 @@ func TestSetAndAppendLists(t *testing.T) {
 	}
 
 	for doc, want := range map[string]string{
-		`{"tags":["x","x"]}`:                            `/tags: elements [0] and [1] are both "x": a set holds each element once`,
-		`{"tags":[{"a":1}]}`:                            `/tags[0]: an element of a set must be a string, a number or a boolean`,
-		`{"tags":[null]}`:                               `/tags[0]: an element of a set must be`,
-		`{"tags":"x"}`:                                  `/tags: a set must be an array`,
-		`{"s":{"hooks":{"a":1}}}`:                       `/s/hooks: an appended list must be an array`,
-		`{"$deleteFromPrimitiveList/s":["x"],"s":{}}`:   `names no set`,
-		`{"$deleteFromPrimitiveList/tags":[["x"]]}`:     `an element of a set must be`,
-		`{"a":{"$deleteFromPrimitiveList/tags":["x"]}}`: `names no set`,
+		`{"tags":["x","x"]}`:                                   `/tags: elements [0] and [1] are both "x": a set holds each element once`,
+		`{"tags":[{"a":1}]}`:                                   `/tags[0]: an element of a set must be a string, a number or a boolean`,
+		`{"tags":[null]}`:                                      `/tags[0]: an element of a set must be`,
+		`{"tags":"x"}`:                                         `/tags: a set must be an array`,
+		`{"s":{"hooks":{"a":1}}}`:                              `/s/hooks: an appended list must be an array`,
+		`{"$deleteFromPrimitiveList/s":["x"],"s":{}}`:          `names no set`,
+		`{"$deleteFromPrimitiveList/tags":[["x"]]}`:            `an element of a set must be`,
+		`{"a":{"$deleteFromPrimitiveList/tags":["x"]}}`:        `names no set`,
+		`{"tags":["y"],"$deleteFromPrimitiveList/tags":["y"]}`: `both gives and removes /tags/y`,
 	} {
 		if _, err := lists.Flatten([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", doc, err, want)
 		}
 	}
 
+	if _, _, err := lists.Removals([]byte(`{"tags":["y"],"$deleteFromPrimitiveList/tags":["y"]}`)); err == nil || !strings.Contains(err.Error(), "both gives and removes /tags/y") {
+		t.Errorf("Removals of what the document gives: %v", err)
+	}
 	stripped, removed, err := lists.Removals([]byte(`{"tags":["x"],"$deleteFromPrimitiveList/tags":["y",2]}`))
 	if err != nil || string(stripped) != `{"tags":["x"]}` || strings.Join(slices.Sorted(slices.Values(removed)), ",") != "/tags/2,/tags/y" {
 		t.Errorf("Removals: %s %v %v", stripped, removed, err)
@@ -289,4 +293,14 @@ func FuzzSetAndAppendLists(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAppendedElementOrder: appended elements sort by layer, then place,
+// as numbers, past the widths their segments are written in.
+func TestAppendedElementOrder(t *testing.T) {
+	segs := []string{"10000.000000", "9999.000001", "0000.1000000", "0000.100001", "9999.000000", "000002"}
+	sortElements(segs, ListAppend)
+	if want := []string{"000002", "0000.100001", "0000.1000000", "9999.000000", "9999.000001", "10000.000000"}; !slices.Equal(segs, want) {
+		t.Errorf("%v, want %v", segs, want)
+	}
 }

@@ -474,9 +474,28 @@ func (r *Result) lists() Lists {
 	return out
 }
 
-// ListMember returns the member that keys the list at key (a JSON
-// pointer) when it is a keyed list of r's layers (Layer.Lists).
+// ListMember returns what r's layers declare of the list at key, a JSON
+// pointer (Layer.Lists): the member that keys its elements, ListSet or
+// ListAppend.
 func (r *Result) ListMember(key string) (string, bool) { return r.lists().keyOf(key) }
+
+// Elements returns the pointer segments of the effective elements of the
+// list at key, one of r's layers' Lists, in the order Document writes
+// them; nil for any other key.
+func (r *Result) Elements(key string) []string {
+	member, ok := r.ListMember(key)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, k := range r.Keys() {
+		if i := strings.LastIndexByte(k, '/'); i == len(key) && k[:i] == key {
+			out = append(out, k[i+1:])
+		}
+	}
+	sortElements(out, member)
+	return out
+}
 
 // SourceOfMember returns the layer that gave the value at sub, a JSON
 // pointer inside key's value (a member of a keyed list's element): the

@@ -19,7 +19,9 @@ package target
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -271,7 +273,7 @@ func Contests(applied []*Layer, r *merge.Result) []Contest {
 		p, _ := r.Explain(key)
 		c := Contest{Key: key, Winner: merge.Shadow{Source: p.Source, Value: p.Value}}
 		for _, s := range p.Shadowed {
-			if x := bySource[s.Source]; x != nil && x.Class == w.Class && x.Rank == w.Rank && s.Value != p.Value {
+			if x := bySource[s.Source]; x != nil && x.Class == w.Class && x.Rank == w.Rank && !sameJSON(s.Value, p.Value) {
 				c.Others = append(c.Others, s)
 			}
 		}
@@ -280,4 +282,14 @@ func Contests(applied []*Layer, r *merge.Result) []Contest {
 		}
 	}
 	return out
+}
+
+// sameJSON reports whether two JSON texts hold the same value: 1 and 1.0,
+// or members in another order, are one.
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }

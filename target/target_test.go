@@ -206,8 +206,8 @@ func TestContests(t *testing.T) {
 	ladder := Ladder{"generic", "specific"}
 	base := &merge.Layer{Source: merge.Source{Origin: "default"}, Values: map[string]string{"/a": "0", "/b": "0", "/gone": "1"}}
 	applied, _, err := ladder.Select(Target{}, []*Layer{
-		layer("g1", "generic", 0, 1, map[string]string{"/a": "1", "/b": "1", "/c": "1", "/gone": "1"}),
-		layer("g2", "generic", 0, 2, map[string]string{"/a": "2", "/b": "1", "/gone": "null"}),
+		layer("g1", "generic", 0, 1, map[string]string{"/a": "1", "/b": "1", "/c": "1", "/gone": "1", "/m": `{"x":1,"y":2}`}),
+		layer("g2", "generic", 0, 2, map[string]string{"/a": "2", "/b": "1.0", "/gone": "null", "/m": `{"y":2,"x":1}`}),
 		layer("g3", "generic", 0, 3, map[string]string{"/a": "3"}),
 		layer("g-ranked", "generic", 1, 4, map[string]string{"/c": "9"}),
 		layer("s1", "specific", 0, 5, map[string]string{"/d": "1"}),
@@ -228,7 +228,8 @@ func TestContests(t *testing.T) {
 		"/a: g3=3 over g2=2 over g1=1", // three of one class and rank; the default below does not count
 		"/gone: g2=null over g1=1",     // a removal contests a value
 	}
-	// /b: the same value; /c: another rank; /d: one layer of its class.
+	// /b and /m: the same value, written otherwise; /c: another rank; /d:
+	// one layer of its class.
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("contests:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -136,12 +136,7 @@ func (x *elements) keyOf(key string, i int) (string, string, bool) {
 		}
 		return member, string(b), true
 	case merge.ListAppend: // the i-th of the layers' elements, in order
-		var children []string
-		for _, k := range x.r.Keys() {
-			if parent(k) == key {
-				children = append(children, k[len(key)+1:])
-			}
-		}
+		children := x.r.Elements(key)
 		if i >= len(children) {
 			return "", "", false
 		}

@@ -143,7 +143,7 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 					errs = append(errs, fmt.Sprintf("field %s: %s%q is neither set nor append", key, typed.ListTypeTag, lt))
 				case st.Kind() != reflect.Slice:
 					errs = append(errs, fmt.Sprintf("field %s: %s%s is for a slice, and it is a %s", key, typed.ListTypeTag, lt, st.Kind()))
-				case lt == "set" && !typed.Scalar(deref(st.Elem())):
+				case lt == "set" && (!typed.Scalar(deref(st.Elem())) || st.Elem().Kind() == reflect.Uint8):
 					errs = append(errs, fmt.Sprintf("field %s: %sset is for a slice of strings, numbers or booleans, and its elements are %s", key, typed.ListTypeTag, st.Elem()))
 				}
 				continue

@@ -126,11 +126,8 @@ func (c Config) sourceOf(key string) KeySource {
 	}
 	if member, ok := c.Provenance.ListMember(key); ok {
 		out := KeySource{Source: "elements", List: merge.ListStrategy(member), Elements: map[string]KeySource{}}
-		for _, k := range c.Provenance.Keys() {
-			if parent(k) == key {
-				e := c.sourceOf(k)
-				out.Elements[k[len(key)+1:]] = e
-			}
+		for _, seg := range c.Provenance.Elements(key) {
+			out.Elements[seg] = c.sourceOf(merge.Child(key, seg))
 		}
 		return out
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"slices"
@@ -77,15 +78,15 @@ func TestContests(t *testing.T) {
 	// the three others of its rung; "elsewhere", for other clusters,
 	// contests nothing.
 	set := objects(t, docs...)
-	v := &validator{objs: set, log: klog.Background(), all: func() (*greenhouse.Set, error) { return set, nil }}
+	v := &validator{objs: set, log: klog.Background(), objects: func(string) (*greenhouse.Set, error) { return set, nil }}
 	newer := []byte(`{"apiVersion":"greenhouse.sap/v1alpha1","kind":"PluginOverride","metadata":{"name":"newer"},
 		"spec":{"pluginDefinitionNames":["app"],"clusterSelector":{"labelSelector":{"matchLabels":{"env":"prod"}}},"overrides":[{"name":"size","value":4}]}}`)
-	lines := v.contests("org", newer)
+	lines := v.contests(context.Background(), "org", newer)
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], `Plugin org/p-c1: option "size" is contested: PluginOverride org/newer wins by creation time, then name, over PluginOverride org/agrees, as specific, which gives 3`) {
 		t.Errorf("warnings %q", lines)
 	}
 	elsewhere := []byte(strings.Replace(string(newer), `"env":"prod"`, `"env":"qa"`, 1))
-	if lines := v.contests("org", elsewhere); len(lines) != 0 {
+	if lines := v.contests(context.Background(), "org", elsewhere); len(lines) != 0 {
 		t.Errorf("an override for other clusters: warnings %q", lines)
 	}
 
@@ -122,4 +123,34 @@ func describe(c greenhouse.Contender) string {
 		return b.String()
 	}
 	return "?"
+}
+
+// TestContestedDeeperPath: an override's path inside an earlier one's,
+// of the same rung, that changes what the earlier one set there contests
+// it; one that sets what the earlier one left alone does not.
+func TestContestedDeeperPath(t *testing.T) {
+	for _, tc := range []struct {
+		later string
+		want  []string
+	}{
+		{"  - {name: resources, path: /limits/cpu, value: \"2\"}\n", []string{`PluginOverride org/outer spec.overrides[0] (resources) at /limits/cpu="1"`}},
+		{"  - {name: resources, path: /limits/memory, value: 2Gi}\n", nil},
+		{"  - {name: resources, path: /limits/cpu, value: \"1\"}\n", nil},
+	} {
+		dir := scenario(t, mapDefinition, cluster, mapPreset, presetPlugin,
+			byCluster("outer", "2026-01-01T00:00:00Z", "  - {name: resources, path: /limits, value: {cpu: \"1\"}}\n"),
+			byCluster("inner", "2026-01-02T00:00:00Z", tc.later))
+		code, out, stderr := runTemplate(t, "--from-dir", dir, "--plugin", "org/p-c1")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		_, res := values(t, out)
+		var got []string
+		for _, c := range res.Provenance["resources"].Contested {
+			got = append(got, c.Source+"="+describe(c))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: contested %v, want %v", strings.TrimSpace(tc.later), got, tc.want)
+		}
+	}
 }

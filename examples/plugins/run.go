@@ -414,7 +414,7 @@ func (c *controller) startWebhook(ctx context.Context, f runFlags) (func(), erro
 	}
 	mux := http.NewServeMux()
 	objs := greenhouse.Store{Ctx: ctx, R: c.listers}
-	mux.Handle(webhookPath, (&validator{objs: objs, log: c.log, settings: c.settings, all: objs.All}).handler())
+	mux.Handle(webhookPath, (&validator{objs: objs, log: c.log, settings: c.settings, objects: objs.In}).handler())
 	mux.Handle(mutatePath, (&mutator{objs: objs, log: c.log, admitted: c.admitted, settings: c.settings}).handler())
 	srv, ln, err := httpserve.Listen(net.JoinHostPort(f.webhookHost, strconv.Itoa(f.webhookPort)), mux)
 	if err != nil {

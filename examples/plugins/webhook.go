@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -39,22 +40,25 @@ type validator struct {
 	objs     greenhouse.Objects
 	log      klog.Logger
 	settings greenhouse.Settings
-	// all reads every object, for the contests an override would make
-	// (nil: none are looked for).
-	all func() (*greenhouse.Set, error)
+	// objects reads the objects of a namespace, for the contests an
+	// override would make (nil: none are looked for).
+	objects func(namespace string) (*greenhouse.Set, error)
 }
 
 // handler serves the validator's reviews.
 func (v *validator) handler() http.Handler {
-	return admissionreview.Handler(func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	return admissionreview.Handler(func(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		if err := v.validate(req.Kind.Kind, req.Namespace, req.Object.Raw); err != nil {
 			return admissionreview.Denied(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, err.Error())
 		}
 		resp := &admissionv1.AdmissionResponse{Allowed: true}
-		if req.Kind.Kind != greenhouse.KindPluginOverride || v.all == nil {
+		if req.Kind.Kind != greenhouse.KindPluginOverride || v.objects == nil {
 			return resp
 		}
-		lines := v.contests(req.Namespace, req.Object.Raw)
+		// Within the API server's timeout, leaving it time to answer.
+		ctx, cancel := context.WithTimeout(ctx, contestsTimeout)
+		defer cancel()
+		lines := v.contests(ctx, req.Namespace, req.Object.Raw)
 		if len(lines) > 0 && v.settings.ContestsAreErrors {
 			return admissionreview.Denied(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 				strings.Join(lines, "\n")+"\n(contests are errors here: give one of the overrides a more specific selector, or make them agree)")
@@ -66,14 +70,18 @@ func (v *validator) handler() http.Handler {
 	})
 }
 
+// contestsTimeout bounds the search for contests in one admission: the
+// API server waits 10 s for the webhook.
+const contestsTimeout = 5 * time.Second
+
 // contests returns the contests the override raw, written to namespace,
 // would take part in (greenhouse.ContestsWith), at most ten.
-func (v *validator) contests(namespace string, raw []byte) []string {
+func (v *validator) contests(ctx context.Context, namespace string, raw []byte) []string {
 	set := greenhouse.NewSet()
 	if _, err := set.Add(greenhouse.KindPluginOverride, raw); err != nil {
 		return nil
 	}
-	all, err := v.all()
+	objs, err := v.objects(namespace)
 	if err != nil {
 		v.log.Info("Cannot read the objects to look for contests", "err", err)
 		return nil
@@ -82,7 +90,7 @@ func (v *validator) contests(namespace string, raw []byte) []string {
 		if o.Namespace == "" {
 			o.Namespace = namespace
 		}
-		lines := greenhouse.ContestsWith(all, o, v.settings)
+		lines := greenhouse.ContestsWith(ctx, objs, o, v.settings)
 		if len(lines) > 10 {
 			lines = append(lines[:10], fmt.Sprintf("and %d more", len(lines)-10))
 		}

@@ -221,23 +221,13 @@ func Defaulted(set, effective map[string]string, t *typed.Type) map[string]strin
 // appendedBy returns the appended lists (merge.ListAppend) of lists that
 // set gives elements of.
 func appendedBy(set map[string]string, lists merge.Lists) map[string]bool {
-	var patterns []string
-	for p, m := range lists {
-		if m == merge.ListAppend {
-			patterns = append(patterns, p)
-		}
-	}
-	if len(patterns) == 0 {
+	if !slices.Contains(slices.Collect(maps.Values(lists)), merge.ListAppend) {
 		return nil
 	}
 	out := map[string]bool{}
 	for k := range set {
-		i := strings.LastIndexByte(k, '/')
-		if i <= 0 || out[k[:i]] {
-			continue
-		}
-		for _, p := range patterns {
-			if merge.Covers(p, k[:i]) && strings.Count(p, "/") == strings.Count(k[:i], "/") {
+		if i := strings.LastIndexByte(k, '/'); i > 0 && !out[k[:i]] {
+			if m, ok := lists.Member(k[:i]); ok && m == merge.ListAppend {
 				out[k[:i]] = true
 			}
 		}

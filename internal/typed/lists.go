@@ -65,17 +65,22 @@ func (s *Type) Lists() merge.Lists {
 	if v, ok := listsCache.Load(s.root); ok {
 		return v.(merge.Lists)
 	}
-	lists := s.tagged()
+	// Under the lock Declare takes, so that no list it adds is cached
+	// away.
 	declaredMu.Lock()
+	defer declaredMu.Unlock()
+	if v, ok := listsCache.Load(s.root); ok {
+		return v.(merge.Lists)
+	}
+	lists := s.tagged()
 	for p, m := range declared[s.root] {
 		if lists == nil {
 			lists = merge.Lists{}
 		}
 		lists[p] = m
 	}
-	declaredMu.Unlock()
-	v, _ := listsCache.LoadOrStore(s.root, lists)
-	return v.(merge.Lists)
+	listsCache.Store(s.root, lists)
+	return lists
 }
 
 // tagged returns the lists the document's struct tags declare.
@@ -115,7 +120,7 @@ func Declare(root reflect.Type, lists merge.Lists) error {
 		switch {
 		case !ok || deref(ft).Kind() != reflect.Slice:
 			errs = append(errs, fmt.Sprintf("%s is no slice field of %s", p, root))
-		case m == merge.ListSet && !Scalar(deref(deref(ft).Elem())):
+		case m == merge.ListSet && (!Scalar(deref(deref(ft).Elem())) || deref(ft).Elem().Kind() == reflect.Uint8):
 			errs = append(errs, fmt.Sprintf("%s: a set holds strings, numbers or booleans, and its elements are %s", p, deref(ft).Elem()))
 		case tags[p] != "" && tags[p] != m, declared[t.root][p] != "" && declared[t.root][p] != m:
 			errs = append(errs, fmt.Sprintf("%s is declared %s and %s", p, merge.ListStrategy(m), merge.ListStrategy(cmp.Or(tags[p], declared[t.root][p]))))
@@ -133,6 +138,7 @@ func Declare(root reflect.Type, lists merge.Lists) error {
 }
 
 // Scalar reports whether t encodes as a JSON string, number or boolean.
+// (A slice of bytes is one string, no list of numbers.)
 func Scalar(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

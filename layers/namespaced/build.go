@@ -69,47 +69,64 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	if len(optional) == 0 && len(ignored) == 0 {
 		return in.cluster.base, nil, nil
 	}
+	kept, keptOwner := optional, owner
 	s, err := c.decode(in.cluster, optional)
 	if err != nil && len(optional) > 0 {
-		// Find the offending layers: add them one at a time.
-		var kept []*merge.Layer
-		for i, l := range optional {
-			if _, err := c.decode(in.cluster, append(slices.Clip(kept), l)); err != nil {
-				o := owner[i]
-				o.err = &LayerError{Source: l.Source, Err: err}
-				ignored = append(ignored, o)
-				continue
-			}
-			kept = append(kept, l)
-		}
+		kept, keptOwner, ignored = c.withoutInvalid(in.cluster, optional, owner, ignored)
 		s, err = c.decode(in.cluster, kept)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(selected) > 1 {
-		if s.contested = target.Contests(selected, s.result); len(s.contested) > 0 && c.o.Selectors.RefuseContests {
+		contested := target.Contests(selected, s.result)
+		if len(contested) > 0 && c.o.Selectors.RefuseContests {
 			// Every selector layer in a contest is left out here, as
 			// invalid: which of them should win is the operator's to say.
-			var kept []*merge.Layer
-			for i, l := range optional {
-				if why := contestOf(s.contested, l.Source, s.display); why != "" {
-					o := owner[i]
+			var rest []*merge.Layer
+			var restOwner []ignoredLayer
+			for i, l := range kept {
+				if why := contestOf(contested, l.Source, s.display); why != "" {
+					o := keptOwner[i]
 					o.err = &LayerError{Source: l.Source, Err: errors.New(why)}
 					ignored = append(ignored, o)
 					continue
 				}
-				kept = append(kept, l)
+				rest, restOwner = append(rest, l), append(restOwner, keptOwner[i])
 			}
-			if s, err = c.decode(in.cluster, kept); err != nil {
-				return nil, nil, err
+			if s, err = c.decode(in.cluster, rest); err != nil {
+				// Leaving layers out can make what was valid beside them
+				// invalid: find which, one at a time.
+				rest, _, ignored = c.withoutInvalid(in.cluster, rest, restOwner, ignored)
+				if s, err = c.decode(in.cluster, rest); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
+		s.contested = contested // still listed when refused: their layers are left out, and say why
 	}
 	for _, ig := range ignored {
 		s.ignored = append(s.ignored, ig.err)
 	}
 	return s, ignored, nil
+}
+
+// withoutInvalid returns the layers of optional with which the
+// configuration decodes, added one at a time, with their owners, and
+// ignored with each layer left out added, as invalid.
+func (c *core[T]) withoutInvalid(cluster *clusterState[T], optional []*merge.Layer, owner, ignored []ignoredLayer) ([]*merge.Layer, []ignoredLayer, []ignoredLayer) {
+	var kept []*merge.Layer
+	var keptOwner []ignoredLayer
+	for i, l := range optional {
+		if _, err := c.decode(cluster, append(slices.Clip(kept), l)); err != nil {
+			o := owner[i]
+			o.err = &LayerError{Source: l.Source, Err: err}
+			ignored = append(ignored, o)
+			continue
+		}
+		kept, keptOwner = append(kept, l), append(keptOwner, owner[i])
+	}
+	return kept, keptOwner, ignored
 }
 
 // contestOf says which contests of cs the layer src takes part in, as
@@ -118,23 +135,24 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 func contestOf(cs []target.Contest, src merge.Source, display func(string) string) string {
 	var parts []string
 	for _, ct := range cs {
-		for _, x := range append([]merge.Shadow{ct.Winner}, ct.Others...) {
-			if x.Source != src {
-				continue
-			}
-			var others []string
-			for _, y := range append([]merge.Shadow{ct.Winner}, ct.Others...) {
-				if y.Source != src {
-					others = append(others, fmt.Sprintf("%s sets %s", y.Source, y.Value))
-				}
-			}
-			parts = append(parts, fmt.Sprintf("key %q: it sets %s, and %s, as specific", display(ct.Key), x.Value, strings.Join(others, ", ")))
+		if slices.ContainsFunc(append([]merge.Shadow{ct.Winner}, ct.Others...), func(x merge.Shadow) bool { return x.Source == src }) {
+			parts = append(parts, describeContest(ct, display))
 		}
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "contests " + strings.Join(parts, "; ") + " (contests are refused)"
+}
+
+// describeContest says what a contest is: the key, the values and which
+// wins.
+func describeContest(ct target.Contest, display func(string) string) string {
+	losers := make([]string, 0, len(ct.Others))
+	for _, o := range ct.Others {
+		losers = append(losers, fmt.Sprintf("%s (%s)", o.Source, o.Value))
+	}
+	return fmt.Sprintf("key %q: %s (%s) wins by creation time, then name, over %s, as specific", display(ct.Key), ct.Winner.Source, ct.Winner.Value, strings.Join(losers, ", "))
 }
 
 // decode merges optional layers and the flags above the cluster layer and
@@ -162,11 +180,7 @@ func contestNotes[T any](s *Snapshot[T], selectors []*selectorLayer) []refusal {
 	notes := map[*corev1.ConfigMap][]string{}
 	var order []*corev1.ConfigMap
 	for _, ct := range s.contested {
-		var losers []string
-		for _, o := range ct.Others {
-			losers = append(losers, fmt.Sprintf("%s (%s)", o.Source, o.Value))
-		}
-		msg := fmt.Sprintf("key %q: %s (%s) wins by creation time, then name, over %s, as specific", s.display(ct.Key), ct.Winner.Source, ct.Winner.Value, strings.Join(losers, ", "))
+		msg := describeContest(ct, s.display)
 		for _, x := range append([]merge.Shadow{ct.Winner}, ct.Others...) {
 			cm := byName[x.Source.Name]
 			if cm == nil {

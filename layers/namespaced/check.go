@@ -82,7 +82,7 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		if _, err := c.decode(v.cl, []*merge.Layer{&l}); err != nil {
 			return nil, &LayerError{Source: l.Source, Err: err}
 		}
-		contests := c.contestsWith(sl, v.selectors)
+		contests := c.contestsWith(sl, v.selectors, v.cl.policy.selector)
 		if len(contests) > 0 && c.o.Selectors.RefuseContests {
 			return nil, &LayerError{Source: l.Source, Err: fmt.Errorf("%s (contests are refused: give one selector more terms, or make them agree)", strings.Join(contests, "; "))}
 		}
@@ -134,29 +134,28 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 // contestsWith returns the contests sl, a selector ConfigMap about to be
 // written, would make with others, the selector layers in effect: with
 // each of as many terms whose selector some namespace could match beside
-// sl's, each key both set to different values, and which would win.
-func (c *core[T]) contestsWith(sl *selectorLayer, others []*selectorLayer) []string {
+// sl's, the keys both set (as their policy admits them) to values that
+// differ, and which would win. policy is the selector layers' policy.
+func (c *core[T]) contestsWith(sl *selectorLayer, others []*selectorLayer, policy merge.Policy) []string {
+	mine := *sl.t
+	if mine.Created.IsZero() {
+		mine.Created = time.Now() // written now, a new ConfigMap is the newest
+	}
 	var out []string
 	for _, o := range others {
 		if o.err != nil || o.cm.Name == sl.cm.Name || o.t.Rank != sl.t.Rank || !mayMeet(o.t.Selector.Labels, sl.t.Selector.Labels) {
 			continue
 		}
-		// Written now, a new ConfigMap is the newest.
-		mine := *sl.t
-		if mine.Created.IsZero() {
-			mine.Created = time.Now()
+		theirs := *o.t
+		pair, _ := selectorLadder.Sort([]*target.Layer{&mine, &theirs})
+		layers := make([]*merge.Layer, len(pair))
+		for i, x := range pair {
+			l := *x.Layer
+			l.Policy = policy
+			layers[i] = &l
 		}
-		winner := sl
-		if order, _ := selectorLadder.Sort([]*target.Layer{&mine, o.t}); order[1] == o.t {
-			winner = o
-		}
-		for _, k := range sortedKeys(sl.t.Layer.Values) {
-			theirs, ok := o.t.Layer.Values[k]
-			if !ok || theirs == sl.t.Layer.Values[k] {
-				continue
-			}
-			out = append(out, fmt.Sprintf("key %q is contested with selector ConfigMap %s/%s (%s), as specific: it sets %s and %s sets %s; where both apply, %s/%s wins by creation time, then name",
-				c.model.display(k), o.cm.Namespace, o.cm.Name, o.t.Selector.Labels, sl.t.Layer.Values[k], o.cm.Name, theirs, winner.cm.Namespace, winner.cm.Name))
+		for _, ct := range target.Contests(pair, merge.Merge(layers...)) {
+			out = append(out, fmt.Sprintf("with selector ConfigMap %s/%s (%s), as specific: %s", o.cm.Namespace, o.cm.Name, o.t.Selector.Labels, describeContest(ct, c.model.display)))
 		}
 	}
 	return out

@@ -130,6 +130,17 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 	}
 }
 
+// notesSeen are the contest notes reported of one version of a selector
+// ConfigMap.
+type notesSeen struct {
+	version string
+	notes   map[string]bool
+}
+
+// maxNotesSeen bounds the notes kept, and reported, of one version of a
+// selector ConfigMap.
+const maxNotesSeen = 64
+
 // report surfaces each layer rec's namespace ignored, and the keys
 // refused of each ConfigMap, once per resourceVersion: a log line, a
 // metric and a Warning Event. A selector ConfigMap's refusals are the
@@ -138,11 +149,18 @@ func (c *core[T]) refused(events eventSink, cm *corev1.ConfigMap, err error) {
 // s.mu is held.
 func (s *state[T]) report(rec *record[T], ignored []ignoredLayer, refused []refusal, contested []refusal) {
 	for _, r := range contested {
-		id, seen := "contested:"+r.cm.Namespace+"/"+r.cm.Name, r.cm.ResourceVersion+"|"+r.note
-		if s.selReported[id] == seen {
+		// Selectors meet in different sets in different namespaces: each
+		// note once per version of the ConfigMap.
+		id := r.cm.Namespace + "/" + r.cm.Name
+		seen := s.contestsReported[id]
+		if seen == nil || seen.version != r.cm.ResourceVersion {
+			seen = &notesSeen{version: r.cm.ResourceVersion, notes: map[string]bool{}}
+			s.contestsReported[id] = seen
+		}
+		if seen.notes[r.note] || len(seen.notes) >= maxNotesSeen {
 			continue
 		}
-		s.selReported[id] = seen
+		seen.notes[r.note] = true
 		s.c.log.Info("Selector layers as specific as each other disagree", "configMap", r.cm.Namespace+"/"+r.cm.Name, "note", r.note)
 		if s.events != nil {
 			s.events.warn(r.cm, ReasonContestedKeys, "Merge", r.note)

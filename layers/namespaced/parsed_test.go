@@ -532,10 +532,18 @@ func TestSelectorContests(t *testing.T) {
 			for _, err := range both.Ignored() {
 				ignored = append(ignored, err.Error())
 			}
-			// Every layer in a contest is left out.
-			if both.Object.Defaults.TimeoutMinutes != 60 || len(ignored) != 3 || !strings.Contains(strings.Join(ignored, "\n"),
-				`selector pipelines/by-team: ignored: contests key "config-defaults/default-timeout-minutes": it sets "20", and selector pipelines/by-env sets "30", selector pipelines/agrees sets "30", as specific (contests are refused)`) {
-				t.Errorf("refused: timeout %d, ignored %q", both.Object.Defaults.TimeoutMinutes, ignored)
+			// Every layer in a contest is left out, and the contest is
+			// still listed.
+			if both.Object.Defaults.TimeoutMinutes != 60 || len(ignored) != 3 || len(both.Contested()) != 1 || !strings.Contains(strings.Join(ignored, "\n"),
+				`selector pipelines/by-team: ignored: contests key "config-defaults/default-timeout-minutes": selector pipelines/by-team ("20") wins by creation time, then name, over selector pipelines/by-env ("30"), selector pipelines/agrees ("30"), as specific (contests are refused)`) {
+				t.Errorf("refused: timeout %d, ignored %q, contested %v", both.Object.Defaults.TimeoutMinutes, ignored, both.Contested())
+			}
+			// An invalid selector layer beside the contest stays left out
+			// when the contest's layers are.
+			bad := selector("bad", "region=eu,tier=a", "abc")
+			s := resolve("both", map[string]string{"team": "x", "env": "prod", "region": "eu", "tier": "a"}, bad)
+			if s.Object.Defaults.TimeoutMinutes != 60 || len(s.Ignored()) != 4 {
+				t.Errorf("an invalid layer beside a refused contest: timeout %d, ignored %q", s.Object.Defaults.TimeoutMinutes, s.Ignored())
 			}
 		}
 		if s := resolve("one", map[string]string{"team": "x"}); len(s.Contested()) != 0 || len(s.Ignored()) != 0 {
@@ -555,7 +563,7 @@ func TestSelectorContests(t *testing.T) {
 			t.Fatal(err)
 		}
 		w, err := r.CheckConfigMap(context.Background(), selector("by-env", "env=prod", "30"))
-		want := `key "config-defaults/default-timeout-minutes" is contested with selector ConfigMap pipelines/by-team (team=x), as specific: it sets "30" and by-team sets "20"; where both apply, pipelines/by-env wins by creation time, then name`
+		want := `with selector ConfigMap pipelines/by-team (team=x), as specific: key "config-defaults/default-timeout-minutes": selector pipelines/by-env ("30") wins by creation time, then name, over selector pipelines/by-team ("20"), as specific`
 		switch {
 		case refuse && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "contests are refused")):
 			t.Errorf("refused: %v", err)

@@ -95,9 +95,12 @@ type state[T any] struct {
 	// selReported holds the selector ConfigMap versions whose refused
 	// keys were reported: the same in every namespace.
 	selReported map[string]string
-	queue       workqueue.TypedRateLimitingInterface[string]
-	dirty       map[string]bool // namespaces queued and not yet taken
-	working     bool            // the worker is on a key
+	// contestsReported holds, by selector ConfigMap, the contest notes
+	// reported of its version.
+	contestsReported map[string]*notesSeen
+	queue            workqueue.TypedRateLimitingInterface[string]
+	dirty            map[string]bool // namespaces queued and not yet taken
+	working          bool            // the worker is on a key
 	// relists holds the namespaces queued for a relist (Lazy mode), each
 	// with the number of its latest queuing.
 	relists   map[string]uint64
@@ -115,7 +118,7 @@ type state[T any] struct {
 
 func newState[T any](c *core[T]) *state[T] {
 	s := &state[T]{c: c, cache: newNSCache[T](), records: map[string]*record[T]{},
-		dirty: map[string]bool{}, relists: map[string]uint64{}, selReported: map[string]string{}}
+		dirty: map[string]bool{}, relists: map[string]uint64{}, selReported: map[string]string{}, contestsReported: map[string]*notesSeen{}}
 	s.settled = sync.NewCond(&s.mu)
 	s.subs.cache = s.cache
 	return s

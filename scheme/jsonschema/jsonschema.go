@@ -149,14 +149,7 @@ type builder struct {
 
 // listKey returns the member that keys the list at key, when it is a
 // keyed list.
-func (b *builder) listKey(key string) (string, bool) {
-	for p, member := range b.lists {
-		if merge.Covers(p, key) && strings.Count(p, "/") == strings.Count(key, "/") {
-			return member, true
-		}
-	}
-	return "", false
-}
+func (b *builder) listKey(key string) (string, bool) { return b.lists.Member(key) }
 
 // checkListType records an error when the list at key does not merge
 // as its +listType marker, want, says: a set as a set, a map by a key
@@ -208,7 +201,7 @@ func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
 			fs.AddExtension("x-strata-feature-gate", gate)
 		}
 		s.Properties[name] = *fs
-		if k, ok := b.listKey(fk); ok && k == merge.ListSet {
+		if k, ok := b.listKey(fk); ok && k == merge.ListSet && fs.Items != nil {
 			// Removals from the set, as a strategic merge patch writes
 			// them (merge.Lists).
 			del := spec.Schema{}

@@ -37,7 +37,10 @@ func (s *Set) WithOverride(o *PluginOverride) *Set {
 // all: for each Plugin of o's namespace whose values can be computed, by
 // name, a line per option o contests (ContestLines), prefixed with the
 // Plugin. Contests are looked for whatever s says of them.
-func ContestsWith(all *Set, o *PluginOverride, s Settings) []string {
+//
+// It stops when ctx ends (an admission's deadline), with what it found and
+// a line saying where it stopped.
+func ContestsWith(ctx context.Context, all *Set, o *PluginOverride, s Settings) []string {
 	after := all.WithOverride(o)
 	s.ContestsAreErrors = false
 	id := objectName(o.ObjectMeta)
@@ -46,6 +49,9 @@ func ContestsWith(all *Set, o *PluginOverride, s Settings) []string {
 		ns, name, _ := strings.Cut(key, "/")
 		if ns != o.Namespace {
 			continue
+		}
+		if ctx.Err() != nil {
+			return append(out, fmt.Sprintf("not looked for from Plugin %s on: %v", key, ctx.Err()))
 		}
 		res, err := Effective(after, ns, name, s)
 		if err != nil {
@@ -66,10 +72,18 @@ func ContestsWith(all *Set, o *PluginOverride, s Settings) []string {
 
 // All reads every object of the kinds this package reads, in every
 // namespace, into a Set.
-func (s Store) All() (*Set, error) {
+func (s Store) All() (*Set, error) { return s.In("") }
+
+// In reads the objects of the kinds this package reads in namespace (""
+// for every namespace), and every ClusterPluginDefinition, into a Set.
+func (s Store) In(namespace string) (*Set, error) {
 	set := NewSet()
 	for _, kind := range slices.Sorted(maps.Keys(Resources)) {
-		us, err := s.R.List(s.Ctx, Resources[kind], "")
+		ns := namespace
+		if kind == KindClusterPluginDefinition {
+			ns = ""
+		}
+		us, err := s.R.List(s.Ctx, Resources[kind], ns)
 		if err != nil {
 			return nil, fmt.Errorf("listing %ss: %w", kind, err)
 		}

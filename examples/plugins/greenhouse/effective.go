@@ -792,6 +792,16 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 		if err := decodeNumbers(pt.Value, &v); err != nil {
 			return nil, fmt.Errorf("%s: path %s: %w", pt.source, pt.Path, err)
 		}
+		for _, d := range done {
+			// An earlier path as specific that holds this one, and set
+			// another value here, loses that part of its value.
+			if d.class == pt.class && d.Path != pt.Path && within(pt.Path, d.Path) {
+				if old, ok := cur[pt.segments[last]]; ok && !sameAt(v, patch{PathValue: PathValue{Value: mustJSON(old)}}) {
+					value := mustJSON(old)
+					vs.Contested = append(vs.Contested, Contender{Source: d.source + " at " + pt.Path, Value: &value})
+				}
+			}
+		}
 		cur[pt.segments[last]] = v
 		kept := done[:0]
 		for _, d := range done {
@@ -812,6 +822,12 @@ func (vs *ValueSource) apply(name string, value json.RawMessage, winner int, pat
 		vs.Paths = append(vs.Paths, PathSource{Path: d.Path, Source: d.source})
 	}
 	return json.Marshal(root)
+}
+
+// mustJSON is v, a value decodeNumbers read, as JSON.
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // sameAt reports whether root holds, at d's path, the value d set.
@@ -976,11 +992,13 @@ func option(def *PluginDefinition, name string) *PluginOption {
 	return nil
 }
 
-// Digest is the digest of an option value as a Plugin's spec holds it.
+// Digest is the digest of an option value as a Plugin's spec holds it:
+// of its JSON with members sorted and numbers as written, so that values
+// that differ only past float64's precision differ.
 func Digest(v OptionValue) string {
 	b, _ := json.Marshal(v)
 	var canon any
-	_ = json.Unmarshal(b, &canon)
+	_ = decodeNumbers(b, &canon)
 	b, _ = json.Marshal(canon)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
@@ -52,6 +55,11 @@ var placeholder = regexp.MustCompile(`\$\{([^}]+)\}`)
 // wherever the placeholder appears (a string as it is, anything else as
 // JSON); then the document is read as YAML. Without placeholders, the
 // document is read as it is.
+//
+// Unlike Greenhouse, it bounds what a tenant's expression may cost: the
+// placeholders of one expression together at most maxCost of cel-go's
+// units (each distinct one evaluated once), and the document they make
+// at most maxDocument bytes.
 func EvaluateExpression(expression string, data map[string]any) (json.RawMessage, error) {
 	if expression == "" {
 		return nil, errors.New("the expression is empty")
@@ -60,16 +68,23 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 	if len(found) == 0 {
 		return yaml.YAMLToJSON([]byte(expression))
 	}
-	env, err := cel.NewEnv(cel.Variable("global", cel.DynType), ext.Strings())
+	env, err := globalEnv()
 	if err != nil {
 		return nil, err
 	}
+	budget := uint64(maxCost)
 	doc := expression
+	done := map[string]bool{}
 	for _, m := range found {
-		v, err := evaluate(env, m[1], data)
+		if done[m[0]] {
+			continue // ReplaceAll put its value everywhere it appears
+		}
+		done[m[0]] = true
+		v, cost, err := evaluate(env, m[1], data, budget)
 		if err != nil {
 			return nil, fmt.Errorf("${%s}: %w", m[1], err)
 		}
+		budget -= min(cost, budget)
 		text, ok := v.(string)
 		if !ok {
 			b, err := json.Marshal(v)
@@ -77,6 +92,9 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 				return nil, fmt.Errorf("${%s}: its value %v has no JSON: %w", m[1], v, err)
 			}
 			text = string(b)
+		}
+		if n := strings.Count(doc, m[0]); len(doc)+n*(len(text)-len(m[0])) > maxDocument {
+			return nil, fmt.Errorf("${%s}: the document the placeholders make is over %d bytes", m[1], maxDocument)
 		}
 		doc = strings.ReplaceAll(doc, m[0], text)
 	}
@@ -88,26 +106,46 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 }
 
 // maxCost bounds what one expression may cost, in cel-go's units (about
-// one per step): far above any value an expression computes for a
-// Plugin, and low enough that a hostile one cannot hold a computation.
-// Greenhouse sets no bound.
+// one per step), all its placeholders together: far above any value an
+// expression computes for a Plugin, and low enough that a hostile one
+// cannot hold a computation. Greenhouse sets no bound.
 const maxCost = 10_000_000
 
-// evaluate compiles and evaluates one CEL expression in env over vars.
-func evaluate(env *cel.Env, expression string, vars map[string]any) (any, error) {
+// maxDocument bounds the document an expression's placeholders make.
+const maxDocument = 1 << 20
+
+// The CEL environments, built once: an expression's (`global`, with the
+// string extensions) and a reference's (`object`).
+var (
+	globalEnv = sync.OnceValues(func() (*cel.Env, error) {
+		return cel.NewEnv(cel.Variable("global", cel.DynType), ext.Strings())
+	})
+	objectEnv = sync.OnceValues(func() (*cel.Env, error) {
+		return cel.NewEnv(cel.Variable("object", cel.DynType))
+	})
+)
+
+// evaluate compiles and evaluates one CEL expression in env over vars,
+// at a cost of at most budget, and returns its value and what it cost.
+func evaluate(env *cel.Env, expression string, vars map[string]any, budget uint64) (any, uint64, error) {
 	ast, iss := env.Compile(expression)
 	if iss != nil && iss.Err() != nil {
-		return nil, iss.Err()
+		return nil, 0, iss.Err()
 	}
-	prg, err := env.Program(ast, cel.CostLimit(maxCost))
+	prg, err := env.Program(ast, cel.CostLimit(budget), cel.EvalOptions(cel.OptTrackCost))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	out, _, err := prg.Eval(vars)
+	out, details, err := prg.Eval(vars)
+	var cost uint64
+	if details != nil && details.ActualCost() != nil {
+		cost = *details.ActualCost()
+	}
 	if err != nil {
-		return nil, err
+		return nil, cost, err
 	}
-	return native(out)
+	v, err := native(out)
+	return v, cost, err
 }
 
 // native is a CEL value as Go holds JSON: lists and maps (with string
@@ -148,16 +186,18 @@ func native(v ref.Val) (any, error) {
 }
 
 // EvaluateObject evaluates a CEL expression with `object` bound to obj,
-// as Greenhouse's pkg/cel Evaluate does for one object.
+// as Greenhouse's pkg/cel Evaluate does for one object, at a cost of at
+// most maxCost.
 func EvaluateObject(expression string, obj map[string]any) (any, error) {
 	if expression == "" {
 		return nil, errors.New("the expression is empty")
 	}
-	env, err := cel.NewEnv(cel.Variable("object", cel.DynType))
+	env, err := objectEnv()
 	if err != nil {
 		return nil, err
 	}
-	return evaluate(env, expression, map[string]any{"object": obj})
+	v, _, err := evaluate(env, expression, map[string]any{"object": obj}, maxCost)
+	return v, err
 }
 
 // TemplateData is what a preset's expressions read for the Plugin it
@@ -185,7 +225,11 @@ func TemplateData(namespace string, presetLabels map[string]string, cluster *Clu
 		flat["ownedBy"] = owner
 	}
 	greenhouse := map[string]any{}
-	for name, v := range flat {
+	// In name order, so that a label that is a prefix of another
+	// ("region", "region.zone") always gives way the same: the value
+	// nested under it.
+	for _, name := range slices.Sorted(maps.Keys(flat)) {
+		v := flat[name]
 		cur := greenhouse
 		parts := strings.Split(name, ".")
 		for _, p := range parts[:len(parts)-1] {

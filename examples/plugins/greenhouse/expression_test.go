@@ -2,6 +2,7 @@ package greenhouse
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -87,4 +88,34 @@ func FuzzEvaluateExpression(f *testing.F) {
 			t.Errorf("%q gives %q, not JSON", s, out)
 		}
 	})
+}
+
+// TestExpressionBounds: an expression's placeholders together cost at
+// most the bound, each distinct one evaluated once; and the document they
+// make is bounded.
+func TestExpressionBounds(t *testing.T) {
+	data := TemplateData("org", nil, nil, Settings{})
+	hundred := "[" + strings.TrimSuffix(strings.Repeat("0,", 100), ",") + "]"
+	square := "${" + hundred + ".map(a, " + hundred + ".map(b, a + b))}"
+	// One placeholder, repeated: evaluated once, its text put in each
+	// place, until the document passes its bound.
+	if _, err := EvaluateExpression(strings.Repeat("- "+square+"\n", 200), data); err == nil || !strings.Contains(err.Error(), "the document the placeholders make is over 1048576 bytes") {
+		t.Errorf("a document past the bound: %v", err)
+	}
+	// Distinct placeholders that each stay under the bound, and together
+	// pass it.
+	fifty := "[" + strings.TrimSuffix(strings.Repeat("0,", 50), ",") + "]"
+	heavy := func(i int) string {
+		return fmt.Sprintf("${size(%s.map(a, %s.map(b, %s.map(c, a + b + c + %d))))}", fifty, fifty, fifty, i)
+	}
+	var doc strings.Builder
+	for i := range 20 {
+		doc.WriteString("- " + heavy(i) + "\n")
+	}
+	if _, err := EvaluateExpression(heavy(0), data); err != nil {
+		t.Fatalf("one heavy placeholder: %v", err)
+	}
+	if _, err := EvaluateExpression(doc.String(), data); err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
+		t.Errorf("twenty heavy placeholders: %v", err)
+	}
 }
