@@ -38,7 +38,9 @@ import (
 //     P/e removes it (in a document, the member
 //     "$deleteFromPrimitiveList/NAME": [e, …] beside the set NAME, as a
 //     strategic merge patch writes it). Unflattened, a set is its
-//     elements in the byte order of their leaves.
+//     elements in the byte order of their leaves. As a keyed element's
+//     key, the string "1" and the number 1 name one element: a set of a
+//     Go type holds one type.
 //   - ListAppend gives every layer's elements, lower layers' first, each
 //     in its layer's order and with its layer as provenance: the element
 //     at position i is the leaf P/i (six digits), which Merge makes

@@ -179,25 +179,7 @@ func FuzzKeyedLists(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	lists := Lists{"/l": "k", "/*/l": "k"}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		vals, err := lists.Flatten(data)
-		if err != nil {
-			return
-		}
-		doc, err := lists.Unflatten(vals)
-		if err != nil {
-			t.Fatalf("Unflatten(Flatten(%q)): %v", data, err)
-		}
-		again, err := lists.Flatten(doc)
-		if err != nil {
-			t.Fatalf("Flatten of %q: %v", doc, err)
-		}
-		for k, v := range vals {
-			if v != Tombstone && again[k] != v && !jsonEqual(again[k], v) {
-				t.Fatalf("key %q: %q became %q", k, v, again[k])
-			}
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { roundTrip(t, lists, data) })
 }
 
 // TestSetAndAppendLists: a set holds each element once, from the highest
@@ -274,25 +256,7 @@ func FuzzSetAndAppendLists(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	lists := Lists{"/s": ListSet, "/a": ListAppend}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		vals, err := lists.Flatten(data)
-		if err != nil {
-			return
-		}
-		doc, err := lists.Unflatten(vals)
-		if err != nil {
-			t.Fatalf("Unflatten(Flatten(%q)): %v", data, err)
-		}
-		again, err := lists.Flatten(doc)
-		if err != nil {
-			t.Fatalf("Flatten of %q: %v", doc, err)
-		}
-		for k, v := range vals {
-			if v != Tombstone && again[k] != v && !jsonEqual(again[k], v) {
-				t.Fatalf("key %q: %q became %q", k, v, again[k])
-			}
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { roundTrip(t, lists, data) })
 }
 
 // TestAppendedElementOrder: appended elements sort by layer, then place,
@@ -302,5 +266,27 @@ func TestAppendedElementOrder(t *testing.T) {
 	sortElements(segs, ListAppend)
 	if want := []string{"000002", "0000.100001", "0000.1000000", "9999.000000", "9999.000001", "10000.000000"}; !slices.Equal(segs, want) {
 		t.Errorf("%v, want %v", segs, want)
+	}
+}
+
+// roundTrip checks that what lists flatten data to unflattens and
+// flattens again to the same values.
+func roundTrip(t *testing.T, lists Lists, data []byte) {
+	vals, err := lists.Flatten(data)
+	if err != nil {
+		return
+	}
+	doc, err := lists.Unflatten(vals)
+	if err != nil {
+		t.Fatalf("Unflatten(Flatten(%q)): %v", data, err)
+	}
+	again, err := lists.Flatten(doc)
+	if err != nil {
+		t.Fatalf("Flatten of %q: %v", doc, err)
+	}
+	for k, v := range vals {
+		if v != Tombstone && again[k] != v && !jsonEqual(again[k], v) {
+			t.Fatalf("key %q: %q became %q", k, v, again[k])
+		}
 	}
 }

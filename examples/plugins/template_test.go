@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -21,7 +22,8 @@ func runTemplate(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// values returns name → value JSON (or "secret NAME#KEY") of a result.
+// values returns name → value JSON, compact (or "secret NAME#KEY"), of a
+// result.
 func values(t *testing.T, out string) (map[string]string, *greenhouse.Result) {
 	t.Helper()
 	var res greenhouse.Result
@@ -34,7 +36,11 @@ func values(t *testing.T, out string) (map[string]string, *greenhouse.Result) {
 		case v.ValueFrom != nil:
 			m[v.Name] = "secret " + v.ValueFrom.Secret.Name + "#" + v.ValueFrom.Secret.Key
 		default:
-			m[v.Name] = string(*v.Value)
+			var b bytes.Buffer
+			if json.Compact(&b, *v.Value) != nil {
+				t.Fatalf("%s: %s is no JSON", v.Name, *v.Value)
+			}
+			m[v.Name] = b.String()
 		}
 	}
 	return m, &res

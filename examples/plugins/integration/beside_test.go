@@ -33,12 +33,8 @@ import (
 // change nothing: no loop), and the number of times each Plugin changed
 // stays within twice the number of edits.
 func TestBesideGreenhouse(t *testing.T) {
-	c := dynamic.NewForConfigOrDie(server.Config)
 	const ns = "beside"
-	setUp(t, c, ns)
-	a := startRun(t)
-	waitFor(t, "the webhooks registered", func() bool { return a.registered(t) })
-	create(t, c, ns)
+	c, a := runWithObjects(t, ns)
 	changes := countChanges(t, c, ns)
 	pc := startPresetController(t, c, ns, 500*time.Millisecond)
 	plugins := []string{"monitoring-eu-de-1", "monitoring-eu-de-2", "cert-manager-us"}

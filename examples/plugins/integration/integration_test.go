@@ -414,6 +414,19 @@ func (w *warningList) all() []string {
 	return slices.Clone(w.list)
 }
 
+// runWithObjects installs the CRDs, starts `plugins run` and, once its
+// webhooks are registered, creates the testdata's objects in namespace
+// ns.
+func runWithObjects(t *testing.T, ns string) (dynamic.Interface, *agent) {
+	t.Helper()
+	c := dynamic.NewForConfigOrDie(server.Config)
+	setUp(t, c, ns)
+	a := startRun(t)
+	waitFor(t, "the webhooks registered", func() bool { return a.registered(t) })
+	create(t, c, ns)
+	return c, a
+}
+
 // registered reports whether the agent has registered its webhooks: the
 // mutating one, which it registers last, calls it.
 func (a *agent) registered(t *testing.T) bool {
@@ -429,12 +442,8 @@ func (a *agent) registered(t *testing.T) bool {
 // what it cannot compute values from, and serves /metrics and the
 // webhooks behind idle and half-sent connections.
 func TestRun(t *testing.T) {
-	c := dynamic.NewForConfigOrDie(server.Config)
 	const ns = "org"
-	setUp(t, c, ns)
-	a := startRun(t)
-	waitFor(t, "the webhooks registered", func() bool { return a.registered(t) })
-	create(t, c, ns)
+	c, a := runWithObjects(t, ns)
 	startPresetController(t, c, ns, time.Hour)
 
 	waitValues(t, c, ns, "monitoring-eu-de-1", map[string]string{

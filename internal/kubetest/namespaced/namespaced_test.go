@@ -377,20 +377,7 @@ func TestTenantSeesWhyKeysWereRefused(t *testing.T) {
 	if _, err := r.ForNamespace(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	var found []string
-	watchtest.Until(10*time.Second, func() bool {
-		evs, err := w.c.EventsV1().Events(a).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		found = nil
-		for _, e := range evs.Items {
-			if e.Reason == namespaced.ReasonKeysRefused && e.Regarding.UID == cm.UID {
-				found = append(found, e.Note)
-			}
-		}
-		return len(found) > 0
-	})
+	found := w.eventNotes(ctx, cm, namespaced.ReasonKeysRefused)
 	if len(found) != 1 {
 		t.Fatalf("%d KeysRefused Events on %s/overrides: %q", len(found), a, found)
 	}
@@ -540,23 +527,31 @@ func TestContestedSelectorsAreReported(t *testing.T) {
 		t.Fatalf("contested %+v", c)
 	}
 	for _, cm := range []*corev1.ConfigMap{byTeam, byEnv} {
-		var notes []string
-		watchtest.Until(10*time.Second, func() bool {
-			evs, err := w.c.EventsV1().Events(w.system).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			notes = nil
-			for _, e := range evs.Items {
-				if e.Reason == namespaced.ReasonContestedKeys && e.Regarding.UID == cm.UID {
-					notes = append(notes, e.Note)
-				}
-			}
-			return len(notes) > 0
-		})
+		notes := w.eventNotes(ctx, cm, namespaced.ReasonContestedKeys)
 		want := `key "default-timeout-seconds": selector ` + w.system + `/by-team (20) wins by creation time, then name, over selector ` + w.system + `/by-env (30), as specific`
 		if len(notes) != 1 || !strings.Contains(notes[0], want) {
 			t.Errorf("the ContestedKeys Events on %s: %q, want one saying %q", cm.Name, notes, want)
 		}
 	}
+}
+
+// eventNotes waits up to 10 s for Events of reason on cm and returns their
+// notes.
+func (w *world) eventNotes(ctx context.Context, cm *corev1.ConfigMap, reason string) []string {
+	w.t.Helper()
+	var notes []string
+	watchtest.Until(10*time.Second, func() bool {
+		evs, err := w.c.EventsV1().Events(cm.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		notes = nil
+		for _, e := range evs.Items {
+			if e.Reason == reason && e.Regarding.UID == cm.UID {
+				notes = append(notes, e.Note)
+			}
+		}
+		return len(notes) > 0
+	})
+	return notes
 }
