@@ -31,6 +31,13 @@
 //	    in a validating webhook, presets, Plugins and overrides that give
 //	    an option twice, a cluster two overrides, or an option the
 //	    definition does not have. It never writes a Plugin's spec.
+//
+// Each command also takes what a Greenhouse installation decides and its
+// objects do not say: --dns-domain D (Greenhouse's, which a preset's
+// expressions read as global.greenhouse.baseDomain), --expressions=false
+// (Greenhouse evaluates no preset expression), and --contests=error (two
+// overrides as specific as each other that disagree on an option are an
+// error, not a warning).
 package main
 
 import (

@@ -56,12 +56,11 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
-			l, _, err := c.configMapLayer(cm, OriginNamespace)
+			l, err := c.namespaceLayer(cm, in.cluster.policy.tenant)
 			if err != nil {
 				ignored = append(ignored, ignoredLayer{cm: cm, origin: OriginNamespace, err: &LayerError{Source: configMapSource(cm, OriginNamespace), Err: err}})
 				continue
 			}
-			l.Policy = in.cluster.policy.tenant
 			optional = append(optional, l)
 			owner = append(owner, ignoredLayer{cm: cm, origin: OriginNamespace})
 		}

@@ -1,9 +1,13 @@
 package namespaced
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +41,90 @@ const (
 // the caller names the ConfigMap.
 func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, origin string) (*merge.Layer, map[string]string, error) {
 	return c.configMapLayerAs(cm, origin, cm.Name)
+}
+
+// namespaceLayer is configMapLayer of cm, a namespace's ConfigMap, as a
+// layer of its own under policy: parsed once per version and kept
+// (parsed), so that a rebuild for any other reason (a cluster change, the
+// gate) does not parse it again, nor allocate it while the policy stays.
+func (c *core[T]) namespaceLayer(cm *corev1.ConfigMap, policy merge.Policy) (*merge.Layer, error) {
+	if l, err, ok := c.parsed.get(cm, policy); ok {
+		return l, err
+	}
+	l, _, err := c.configMapLayer(cm, OriginNamespace)
+	if l != nil {
+		l.Policy = policy
+	}
+	c.parsed.put(cm, l, err)
+	return l, err
+}
+
+// parsedLayers keeps namespace ConfigMaps parsed, by namespace, name and
+// resourceVersion, at most maxParsed of them. A version is only trusted
+// with the data it was parsed from: an object built in a test or a dry
+// run may reuse one for other data.
+type parsedLayers struct {
+	mu sync.Mutex
+	m  map[parsedKey]*parsedLayer
+}
+
+type parsedKey struct{ namespace, name, version string }
+
+type parsedLayer struct {
+	data   map[string]string
+	binary map[string][]byte
+	err    error
+	// layer is the ConfigMap's layer under the policy it was last asked
+	// for. It is never modified: another policy gets a copy.
+	layer atomic.Pointer[merge.Layer]
+}
+
+// maxParsed bounds the namespace ConfigMaps kept parsed: past it, the
+// cache starts again.
+const maxParsed = 4096
+
+// get returns cm parsed, its layer under policy, when it is kept.
+func (p *parsedLayers) get(cm *corev1.ConfigMap, policy merge.Policy) (*merge.Layer, error, bool) {
+	if cm.ResourceVersion == "" {
+		return nil, nil, false
+	}
+	p.mu.Lock()
+	e := p.m[parsedKey{cm.Namespace, cm.Name, cm.ResourceVersion}]
+	p.mu.Unlock()
+	if e == nil || !maps.Equal(e.data, cm.Data) || !maps.EqualFunc(e.binary, cm.BinaryData, bytes.Equal) {
+		return nil, nil, false
+	}
+	l := e.layer.Load()
+	if l == nil || l.Policy == policy {
+		return l, e.err, true
+	}
+	cp := *l
+	cp.Policy = policy
+	e.layer.Store(&cp)
+	return &cp, e.err, true
+}
+
+// put keeps cm parsed as l, or err.
+func (p *parsedLayers) put(cm *corev1.ConfigMap, l *merge.Layer, err error) {
+	if cm.ResourceVersion == "" {
+		return
+	}
+	var binary map[string][]byte
+	if cm.BinaryData != nil {
+		binary = make(map[string][]byte, len(cm.BinaryData))
+		for k, v := range cm.BinaryData {
+			binary[k] = bytes.Clone(v)
+		}
+	}
+	// Copies: a caller may change the object it passed afterwards.
+	e := &parsedLayer{data: maps.Clone(cm.Data), binary: binary, err: err}
+	e.layer.Store(l)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil || len(p.m) >= maxParsed {
+		p.m = map[parsedKey]*parsedLayer{}
+	}
+	p.m[parsedKey{cm.Namespace, cm.Name, cm.ResourceVersion}] = e
 }
 
 // configMapLayerAs is configMapLayer of cm read as the ConfigMap name of

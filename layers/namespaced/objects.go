@@ -105,7 +105,8 @@ func unique(objs []runtime.Object) error {
 
 // resolveObjects is DryRun.Resolve, returning the layers it ignored.
 func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (*Snapshot[T], []ignoredLayer, error) {
-	cluster := map[string]*corev1.ConfigMap{}
+	var few [4]*corev1.ConfigMap // the cluster ConfigMaps, without a map while they are the ones parsed last
+	cluster := few[:0]
 	var selectorCMs []*corev1.ConfigMap
 	var own []*corev1.ConfigMap
 	in := inputs[T]{system: c.system(ns)}
@@ -118,7 +119,7 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 		case *corev1.ConfigMap:
 			switch {
 			case c.isCluster(o):
-				cluster[o.Name] = o
+				cluster = append(cluster, o)
 			case c.isSelector(o):
 				selectorCMs = append(selectorCMs, o)
 			case o.Namespace == ns:
@@ -126,9 +127,16 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 			}
 		}
 	}
-	st, err := m.parse(c, cluster)
-	if err != nil {
-		return nil, nil, err
+	st := m.lastOf(cluster)
+	if st == nil {
+		byName := make(map[string]*corev1.ConfigMap, len(cluster))
+		for _, cm := range cluster {
+			byName[cm.Name] = cm
+		}
+		var err error
+		if st, err = m.parse(c, byName); err != nil {
+			return nil, nil, err
+		}
 	}
 	in.cluster, in.cms = st, present(c.ownConfigMaps(own))
 	in.selectors = c.readSelectors(selectorCMs)
@@ -154,6 +162,21 @@ func (m *memo[T]) parse(c *core[T], cms map[string]*corev1.ConfigMap) (*clusterS
 	}
 	m.last.Store(st)
 	return st, nil
+}
+
+// lastOf returns the state parsed last when cms, the cluster ConfigMaps
+// (one of each name), are the ones it was parsed from; nil otherwise.
+func (m *memo[T]) lastOf(cms []*corev1.ConfigMap) *clusterState[T] {
+	last := m.last.Load()
+	if last == nil || len(last.cms) != len(cms) {
+		return nil
+	}
+	for _, cm := range cms {
+		if !sameConfigMap(last.cms[cm.Name], cm) {
+			return nil
+		}
+	}
+	return last
 }
 
 // sameConfigMaps reports whether a and b, ConfigMaps by name, hold the

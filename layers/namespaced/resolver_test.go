@@ -578,3 +578,35 @@ func TestClusterChangeRebuildsInBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestParsedOncePerVersion: a namespace ConfigMap is kept parsed by its
+// namespace, name and version, and used again only with the data it was
+// parsed from: one whose version is reused for other data (a test's, a
+// dry run's) is parsed again, and so is another namespace's.
+func TestParsedOncePerVersion(t *testing.T) {
+	r := newTestResolver(t, nil)
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+	timeout := func(cm *corev1.ConfigMap) string {
+		t.Helper()
+		s, err := r.Resolve(cm.Namespace, []runtime.Object{cluster, cm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := s.Provenance().Lookup("/timeout")
+		return v
+	}
+	cm := tenantCM("a", map[string]string{"timeout": "30"})
+	if got := timeout(cm); got != "30" {
+		t.Fatalf("timeout %s", got)
+	}
+	if _, _, ok := r.c.parsed.get(cm.DeepCopy(), nil); !ok {
+		t.Error("a ConfigMap of one version and data is parsed again")
+	}
+	cm.Data["timeout"] = "40" // the same version, other data
+	if got := timeout(cm); got != "40" {
+		t.Errorf("a version reused for other data: timeout %s, want 40", got)
+	}
+	if got := timeout(tenantCM("b", map[string]string{"timeout": "50"})); got != "50" {
+		t.Errorf("another namespace's: timeout %s, want 50", got)
+	}
+}
