@@ -19,6 +19,9 @@ type inputs[T any] struct {
 	labels    map[string]string   // the namespace's, for selectors
 	cms       []*corev1.ConfigMap // the namespace's own, in NamespaceConfigMaps order
 	system    bool
+	// parsed keeps namespace ConfigMaps parsed across builds, for modes
+	// that keep no namespace (nil: none).
+	parsed *parsedLayers
 }
 
 // ignoredLayer is a layer left out as a whole, with why.
@@ -56,7 +59,7 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
-			l, err := c.namespaceLayer(cm, in.cluster.policy.tenant)
+			l, err := c.namespaceLayer(cm, in.cluster.policy.tenant, in.parsed)
 			if err != nil {
 				ignored = append(ignored, ignoredLayer{cm: cm, origin: OriginNamespace, err: &LayerError{Source: configMapSource(cm, OriginNamespace), Err: err}})
 				continue

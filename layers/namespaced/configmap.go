@@ -44,18 +44,23 @@ func (c *core[T]) configMapLayer(cm *corev1.ConfigMap, origin string) (*merge.La
 }
 
 // namespaceLayer is configMapLayer of cm, a namespace's ConfigMap, as a
-// layer of its own under policy: parsed once per version and kept
-// (parsed), so that a rebuild for any other reason (a cluster change, the
-// gate) does not parse it again, nor allocate it while the policy stays.
-func (c *core[T]) namespaceLayer(cm *corev1.ConfigMap, policy merge.Policy) (*merge.Layer, error) {
-	if l, err, ok := c.parsed.get(cm, policy); ok {
-		return l, err
+// layer of its own under policy. With parsed (a DryRun's or a Direct
+// resolver's, which keep no namespace between calls) it is parsed once
+// per version and kept, so that a resolve that reads it again does not
+// parse it again, nor allocate it while the policy stays.
+func (c *core[T]) namespaceLayer(cm *corev1.ConfigMap, policy merge.Policy, parsed *parsedLayers) (*merge.Layer, error) {
+	if parsed != nil {
+		if l, err, ok := parsed.get(cm, policy); ok {
+			return l, err
+		}
 	}
 	l, _, err := c.configMapLayer(cm, OriginNamespace)
 	if l != nil {
 		l.Policy = policy
 	}
-	c.parsed.put(cm, l, err)
+	if parsed != nil {
+		parsed.put(cm, l, err)
+	}
 	return l, err
 }
 
@@ -81,7 +86,7 @@ type parsedLayer struct {
 
 // maxParsed bounds the namespace ConfigMaps kept parsed: past it, the
 // cache starts again.
-const maxParsed = 4096
+const maxParsed = 1024
 
 // get returns cm parsed, its layer under policy, when it is kept.
 func (p *parsedLayers) get(cm *corev1.ConfigMap, policy merge.Policy) (*merge.Layer, error, bool) {

@@ -15,9 +15,11 @@ import (
 // each call, and caches no snapshot: for admission webhooks and one-shot
 // commands. Concurrent calls share nothing mutable but the cluster
 // ConfigMaps parsed last and a lossy table of the ConfigMaps already
-// reported, both read and written without a lock, and none waits for
-// another. It has no subscriptions and nothing to invalidate: it holds
-// nothing that could go stale.
+// reported, both read and written without a lock, and the namespace
+// ConfigMaps parsed last (at most 1,024, each by its version and data),
+// behind a lock held only to look one up. It has no subscriptions and
+// nothing to invalidate: what it keeps is used only for the very
+// version and data it was made from.
 type Direct[T any] struct {
 	c        *core[T]
 	client   kubernetes.Interface

@@ -138,16 +138,19 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 			return nil, nil, err
 		}
 	}
-	in.cluster, in.cms = st, present(c.ownConfigMaps(own))
+	in.cluster, in.cms, in.parsed = st, present(c.ownConfigMaps(own)), &m.parsed
 	in.selectors = c.readSelectors(selectorCMs)
 	return c.build(in)
 }
 
 // memo keeps the cluster ConfigMap parsed last, for resolves that read it
-// on every call (Direct mode, DryRun): it seldom changes. It takes no
+// on every call (Direct mode, DryRun): it seldom changes; and namespace
+// ConfigMaps parsed, by version. It takes no
 // lock; two calls that parse a new version at once both parse it.
 type memo[T any] struct {
 	last atomic.Pointer[clusterState[T]]
+	// parsed are the namespace ConfigMaps parsed last, by version.
+	parsed parsedLayers
 }
 
 // parse returns the state of cms, the cluster ConfigMaps by name, parsing

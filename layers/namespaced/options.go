@@ -145,7 +145,6 @@ type core[T any] struct {
 	m           *Metrics
 	log         klog.Logger
 	clock       clock.WithTicker // times the pauses; tests step a fake one (export_test.go)
-	parsed      parsedLayers     // namespace ConfigMaps parsed, by version
 }
 
 // newCore checks o and derives what a resolver needs from it.

@@ -579,8 +579,8 @@ func TestClusterChangeRebuildsInBatches(t *testing.T) {
 	}
 }
 
-// TestParsedOncePerVersion: a namespace ConfigMap is kept parsed by its
-// namespace, name and version, and used again only with the data it was
+// TestParsedOncePerVersion: a DryRun keeps a namespace ConfigMap parsed
+// by its namespace, name and version, and used again only with the data it was
 // parsed from: one whose version is reused for other data (a test's, a
 // dry run's) is parsed again, and so is another namespace's.
 func TestParsedOncePerVersion(t *testing.T) {
@@ -599,7 +599,7 @@ func TestParsedOncePerVersion(t *testing.T) {
 	if got := timeout(cm); got != "30" {
 		t.Fatalf("timeout %s", got)
 	}
-	if _, _, ok := r.c.parsed.get(cm.DeepCopy(), nil); !ok {
+	if _, _, ok := r.last.parsed.get(cm.DeepCopy(), nil); !ok {
 		t.Error("a ConfigMap of one version and data is parsed again")
 	}
 	cm.Data["timeout"] = "40" // the same version, other data
