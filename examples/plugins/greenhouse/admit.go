@@ -2,7 +2,6 @@ package greenhouse
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -133,9 +132,4 @@ func Base(p *Plugin) []OptionValue {
 		}
 	}
 	return out
-}
-
-// String describes the admission for a log line.
-func (a *Admission) String() string {
-	return fmt.Sprintf("%d values, %d written over the writer's, overrides %v", len(a.OptionValues), len(a.Written), a.Applied)
 }
