@@ -146,18 +146,10 @@ metadata: {name: c1, namespace: org, labels: {env: prod, metadata.greenhouse.sap
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := scenario(t, append([]string{exprDefinition, clusterWithMetadata, presetPlugin}, tc.docs...)...)
-			code, out, stderr := runTemplate(t, append([]string{"--from-dir", dir, "--plugin", "org/p-c1"}, tc.flags...)...)
+			got, res, _ := templateCase(t, scenario(t, append([]string{exprDefinition, clusterWithMetadata, presetPlugin}, tc.docs...)...), tc.err, tc.flags...)
 			if tc.err != "" {
-				if code != 1 || out != "" || !strings.Contains(stderr, tc.err) {
-					t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, and %q", code, out, stderr, tc.err)
-				}
 				return
 			}
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			got, res := values(t, out)
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("values %v, want %v", got, tc.want)
 			}

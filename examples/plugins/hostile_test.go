@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -62,18 +61,7 @@ spec:
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := scenario(t, definition, cluster, preset, presetPlugin, override+tc.override)
-			code, out, stderr := runTemplate(t, "--from-dir", dir, "--plugin", "org/p-c1")
-			if tc.err != "" {
-				if code != 1 || out != "" || !strings.Contains(stderr, tc.err) {
-					t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, and %q", code, out, stderr, tc.err)
-				}
-				return
-			}
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			got, _ := values(t, out)
+			got, _, _ := templateCase(t, scenario(t, definition, cluster, preset, presetPlugin, override+tc.override), tc.err)
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s = %s, want %s (all: %v)", k, got[k], v, got)

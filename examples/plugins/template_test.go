@@ -102,6 +102,26 @@ func TestTemplateFromDir(t *testing.T) {
 	}
 }
 
+// templateCase runs `plugins template` for org/p-c1 on dir with flags:
+// with wantErr, it checks that the command fails saying so, with nothing
+// on stdout, and returns its stderr and no values; otherwise that it
+// succeeds, and returns its values and result.
+func templateCase(t *testing.T, dir, wantErr string, flags ...string) (map[string]string, *greenhouse.Result, string) {
+	t.Helper()
+	code, out, stderr := runTemplate(t, append([]string{"--from-dir", dir, "--plugin", "org/p-c1"}, flags...)...)
+	if wantErr != "" {
+		if code != 1 || out != "" || !strings.Contains(stderr, wantErr) {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, and %q", code, out, stderr, wantErr)
+		}
+		return nil, nil, stderr
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, res := values(t, out)
+	return got, res, stderr
+}
+
 // scenario is a directory of manifests for one case.
 func scenario(t *testing.T, docs ...string) string {
 	t.Helper()
@@ -227,21 +247,11 @@ func TestWhereGreenhouseLosesAValue(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := scenario(t, definition, cluster, presetHead+tc.preset, presetPlugin)
-			code, out, stderr := runTemplate(t, "--from-dir", dir, "--plugin", "org/p-c1")
-			if tc.err != "" {
-				if code != 1 || out != "" || !strings.Contains(stderr, tc.err) {
-					t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, and %q", code, out, stderr, tc.err)
-				}
-				if strings.Contains(stderr, "hunter2") {
-					t.Error("the error shows a secret's literal")
-				}
-				return
+			got, _, stderr := templateCase(t, scenario(t, definition, cluster, presetHead+tc.preset, presetPlugin), tc.err)
+			if strings.Contains(stderr, "hunter2") {
+				t.Error("the error shows a secret's literal")
 			}
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			if got, _ := values(t, out); !maps.Equal(got, tc.want) {
+			if tc.err == "" && !maps.Equal(got, tc.want) {
 				t.Errorf("values %v, want %v", got, tc.want)
 			}
 		})
