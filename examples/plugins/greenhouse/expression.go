@@ -229,18 +229,7 @@ func TemplateData(namespace string, presetLabels map[string]string, cluster *Clu
 	// ("region", "region.zone") always gives way the same: the value
 	// nested under it.
 	for _, name := range slices.Sorted(maps.Keys(flat)) {
-		v := flat[name]
-		cur := greenhouse
-		parts := strings.Split(name, ".")
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[p] = next
-			}
-			cur = next
-		}
-		cur[parts[len(parts)-1]] = v
+		setAt(greenhouse, flat[name], strings.Split(name, ".")...)
 	}
 	return map[string]any{"global": map[string]any{"greenhouse": greenhouse}}
 }

@@ -259,7 +259,14 @@ func setValues(obj map[string]any, values []OptionValue, path ...string) error {
 		}
 		list = append(list, m)
 	}
-	cur := obj
+	setAt(obj, list, path...)
+	return nil
+}
+
+// setAt puts v at path of root, making the objects on the way, in place
+// of whatever is there that is not one.
+func setAt(root map[string]any, v any, path ...string) {
+	cur := root
 	for _, p := range path[:len(path)-1] {
 		next, ok := cur[p].(map[string]any)
 		if !ok {
@@ -268,6 +275,5 @@ func setValues(obj map[string]any, values []OptionValue, path ...string) error {
 		}
 		cur = next
 	}
-	cur[path[len(path)-1]] = list
-	return nil
+	cur[path[len(path)-1]] = v
 }
