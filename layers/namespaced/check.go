@@ -82,7 +82,11 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		if _, err := c.decode(v.cl, []*merge.Layer{&l}); err != nil {
 			return nil, &LayerError{Source: l.Source, Err: err}
 		}
-		contests := c.contestsWith(sl, v.selectors, v.cl.policy.selector)
+		others, err := v.selectors(ctx)
+		if err != nil {
+			return nil, err
+		}
+		contests := c.contestsWith(sl, others, v.cl.policy.selector)
 		if len(contests) > 0 && c.o.Selectors.RefuseContests {
 			return nil, &LayerError{Source: l.Source, Err: fmt.Errorf("%s (contests are refused: give one selector more terms, or make them agree)", strings.Join(contests, "; "))}
 		}

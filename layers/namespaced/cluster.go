@@ -1,6 +1,7 @@
 package namespaced
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -126,9 +127,10 @@ type clusterView[T any] struct {
 	cl      *clusterState[T]
 	stored  map[string]*corev1.ConfigMap
 	invalid error
-	// selectors are the selector layers in effect, for the contests a
-	// selector ConfigMap written would make.
-	selectors []*selectorLayer
+	// selectors reads the selector layers in effect, for the contests a
+	// selector ConfigMap written would make: only a check of one reads
+	// them.
+	selectors func(context.Context) ([]*selectorLayer, error)
 }
 
 // joinKeys returns the keys of a and b.

@@ -81,12 +81,12 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 		}
 	}
 	if c.o.Selectors != nil {
-		list, err := cms.ConfigMaps(c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: c.selectorCMs.String()})
+		sels, err := d.selectorConfigMaps(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing selector ConfigMaps in %s: %w", c.o.Namespace, err)
+			return nil, err
 		}
-		for i := range list.Items {
-			objs = append(objs, &list.Items[i])
+		for _, cm := range sels {
+			objs = append(objs, cm)
 		}
 		n, err := cms.Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -133,23 +133,11 @@ func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 	if err != nil {
 		return clusterView[T]{}, err
 	}
-	var sels []*selectorLayer
-	if d.c.o.Selectors != nil {
-		list, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: d.c.selectorCMs.String()})
-		if err != nil {
-			return clusterView[T]{}, fmt.Errorf("listing selector ConfigMaps in %s: %w", d.c.o.Namespace, err)
-		}
-		cms := make([]*corev1.ConfigMap, len(list.Items))
-		for i := range list.Items {
-			cms[i] = &list.Items[i]
-		}
-		sels = d.c.readSelectors(cms)
-	}
 	cl, invalid := d.parse.parse(d.c, cms)
 	if invalid == nil {
-		return clusterView[T]{cl: cl, selectors: sels}, nil
+		return clusterView[T]{cl: cl, selectors: d.selectors}, nil
 	}
-	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid, selectors: sels}
+	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid, selectors: d.selectors}
 	if v.cl == nil {
 		var err error
 		if v.cl, err = d.c.parseCluster(nil); err != nil {
@@ -157,6 +145,31 @@ func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 		}
 	}
 	return v, nil
+}
+
+// selectorConfigMaps lists the selector ConfigMaps.
+func (d *Direct[T]) selectorConfigMaps(ctx context.Context) ([]*corev1.ConfigMap, error) {
+	list, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: d.c.selectorCMs.String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing selector ConfigMaps in %s: %w", d.c.o.Namespace, err)
+	}
+	out := make([]*corev1.ConfigMap, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// selectors reads the selector layers (clusterView.selectors).
+func (d *Direct[T]) selectors(ctx context.Context) ([]*selectorLayer, error) {
+	if d.c.o.Selectors == nil {
+		return nil, nil
+	}
+	cms, err := d.selectorConfigMaps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.c.readSelectors(cms), nil
 }
 
 // get reads the ConfigMap namespace/name with a GET: nil when there is

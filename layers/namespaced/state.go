@@ -537,7 +537,9 @@ func (s *state[T]) view(context.Context) (clusterView[T], error) {
 	if s.cluster == nil {
 		return clusterView[T]{}, ErrNotStarted
 	}
-	return clusterView[T]{cl: s.cluster, stored: s.stored, invalid: s.invalid, selectors: s.selectors}, nil
+	sels := s.selectors
+	return clusterView[T]{cl: s.cluster, stored: s.stored, invalid: s.invalid,
+		selectors: func(context.Context) ([]*selectorLayer, error) { return sels, nil }}, nil
 }
 
 // each calls fn with every cached namespace and its record, under the
