@@ -236,13 +236,7 @@ func start(ctx context.Context, f *flags) error {
 			return err
 		}
 	}
-	if err := ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).
-		WithDefaulter(stratacr.Defaulter(r, applyDefaults)).
-		Complete(); err != nil {
-		return err
-	}
-	// The layer ConfigMaps are checked as they are written.
-	mgr.GetWebhookServer().Register(ConfigMapWebhookPath, webhook.Handler(r))
+	addWebhooks(mgr, r)
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("jobdefaults").
 		For(&batchv1.Job{}).
@@ -277,8 +271,18 @@ func start(ctx context.Context, f *flags) error {
 	return mgr.Start(ctx)
 }
 
+// addWebhooks registers the webhooks on mgr's webhook server: the Jobs'
+// defaults and the layer ConfigMaps' checks.
+func addWebhooks(mgr ctrl.Manager, r *stratacr.Resolver[*v1alpha1.JobDefaults]) {
+	mgr.GetWebhookServer().Register(WebhookPath, stratacr.Defaulter(r, applyDefaults))
+	// The layer ConfigMaps are checked as they are written.
+	mgr.GetWebhookServer().Register(ConfigMapWebhookPath, webhook.Handler(r))
+}
+
 // applyDefaults gives a Job being created its namespace's defaults, each
-// only where the Job leaves it unset.
+// only where the Job leaves it unset and from the snapshot alone, as
+// stratacr.Defaulter asks: its webhook answers each request with a JSON
+// patch found once per snapshot.
 func applyDefaults(_ context.Context, job *batchv1.Job, snap *namespaced.Snapshot[*v1alpha1.JobDefaults]) error {
 	d := snap.Object
 	if job.Spec.ActiveDeadlineSeconds == nil && d.DefaultTimeoutSeconds != nil {

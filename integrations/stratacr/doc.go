@@ -8,7 +8,8 @@
 //   - Resolver.Source wakes a controller for the objects of a namespace
 //     whose configuration changed;
 //   - Defaulter applies a namespace's configuration to objects at
-//     admission, in a mutating webhook.
+//     admission, in a mutating webhook that answers with a JSON patch
+//     found once per snapshot; Validator checks objects against it.
 //
 // It is a module of its own, so that strata's library never requires
 // controller-runtime.

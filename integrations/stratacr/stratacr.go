@@ -199,29 +199,6 @@ func (r *Resolver[T]) Source(c client.Reader, list client.ObjectList) source.Sou
 	})
 }
 
-// Defaulter returns an admission defaulter for objects of type O that
-// gives each object the configuration of its namespace through apply. It
-// waits, within the request's time, for the resolver to be ready. A
-// tenant's invalid ConfigMap never makes it refuse an object: that layer
-// is ignored and the cluster configuration applies; only failing to read
-// the configuration at all does.
-func Defaulter[T any, O client.Object](r *Resolver[T], apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error) admission.Defaulter[O] {
-	return defaulter[T, O]{r: r, apply: apply}
-}
-
-type defaulter[T any, O client.Object] struct {
-	r     *Resolver[T]
-	apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error
-}
-
-func (d defaulter[T, O]) Default(ctx context.Context, obj O) error {
-	snap, err := d.r.snapshotOf(ctx, obj)
-	if err != nil {
-		return err
-	}
-	return d.apply(ctx, obj, snap)
-}
-
 // Validator returns an admission validator for objects of type O that
 // checks each object against the configuration of its own namespace
 // through check: the object is decoded once, by the webhook, and the
@@ -263,14 +240,7 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 	if ns == "" {
 		return nil, errors.New("stratacr: the object has no namespace")
 	}
-	if err := r.WaitReady(ctx); err != nil {
-		return nil, err
-	}
-	snap, err := r.ForNamespace(ctx, ns)
-	if err != nil {
-		return nil, fmt.Errorf("reading the configuration of namespace %s: %w", ns, err)
-	}
-	return snap, nil
+	return r.snapshot(ctx, ns)
 }
 
 // CacheByObject returns the entries of cache.Options.ByObject that keep a

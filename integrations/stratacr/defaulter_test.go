@@ -1,0 +1,170 @@
+package stratacr
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+)
+
+// defaults is a defaulting function of the kind the patch path serves:
+// each field filled where the Job leaves it unset, from constants.
+func defaults(job *batchv1.Job) error {
+	if job.Spec.ActiveDeadlineSeconds == nil {
+		job.Spec.ActiveDeadlineSeconds = new(int64(600))
+	}
+	if job.Spec.TTLSecondsAfterFinished == nil {
+		job.Spec.TTLSecondsAfterFinished = new(int32(300))
+	}
+	for k, v := range map[string]string{"team": "a", "tier/x~y": "b"} {
+		if _, ok := job.Labels[k]; !ok {
+			if job.Labels == nil {
+				job.Labels = map[string]string{}
+			}
+			job.Labels[k] = v
+		}
+	}
+	if job.Spec.Template.Spec.ServiceAccountName == "" {
+		job.Spec.Template.Spec.ServiceAccountName = "builder"
+	}
+	if job.Spec.Suspend == nil {
+		job.Spec.Suspend = new(true)
+	}
+	return nil
+}
+
+// jobs are requests as the API server sends them, and as a hostile or
+// unusual writer could, each with whether the patch path answers it.
+var jobs = []struct {
+	raw   string
+	patch bool
+}{
+	{`{}`, true},
+	{`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"a"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}],"restartPolicy":"Never"}}}}`, true},
+	{`{"metadata":{"name":"j","labels":{"team":"mine"}},"spec":{"activeDeadlineSeconds":30,"template":{"metadata":{"labels":{"a":"b"}},"spec":{"serviceAccountName":"own"}}}}`, true},
+	{`{"metadata":{"labels":{"team":"mine","tier/x~y":"c"}},"spec":{"activeDeadlineSeconds":30,"ttlSecondsAfterFinished":5,"suspend":true,"template":{"spec":{"serviceAccountName":"own"}}}}`, true},
+	{`{"metadata":{"annotations":{"x":"{\"spec\":{}}"}},"spec":{"parallelism":2}}`, true},
+	{` { "metadata" : { "labels" : { "team" : "t" } } , "spec" : { "template" : { } } } `, true},
+	{`{"spec":{"activeDeadlineSeconds":12,"ttlSecondsAfterFinished":1.5e1}}`, true},
+	// A zero value, or null, where the plan sets a value: a typed decode
+	// may read it as unset, or not (a pointer to zero).
+	{`{"metadata":{"labels":{}},"spec":{}}`, false},
+	{`{"metadata":{"labels":null},"spec":null}`, false},
+	{`{"spec":{"activeDeadlineSeconds":0}}`, false},
+	{`{"spec":{"suspend":false}}`, false},
+	{`{"spec":{"template":{"spec":{"serviceAccountName":""}}}}`, false},
+	// Not an object where the plan has members under it.
+	{`{"spec":{"template":"nonsense"}}`, false},
+	// An escaped name, and a name given twice.
+	{`{"metadata":{"lab\u0065ls":{"team":"t"}}}`, false},
+	{`{"spec":{"suspend":true},"spec":{}}`, false},
+	// Not an object, not JSON.
+	{`[]`, false},
+	{`{"spec":`, false},
+}
+
+// checkPatch answers raw on the patch path and, when it can, checks the
+// patched object against the typed path's; it reports whether it could.
+func checkPatch(t *testing.T, p *plan, raw []byte) bool {
+	t.Helper()
+	patch, ok := p.patch(raw)
+	var want batchv1.Job
+	if !ok {
+		return false
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &want); err != nil {
+		// Not an object of the kind: the API server, which decoded
+		// it, never sends one, and the typed path would refuse it.
+		return true
+	}
+	if err := defaults(&want); err != nil {
+		t.Fatal(err)
+	}
+	got := raw
+	if patch != nil {
+		ops, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			t.Fatalf("%s: the patch %s: %v", raw, patch, err)
+		}
+		if got, err = ops.Apply(raw); err != nil {
+			t.Fatalf("%s: applying %s: %v", raw, patch, err)
+		}
+	}
+	var job batchv1.Job
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(got, &job); err != nil {
+		t.Fatalf("%s: the patched object %s: %v", raw, got, err)
+	}
+	if !reflect.DeepEqual(&job, &want) {
+		w, _ := json.Marshal(&want)
+		g, _ := json.Marshal(&job)
+		t.Errorf("%s:\npatch %s\ngot  %s\nwant %s", raw, patch, g, w)
+	}
+	return true
+}
+
+// TestDefaulterPlanRefuses: an apply a patch that only adds cannot stand
+// for sends every request down the typed path.
+func TestDefaulterPlanRefuses(t *testing.T) {
+	for name, apply := range map[string]func(*batchv1.Job) error{
+		"overrides a field set": func(j *batchv1.Job) error {
+			j.Spec.ActiveDeadlineSeconds = new(int64(600))
+			return nil
+		},
+		"reads what it fills": func(j *batchv1.Job) error {
+			if j.Spec.Parallelism == nil {
+				j.Spec.Parallelism = new(int32(1))
+			} else {
+				*j.Spec.Parallelism *= 2
+			}
+			return nil
+		},
+		"sets a list": func(j *batchv1.Job) error {
+			if len(j.Spec.Template.Spec.Containers) == 0 {
+				j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c"}}
+			}
+			return nil
+		},
+		"fails": func(*batchv1.Job) error { return context.Canceled },
+	} {
+		if p := planFor(apply); p != nil {
+			t.Errorf("%s: a plan %+v; want none", name, p.root)
+		}
+	}
+	if p := planFor(func(*batchv1.Job) error { return nil }); p == nil || p.root != nil {
+		t.Errorf("an apply that sets nothing: plan %+v; want an empty one", p)
+	}
+	if patch, ok := planFor(func(*batchv1.Job) error { return nil }).patch([]byte(`{"spec":{}}`)); !ok || patch != nil {
+		t.Errorf("an empty plan: patch %s, %v; want none, answered", patch, ok)
+	}
+}
+
+// FuzzDefaulterPatch: whatever the request, the patch path does not
+// fail, and what it answers is what the typed path would. The answer is
+// compared on the request as the API server writes it (no member given
+// twice, which a JSON patch and a typed decode resolve differently).
+func FuzzDefaulterPatch(f *testing.F) {
+	for _, j := range jobs {
+		f.Add([]byte(j.raw))
+	}
+	p := planFor(func(job *batchv1.Job) error { return defaults(job) })
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 1<<16 {
+			return
+		}
+		p.patch(raw)
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		canonical, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPatch(t, p, canonical)
+	})
+}
