@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,13 +46,16 @@ const loadNamespaces = 10000
 // kube-apiserver (envtest over bin/), with 10,000 namespaces that each have
 // an override ConfigMap, an unrelated 4 KiB ConfigMap and a Job:
 //
-//   - admission: creating a Job through the webhook, in namespaces not
-//     cached and then again in the same, cached, against creating one
-//     through a webhook that does nothing (a manager of its own with the
-//     same webhook server, TLS and API server: the floor of any webhook),
-//     through one that sets the same fields from constants on
-//     controller-runtime's defaulting path (what is left is strata's), and
-//     in a namespace no webhook sees, p50 and p99;
+//   - admission: Jobs created through jobdefaults' webhook in
+//     namespaces it has not resolved and in namespaces it has, through a
+//     webhook that does nothing (the floor of any webhook), through one
+//     that answers with the patch of the same fields made once (the floor
+//     of any webhook that sets them), through one that sets them from
+//     constants on controller-runtime's defaulting path, and in
+//     namespaces no webhook sees: all four webhooks served by one manager (one webhook server, TLS and API
+//     server), the creates interleaved round-robin across the rows and
+//     across namespaces, admissionRounds per row, no reconciler running;
+//     p50 and p99;
 //   - reconcile: the configuration read of one reconcile, strata's
 //     ForNamespace against what a controller-runtime reconciler written by
 //     hand does, a Get of the namespace's ConfigMap from the manager's
@@ -66,43 +70,16 @@ func BenchmarkCase6Controller(b *testing.B) {
 	ctx := context.Background()
 	names := populate(b, cl)
 
-	b.Run("admission/strata-webhook", func(b *testing.B) {
-		admission(b, cl, names, "bench-admission")
-	})
-	// The same 300 namespaces again: their snapshots are cached now.
-	b.Run("admission/strata-webhook-cached", func(b *testing.B) {
-		admission(b, cl, names, "bench-cached")
-	})
-	b.Run("admission/no-webhook", func(b *testing.B) {
-		admission(b, cl, []string{SystemNamespace}, "bench-baseline")
-	})
-	for _, w := range []struct {
-		name     string
-		register func(mgr ctrl.Manager) (path string, err error)
-	}{
-		{"noop", func(mgr ctrl.Manager) (string, error) {
-			mgr.GetWebhookServer().Register("/noop", &webhook.Admission{Handler: cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
-				return cradmission.Allowed("")
-			})})
-			return "/noop", nil
-		}},
-		// controller-runtime's defaulting path, as jobdefaults' webhook
-		// takes it, the same four fields set from constants: strata's own
-		// part is what its webhook adds over this one.
-		{"constants", func(mgr ctrl.Manager) (string, error) {
-			return "/mutate-batch-v1-job", ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).WithDefaulter(constantDefaults{}).Complete()
-		}},
-	} {
-		stop, err := benchWebhook(cl, w.name, w.register)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run("admission/"+w.name+"-webhook", func(b *testing.B) {
-			admission(b, cl, []string{benchWebhookNamespace}, "bench-"+w.name)
-		})
-		if err := stop(); err != nil {
-			b.Fatal(err)
-		}
+	// jobdefaults' reconciler would patch every Job created while the
+	// creates are timed: it stops, and its webhook is served below, in a
+	// manager wired as its own, beside the floors.
+	stopJobdefaults(b, cl)
+	lat, err := admissionRows(b, cl)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, row := range admissionOrder {
+		b.Run("admission/"+row, func(b *testing.B) { reportLatencies(b, lat[row]) })
 	}
 
 	stopStrata, r, err := strataManager(cl.cfg)
@@ -198,8 +175,14 @@ func populate(b *testing.B, cl *cluster) []string {
 	return names
 }
 
+// createLoad creates namespace ns, labelled with the webhook whose
+// admission row it serves, its ConfigMaps and a Job.
 func createLoad(ctx context.Context, cl *cluster, ns, filler string) error {
-	if _, err := cl.c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if hook := webhookOf(ns); hook != "" {
+		n.Labels = map[string]string{benchWebhookLabel: hook}
+	}
+	if _, err := cl.c.CoreV1().Namespaces().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	cms := []*corev1.ConfigMap{
@@ -216,26 +199,189 @@ func createLoad(ctx context.Context, cl *cluster, ns, filler string) error {
 	return err
 }
 
-// admission creates Jobs one after another in namespaces and reports the
-// time of each create, p50 and p99.
-func admission(b *testing.B, cl *cluster, namespaces []string, prefix string) {
-	const jobs = 300
-	ctx := context.Background()
-	lat := make([]time.Duration, 0, jobs)
-	for i := range jobs {
-		ns := namespaces[i%len(namespaces)]
-		start := time.Now()
-		if _, err := cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, prefix+"-"+strconv.Itoa(i)), metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(start))
+// benchWebhookLabel, on a namespace, names the one webhook of the
+// admission rows that sees its Jobs: "strata", "noop", "patch" or "constants".
+const benchWebhookLabel = "bench.strata.dev/webhook"
+
+// The admission rows, in the order each round creates a Job in each
+// (starting one further each round), and how many Jobs each row creates.
+var admissionOrder = []string{"strata-webhook", "strata-webhook-cached", "noop-webhook", "patch-webhook", "constants-webhook", "no-webhook"}
+
+const (
+	admissionRounds = 1000
+	// hotNamespaces is how many namespaces the cached row creates its
+	// Jobs in, in turn; each is resolved before the row starts.
+	hotNamespaces = 100
+)
+
+// webhookOf returns the webhook that sees the Jobs of load namespace ns,
+// by its number: a tenth each to strata's cold and cached rows (in the
+// cached row's tenth, only the first hotNamespaces), the no-op webhook,
+// the patch webhook, the constants webhook, and no webhook.
+func webhookOf(ns string) string {
+	i, err := strconv.Atoi(strings.TrimPrefix(ns, "load-"))
+	if err != nil {
+		return ""
 	}
-	slices.Sort(lat)
+	switch i % 10 {
+	case 0, 1:
+		return "strata"
+	case 2:
+		return "noop"
+	case 3:
+		return "patch"
+	case 4:
+		return "constants"
+	}
+	return ""
+}
+
+// rowNamespaces returns the load namespaces of each admission row.
+func rowNamespaces() map[string][]string {
+	rows := map[string][]string{}
+	tenth := []string{"strata-webhook", "strata-webhook-cached", "noop-webhook", "patch-webhook", "constants-webhook", "no-webhook"}
+	for i := range loadNamespaces {
+		if i%10 < len(tenth) {
+			row := tenth[i%10]
+			rows[row] = append(rows[row], "load-"+strconv.Itoa(i))
+		}
+	}
+	rows["strata-webhook-cached"] = rows["strata-webhook-cached"][:hotNamespaces]
+	return rows
+}
+
+// stopJobdefaults stops the jobdefaults the cluster runs and removes its
+// webhook configurations; the cluster serves no test after it.
+func stopJobdefaults(b *testing.B, cl *cluster) {
+	cl.stop()
+	if code := <-cl.done; code != 0 {
+		b.Fatalf("jobdefaults exited with %d:\n%s", code, cl.stderr.String())
+	}
+	sharedErr = errors.New("jobdefaults was stopped by BenchmarkCase6Controller")
+	ctx := context.Background()
+	regs := cl.c.AdmissionregistrationV1()
+	if err := regs.MutatingWebhookConfigurations().Delete(ctx, WebhookName, metav1.DeleteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := regs.ValidatingWebhookConfigurations().Delete(ctx, ConfigMapWebhookName, metav1.DeleteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// admissionRows serves jobdefaults' webhook, a no-op webhook and a
+// constants webhook from one manager, wired as jobdefaults wires its own
+// but with no reconciler, and creates Jobs through them round-robin,
+// admissionRounds in each row's namespaces. It returns each create's
+// time, by row.
+func admissionRows(b *testing.B, cl *cluster) (map[string][]time.Duration, error) {
+	ctx := context.Background()
+	const host = "127.0.0.1"
+	certDir := b.TempDir()
+	caBundle, err := servingcert.Ensure(certDir, host, "strata bench")
+	if err != nil {
+		return nil, err
+	}
+	port := freePort(b)
+	o, err := options()
+	if err != nil {
+		return nil, err
+	}
+	o.Metrics = namespaced.NewMetrics("bench_admission") // jobdefaults' are registered already
+	mgr, err := newManager(cl.cfg, ctrl.Options{Cache: cache.Options{ByObject: stratacr.CacheByObject(o)}, WebhookServer: newWebhookServer(host, port, certDir)})
+	if err != nil {
+		return nil, err
+	}
+	r, err := stratacr.New(mgr, o)
+	if err != nil {
+		return nil, err
+	}
+	addWebhooks(mgr, r)
+	srv := mgr.GetWebhookServer()
+	srv.Register("/noop", &webhook.Admission{Handler: cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
+		return cradmission.Allowed("")
+	})})
+	// The floor of any webhook that sets the four fields: the JSON patch
+	// that sets them, made once, sent back without reading the request.
+	// What it adds over the no-op webhook is the API server's applying a
+	// patch.
+	srv.Register("/patch", &webhook.Admission{Handler: cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
+		resp := cradmission.Allowed("")
+		resp.Patch, resp.PatchType = constantPatch, new(admissionv1.PatchTypeJSONPatch)
+		return resp
+	})})
+	// controller-runtime's defaulting path, the same four fields set from
+	// constants.
+	srv.Register("/constants", cradmission.WithDefaulter[*batchv1.Job](mgr.GetScheme(), constantDefaults{}))
+	stop, err := startManager(mgr)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			b.Error(err)
+		}
+	}()
+	if err := r.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	started := srv.StartedChecker()
+	watchtest.Until(time.Minute, func() bool { return started(nil) == nil })
+	regs := cl.c.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	for hook, path := range map[string]string{"strata": WebhookPath, "noop": "/noop", "patch": "/patch", "constants": "/constants"} {
+		w := webhookConfiguration(host, port, caBundle)
+		w.Name = "bench-" + hook
+		url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + path
+		w.Webhooks[0].Name, w.Webhooks[0].ClientConfig.URL = hook+".bench.config.strata.dev", &url
+		w.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{benchWebhookLabel: hook}}
+		if _, err := regs.Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
+		defer regs.Delete(ctx, w.Name, metav1.DeleteOptions{})
+	}
+	rows := rowNamespaces()
+	// Ready when a dry-run Job comes back from each row as its webhook
+	// makes it; these also open the API server's connections to the
+	// webhook server.
+	for row, want := range map[string]bool{"strata-webhook-cached": true, "constants-webhook": true, "patch-webhook": true, "noop-webhook": false} {
+		ns := rows[row][0]
+		var probeErr error
+		if !watchtest.Until(30*time.Second, func() bool {
+			var job *batchv1.Job
+			job, probeErr = cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return probeErr == nil && (job.Spec.ActiveDeadlineSeconds != nil) == want
+		}) {
+			return nil, fmt.Errorf("the webhook of row %s did not answer as it should (%v)", row, probeErr)
+		}
+	}
+	for _, ns := range rows["strata-webhook-cached"] {
+		if _, err := r.ForNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	lat := map[string][]time.Duration{}
+	for i := range admissionRounds {
+		for k := range admissionOrder {
+			row := admissionOrder[(i+k)%len(admissionOrder)]
+			names := rows[row]
+			ns := names[i%len(names)]
+			start := time.Now()
+			if _, err := cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, row+"-"+strconv.Itoa(i)), metav1.CreateOptions{}); err != nil {
+				return nil, fmt.Errorf("row %s: %w", row, err)
+			}
+			lat[row] = append(lat[row], time.Since(start))
+		}
+	}
+	return lat, nil
+}
+
+// reportLatencies reports the mean, p50 and p99 of lat.
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	lat = slices.Sorted(slices.Values(lat))
 	var sum time.Duration
 	for _, d := range lat {
 		sum += d
 	}
-	b.ReportMetric(float64(sum.Nanoseconds())/jobs, "ns/op")
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(lat)), "ns/op")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
@@ -287,9 +433,11 @@ func startManager(mgr ctrl.Manager) (stop func() error, err error) {
 	return stop, nil
 }
 
-// benchWebhookNamespace is where the bench's own webhooks admit Jobs: one
-// jobdefaults' webhook leaves out.
-const benchWebhookNamespace = "kube-system"
+// constantPatch is the JSON patch constantDefaults makes of a Job of
+// jobObject's.
+var constantPatch = []byte(`[{"op":"add","path":"/metadata/labels","value":{"team":"bench"}},` +
+	`{"op":"add","path":"/spec/activeDeadlineSeconds","value":600},{"op":"add","path":"/spec/ttlSecondsAfterFinished","value":300},` +
+	`{"op":"add","path":"/spec/template/spec/serviceAccountName","value":"builder"}]`)
 
 // constantDefaults sets the fields jobdefaults' webhook sets, from
 // constants.
@@ -312,68 +460,6 @@ func (constantDefaults) Default(_ context.Context, job *batchv1.Job) error {
 		job.Spec.Template.Spec.ServiceAccountName = "builder"
 	}
 	return nil
-}
-
-// benchWebhook starts a manager whose webhook server is set up as
-// jobdefaults sets up its own, has register add a webhook to it, and
-// registers that webhook for the Jobs of benchWebhookNamespace; stop
-// unregisters it and stops the manager.
-func benchWebhook(cl *cluster, name string, register func(ctrl.Manager) (string, error)) (stop func() error, err error) {
-	certDir, err := os.MkdirTemp("", "jobdefaults-"+name+"-")
-	if err != nil {
-		return nil, err
-	}
-	const host = "127.0.0.1"
-	caBundle, err := servingcert.Ensure(certDir, host, "strata bench")
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", host+":0")
-	if err != nil {
-		return nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	mgr, err := newManager(cl.cfg, ctrl.Options{WebhookServer: webhook.NewServer(webhook.Options{
-		Host: host, Port: port, CertDir: certDir, CertName: servingcert.CertFile, KeyName: servingcert.KeyFile,
-	})})
-	if err != nil {
-		return nil, err
-	}
-	path, err := register(mgr)
-	if err != nil {
-		return nil, err
-	}
-	stopMgr, err := startManager(mgr)
-	if err != nil {
-		return nil, err
-	}
-	started := mgr.GetWebhookServer().StartedChecker()
-	watchtest.Until(time.Minute, func() bool { return started(nil) == nil })
-	hook := webhookConfiguration(host, port, caBundle)
-	hook.Name = "bench-" + name
-	url := "https://" + net.JoinHostPort(host, strconv.Itoa(port)) + path
-	hook.Webhooks[0].Name, hook.Webhooks[0].ClientConfig.URL = name+".bench.config.strata.dev", &url
-	hook.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": benchWebhookNamespace}}
-	hooks := cl.c.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	if _, err := hooks.Create(context.Background(), hook, metav1.CreateOptions{}); err != nil {
-		stopMgr()
-		return nil, err
-	}
-	// Ready when a dry-run Job goes through it.
-	var probeErr error
-	if !watchtest.Until(30*time.Second, func() bool {
-		_, probeErr = cl.c.BatchV1().Jobs(benchWebhookNamespace).Create(context.Background(), jobObject(benchWebhookNamespace, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return probeErr == nil
-	}) {
-		stopMgr()
-		return nil, fmt.Errorf("the %s webhook: %w", name, probeErr)
-	}
-	return func() error {
-		err := hooks.Delete(context.Background(), hook.Name, metav1.DeleteOptions{})
-		os.RemoveAll(certDir)
-		return errors.Join(err, stopMgr())
-	}, nil
 }
 
 // strataManager starts a manager wired as jobdefaults wires its own,

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"weak"
+	"sync/atomic"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,12 +32,13 @@ import (
 //
 // apply must default as defaulting does: fill each field the object
 // leaves unset (nil, empty or zero) with a value that depends on the
-// snapshot alone. Then the webhook does no per-object work beyond a scan
-// of the request: the fields apply sets are found once per snapshot, by
-// applying it to an empty object, and each request is answered with a
-// JSON patch that adds those the object lacks, without decoding the
-// object, encoding it again and diffing the two, as controller-runtime's
-// defaulting path does. That path is still taken, for a request or a
+// snapshot's configuration (its Object) alone. Then the webhook does no
+// per-object work beyond a scan of the request: the fields apply sets
+// are found once per configuration, by applying it to an empty object,
+// and shared by the namespaces whose configuration is the same; each
+// request is answered with a JSON patch that adds those the object
+// lacks, without decoding the object, encoding it again and diffing the
+// two, as controller-runtime's defaulting path does. That path is still taken, for a request or a
 // snapshot, where the patch could differ from what apply would do: a
 // field present with a zero value, a parent that is not an object, a
 // value that is not a number, string or boolean, or an apply that is seen
@@ -54,9 +54,11 @@ type defaulter[T any, O client.Object] struct {
 	apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error
 	// typed is controller-runtime's defaulting path.
 	typed *webhook.Admission
-	// plans holds the plan of each live snapshot, by a weak pointer to it:
-	// a plan is dropped with its snapshot.
-	plans sync.Map
+	// plans holds the plans made, by the content hash of the
+	// configuration they were made from (Snapshot.Hash); planCount
+	// counts them.
+	plans     sync.Map
+	planCount atomic.Int64
 }
 
 func (d *defaulter[T, O]) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -77,15 +79,22 @@ func (d *defaulter[T, O]) Handle(ctx context.Context, req admission.Request) adm
 	return d.typed.Handle(ctx, req)
 }
 
-// plan returns the plan of snap, made on its first request.
+// maxPlans bounds the plans a defaulter keeps: past it, they are all
+// dropped and made again as requests need them.
+const maxPlans = 4096
+
+// plan returns the plan of snap's configuration, made on the first
+// request of a snapshot that has it: namespaces with the same effective
+// configuration share one.
 func (d *defaulter[T, O]) plan(snap *namespaced.Snapshot[T]) *plan {
-	key := weak.Make(snap)
+	key := snap.Hash()
 	if p, ok := d.plans.Load(key); ok {
 		return p.(*plan)
 	}
 	p, loaded := d.plans.LoadOrStore(key, planFor(func(obj O) error { return d.apply(context.Background(), obj, snap) }))
-	if !loaded {
-		runtime.AddCleanup(snap, func(k weak.Pointer[namespaced.Snapshot[T]]) { d.plans.Delete(k) }, key)
+	if !loaded && d.planCount.Add(1) > maxPlans {
+		d.plans.Clear()
+		d.planCount.Store(0)
 	}
 	return p.(*plan)
 }
