@@ -74,12 +74,17 @@ func BenchmarkCase6Controller(b *testing.B) {
 	// creates are timed: it stops, and its webhook is served below, in a
 	// manager wired as its own, beside the floors.
 	stopJobdefaults(b, cl)
-	lat, err := admissionRows(b, cl)
+	creates, handlers, err := admissionRows(b, cl)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, row := range admissionOrder {
-		b.Run("admission/"+row, func(b *testing.B) { reportLatencies(b, lat[row]) })
+		b.Run("admission/"+row, func(b *testing.B) {
+			reportLatencies(b, creates[row])
+			if h := handlers[row]; len(h) > 0 {
+				b.ReportMetric(float64(percentile(h, 50).Nanoseconds())/1e3, "handler-µs")
+			}
+		})
 	}
 
 	stopStrata, r, err := strataManager(cl.cfg)
@@ -268,53 +273,61 @@ func stopJobdefaults(b *testing.B, cl *cluster) {
 	}
 }
 
-// admissionRows serves jobdefaults' webhook, a no-op webhook and a
-// constants webhook from one manager, wired as jobdefaults wires its own
-// but with no reconciler, and creates Jobs through them round-robin,
-// admissionRounds in each row's namespaces. It returns each create's
-// time, by row.
-func admissionRows(b *testing.B, cl *cluster) (map[string][]time.Duration, error) {
+// admissionRows serves jobdefaults' webhook, a no-op webhook, a patch
+// webhook and a constants webhook from one manager, wired as jobdefaults
+// wires its own but with no reconciler, and creates Jobs through them
+// round-robin, admissionRounds in each row's namespaces. It returns each
+// create's time and each handler's, by row.
+func admissionRows(b *testing.B, cl *cluster) (creates, handlers map[string][]time.Duration, err error) {
 	ctx := context.Background()
 	const host = "127.0.0.1"
 	certDir := b.TempDir()
 	caBundle, err := servingcert.Ensure(certDir, host, "strata bench")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	port := freePort(b)
 	o, err := options()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o.Metrics = namespaced.NewMetrics("bench_admission") // jobdefaults' are registered already
 	mgr, err := newManager(cl.cfg, ctrl.Options{Cache: cache.Options{ByObject: stratacr.CacheByObject(o)}, WebhookServer: newWebhookServer(host, port, certDir)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := stratacr.New(mgr, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	addWebhooks(mgr, r)
+	rows := rowNamespaces()
+	handled := &handlerTimes{rowOf: map[string]string{}, times: map[string][]time.Duration{}}
+	for row, names := range rows {
+		for _, ns := range names {
+			handled.rowOf[ns] = row
+		}
+	}
 	srv := mgr.GetWebhookServer()
-	srv.Register("/noop", &webhook.Admission{Handler: cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
+	// jobdefaults' webhook, as addWebhooks registers it, timed.
+	srv.Register(WebhookPath, handled.timed(stratacr.Defaulter(r, applyDefaults)))
+	srv.Register("/noop", handled.timed(cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
 		return cradmission.Allowed("")
-	})})
+	})))
 	// The floor of any webhook that sets the four fields: the JSON patch
 	// that sets them, made once, sent back without reading the request.
 	// What it adds over the no-op webhook is the API server's applying a
 	// patch.
-	srv.Register("/patch", &webhook.Admission{Handler: cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
+	srv.Register("/patch", handled.timed(cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
 		resp := cradmission.Allowed("")
 		resp.Patch, resp.PatchType = constantPatch, new(admissionv1.PatchTypeJSONPatch)
 		return resp
-	})})
+	})))
 	// controller-runtime's defaulting path, the same four fields set from
 	// constants.
-	srv.Register("/constants", cradmission.WithDefaulter[*batchv1.Job](mgr.GetScheme(), constantDefaults{}))
+	srv.Register("/constants", handled.timed(cradmission.WithDefaulter[*batchv1.Job](mgr.GetScheme(), constantDefaults{})))
 	stop, err := startManager(mgr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err := stop(); err != nil {
@@ -322,7 +335,7 @@ func admissionRows(b *testing.B, cl *cluster) (map[string][]time.Duration, error
 		}
 	}()
 	if err := r.WaitReady(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	started := srv.StartedChecker()
 	watchtest.Until(time.Minute, func() bool { return started(nil) == nil })
@@ -334,11 +347,10 @@ func admissionRows(b *testing.B, cl *cluster) (map[string][]time.Duration, error
 		w.Webhooks[0].Name, w.Webhooks[0].ClientConfig.URL = hook+".bench.config.strata.dev", &url
 		w.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{benchWebhookLabel: hook}}
 		if _, err := regs.Create(ctx, w, metav1.CreateOptions{}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer regs.Delete(ctx, w.Name, metav1.DeleteOptions{})
 	}
-	rows := rowNamespaces()
 	// Ready when a dry-run Job comes back from each row as its webhook
 	// makes it; these also open the API server's connections to the
 	// webhook server.
@@ -350,14 +362,15 @@ func admissionRows(b *testing.B, cl *cluster) (map[string][]time.Duration, error
 			job, probeErr = cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, "probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return probeErr == nil && (job.Spec.ActiveDeadlineSeconds != nil) == want
 		}) {
-			return nil, fmt.Errorf("the webhook of row %s did not answer as it should (%v)", row, probeErr)
+			return nil, nil, fmt.Errorf("the webhook of row %s did not answer as it should (%v)", row, probeErr)
 		}
 	}
 	for _, ns := range rows["strata-webhook-cached"] {
 		if _, err := r.ForNamespace(ctx, ns); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	handled.reset()
 	lat := map[string][]time.Duration{}
 	for i := range admissionRounds {
 		for k := range admissionOrder {
@@ -366,24 +379,58 @@ func admissionRows(b *testing.B, cl *cluster) (map[string][]time.Duration, error
 			ns := names[i%len(names)]
 			start := time.Now()
 			if _, err := cl.c.BatchV1().Jobs(ns).Create(ctx, jobObject(ns, row+"-"+strconv.Itoa(i)), metav1.CreateOptions{}); err != nil {
-				return nil, fmt.Errorf("row %s: %w", row, err)
+				return nil, nil, fmt.Errorf("row %s: %w", row, err)
 			}
 			lat[row] = append(lat[row], time.Since(start))
 		}
 	}
-	return lat, nil
+	return lat, handled.times, nil
+}
+
+// handlerTimes records how long each webhook's handler took on each
+// request, by the row of the request's namespace.
+type handlerTimes struct {
+	rowOf map[string]string // namespace → row
+	mu    sync.Mutex
+	times map[string][]time.Duration
+}
+
+// timed returns h as a webhook whose handler is timed.
+func (t *handlerTimes) timed(h cradmission.Handler) *webhook.Admission {
+	return &webhook.Admission{Handler: cradmission.HandlerFunc(func(ctx context.Context, req cradmission.Request) cradmission.Response {
+		start := time.Now()
+		resp := h.Handle(ctx, req)
+		d := time.Since(start)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if row := t.rowOf[req.Namespace]; row != "" {
+			t.times[row] = append(t.times[row], d)
+		}
+		return resp
+	})}
+}
+
+func (t *handlerTimes) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.times)
 }
 
 // reportLatencies reports the mean, p50 and p99 of lat.
 func reportLatencies(b *testing.B, lat []time.Duration) {
-	lat = slices.Sorted(slices.Values(lat))
 	var sum time.Duration
 	for _, d := range lat {
 		sum += d
 	}
 	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(lat)), "ns/op")
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(percentile(lat, 50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(percentile(lat, 99).Microseconds()), "p99-µs")
+}
+
+// percentile returns the p-th percentile of ds.
+func percentile(ds []time.Duration, p int) time.Duration {
+	ds = slices.Sorted(slices.Values(ds))
+	return ds[len(ds)*p/100]
 }
 
 // readLoop times read over every namespace in turn, on a Job whose

@@ -251,6 +251,10 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 // default, lets any tenant grow the operator's memory without bound. Other
 // controllers of the manager that need other ConfigMaps must read them
 // with a client that does not go through this cache.
+//
+// The ConfigMaps are cached slim: without their managed fields and
+// kubectl's last-applied-configuration annotation, a second copy of their
+// data, neither of which a resolver reads.
 func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {
@@ -258,8 +262,18 @@ func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObj
 				o.Namespace:         {LabelSelector: labels.Everything()},
 				cache.AllNamespaces: {LabelSelector: labels.SelectorFromSet(o.Labels)},
 			},
+			Transform: slimConfigMap,
 		},
 	}
+}
+
+// slimConfigMap drops from a ConfigMap the fields CacheByObject says.
+func slimConfigMap(obj any) (any, error) {
+	if cm, ok := obj.(*corev1.ConfigMap); ok {
+		cm.ManagedFields = nil
+		delete(cm.Annotations, corev1.LastAppliedConfigAnnotation)
+	}
+	return obj, nil
 }
 
 // ClientReader adapts a controller-runtime client.Reader (a manager's

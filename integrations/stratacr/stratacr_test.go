@@ -3,6 +3,7 @@ package stratacr_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -174,6 +175,28 @@ func TestCacheByObject(t *testing.T) {
 	}
 	if all.LabelSelector == nil || !all.LabelSelector.Matches(labels.Set(tenantLabels)) || all.LabelSelector.Matches(labels.Set{}) {
 		t.Errorf("other namespaces: %v, want the tenant labels only", all.LabelSelector)
+	}
+	// Cached slim: what a resolver reads stays, the rest goes.
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "strata-overrides", Labels: tenantLabels,
+			Annotations:   map[string]string{corev1.LastAppliedConfigAnnotation: `{"data":{"k":"v"}}`, "config.strata.dev/namespace-selector": "team=a"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
+		Data: map[string]string{"k": "v"},
+	}
+	if cms.Transform == nil {
+		t.Fatal("no transform: ConfigMaps are cached whole")
+	}
+	got, err := cms.Transform(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "strata-overrides", Labels: tenantLabels,
+			Annotations: map[string]string{"config.strata.dev/namespace-selector": "team=a"}},
+		Data: map[string]string{"k": "v"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cached as %+v, want %+v", got, want)
 	}
 }
 
