@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -259,7 +260,9 @@ func rowNamespaces() map[string][]string {
 // webhook configurations; the cluster serves no test after it.
 func stopJobdefaults(b *testing.B, cl *cluster) {
 	cl.stop()
-	if code := <-cl.done; code != 0 {
+	code := <-cl.done
+	cl.done <- code // for TestMain, which waits for it too
+	if code != 0 {
 		b.Fatalf("jobdefaults exited with %d:\n%s", code, cl.stderr.String())
 	}
 	sharedErr = errors.New("jobdefaults was stopped by BenchmarkCase6Controller")
@@ -614,18 +617,24 @@ func heapOf(b *testing.B, cl *cluster, which string, namespaces int) {
 	if err != nil {
 		b.Fatalf("measuring %s: %v\n%s", which, err, out)
 	}
+	found := 0
 	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "heap-bytes "); ok {
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
+		for prefix, unit := range map[string]string{"heap-bytes ": "heap-MiB", "inuse-bytes ": "inuse-MiB"} {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+				n, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(n/(1<<20), unit)
+				found++
 			}
-			b.ReportMetric(n/(1<<20), "heap-MiB")
-			b.ReportMetric(0, "ns/op")
-			return
 		}
 	}
-	b.Fatalf("measuring %s: no heap-bytes line in\n%s", which, out)
+	if found == 2 {
+		b.ReportMetric(0, "ns/op")
+		return
+	}
+	b.Fatalf("measuring %s: no heap-bytes and inuse-bytes lines in\n%s", which, out)
 }
 
 // managerHeap is the process heapOf starts (TestMain runs it when heapEnv
@@ -642,7 +651,7 @@ func managerHeap(which string) error {
 	if err != nil {
 		return err
 	}
-	before := heapInUse()
+	beforeLive, beforeInuse := heapInUse()
 	ctx := context.Background()
 	var read func(ns string) error
 	var stop func() error
@@ -671,7 +680,8 @@ func managerHeap(which string) error {
 			return err
 		}
 	}
-	fmt.Printf("heap-bytes %d\n", heapInUse()-before)
+	live, inuse := heapInUse()
+	fmt.Printf("heap-bytes %d\ninuse-bytes %d\n", live-beforeLive, inuse-beforeInuse)
 	// JOBDEFAULTS_HEAP_PROFILE_DIR keeps a heap profile of each manager,
 	// to see what the heap holds (go tool pprof -sample_index=inuse_space).
 	if dir := os.Getenv("JOBDEFAULTS_HEAP_PROFILE_DIR"); dir != "" {
@@ -685,11 +695,15 @@ func managerHeap(which string) error {
 	return nil
 }
 
-// heapInUse is the heap in use after two garbage collections.
-func heapInUse() uint64 {
+// heapInUse returns, after two garbage collections, the live heap (the
+// bytes of the objects the collection found reachable) and the heap in
+// use (the spans that hold any object, so also their free slots).
+func heapInUse() (live, inuse uint64) {
+	runtime.GC()
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
 	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse
+	return sample[0].Value.Uint64(), m.HeapInuse
 }

@@ -31,18 +31,27 @@ import (
 // configuration at all does.
 //
 // apply must default as defaulting does: fill each field the object
-// leaves unset (nil, empty or zero) with a value that depends on the
-// snapshot's configuration (its Object) alone. Then the webhook does no
-// per-object work beyond a scan of the request: the fields apply sets
-// are found once per configuration, by applying it to an empty object,
-// and shared by the namespaces whose configuration is the same; each
-// request is answered with a JSON patch that adds those the object
-// lacks, without decoding the object, encoding it again and diffing the
-// two, as controller-runtime's defaulting path does. That path is still taken, for a request or a
-// snapshot, where the patch could differ from what apply would do: a
-// field present with a zero value, a parent that is not an object, a
-// value that is not a number, string or boolean, or an apply that is seen
-// to change a field already set.
+// leaves unset (nil, empty or zero), each on its own, with a value that
+// depends on the snapshot's configuration (its Object) alone, not on the
+// object's other fields nor on the request. Then the webhook does no
+// per-object work beyond a scan of the request: the fields apply sets are
+// found once per configuration, by applying it to an empty object, and
+// shared by the namespaces whose configuration is the same; each request
+// is answered with a JSON patch that adds those the object lacks, without
+// decoding the object, encoding it again and diffing the two, as
+// controller-runtime's defaulting path does.
+//
+// That path is still taken where the patch could differ from what apply
+// would do. For a configuration: apply sets nothing on an empty object
+// (it may set fields of list elements), sets a value that is not a
+// number, string or boolean, changes a field already set, or does not
+// fill a field on its own (it fills a whole struct or map only when it
+// is absent); these are checked once per configuration. For a request: a
+// field it sets is present with a zero value or under a parent that is
+// not an object, or a name on the way is escaped or given twice. What the
+// checks cannot see is an apply whose values depend on other fields of
+// the object: such a function belongs on controller-runtime's path
+// (admission.WithDefaulter) with a Resolver's ForNamespace.
 func Defaulter[T any, O client.Object](r *Resolver[T], apply func(ctx context.Context, obj O, snap *namespaced.Snapshot[T]) error) *webhook.Admission {
 	d := &defaulter[T, O]{r: r, apply: apply}
 	d.typed = admission.WithDefaulter[O](r.mgr.GetScheme(), typedDefaulter[T, O]{d})
@@ -121,6 +130,7 @@ type plan struct {
 type member struct {
 	name    string
 	pointer string    // its JSON pointer, escaped
+	path    []byte    // the pointer as a JSON string
 	kids    []*member // by name; none for a value
 	value   []byte    // the value's JSON: a leaf's, or the whole object's
 }
@@ -128,8 +138,7 @@ type member struct {
 // planFor applies apply to an empty object of type O and returns the
 // members it set, or nil when a patch could differ from what apply does.
 func planFor[O client.Object](apply func(obj O) error) *plan {
-	empty := newObject[O]()
-	before, err := json.Marshal(empty)
+	before, err := json.Marshal(newObject[O]())
 	if err != nil {
 		return nil
 	}
@@ -149,10 +158,9 @@ func planFor[O client.Object](apply func(obj O) error) *plan {
 	if !diff(root, b, a) {
 		return nil
 	}
-	if len(root.kids) == 0 {
-		return &plan{}
-	}
-	if !keepsWhatIsSet(apply, a, root) {
+	// An apply that sets nothing on an empty object may still set fields
+	// of list elements, or fields that depend on others: it gets no plan.
+	if len(root.kids) == 0 || !keepsWhatIsSet(apply, a, root) || !fillsEachAlone(apply, a, after, root) {
 		return nil
 	}
 	render(root)
@@ -172,8 +180,8 @@ func decode(data []byte, into any) error {
 }
 
 // diff adds to m the members of after (the empty object defaulted) that
-// before (the empty object) lacks or holds empty; it reports false for a
-// change a patch that only adds cannot make.
+// before (the empty object) lacks or holds zero; it reports false for a
+// change a patch that only adds values cannot make.
 func diff(m *member, before, after map[string]any) bool {
 	for name := range before {
 		if _, ok := after[name]; !ok {
@@ -182,17 +190,20 @@ func diff(m *member, before, after map[string]any) bool {
 	}
 	for _, name := range sortedKeys(after) {
 		av, bv := after[name], before[name]
-		if reflect.DeepEqual(av, bv) || zero(av) && zero(bv) {
-			continue
+		if reflect.DeepEqual(av, bv) || empty(av) && empty(bv) {
+			continue // the same, or null written as {} or []
 		}
 		kid := &member{name: name, pointer: m.pointer + "/" + escape(name)}
 		if ao, ok := av.(map[string]any); ok && len(ao) > 0 {
 			bo, _ := bv.(map[string]any)
-			if bo == nil && !zero(bv) {
+			if bo == nil && !empty(bv) {
 				return false
 			}
 			if !diff(kid, bo, ao) {
 				return false
+			}
+			if len(kid.kids) == 0 {
+				continue // only empty objects set under it
 			}
 		} else {
 			if !zero(bv) || !scalar(av) {
@@ -203,6 +214,19 @@ func diff(m *member, before, after map[string]any) bool {
 		m.kids = append(m.kids, kid)
 	}
 	return true
+}
+
+// empty reports whether v, decoded, is absent, null, {} or [].
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -299,9 +323,60 @@ func changeLeaves(obj map[string]any, m *member) map[string]any {
 	return out
 }
 
+// fillsEachAlone reports whether apply, given the defaulted object with
+// one value it set taken out, puts back that value and changes nothing
+// else, for each value: an apply that fills a whole object or map only
+// when it is absent (a securityContext, the labels) fills nothing when
+// part of it is present, and cannot be answered value by value.
+func fillsEachAlone[O client.Object](apply func(obj O) error, defaulted map[string]any, want []byte, root *member) bool {
+	var paths [][]string
+	var walk func(m *member, path []string)
+	walk = func(m *member, path []string) {
+		for _, kid := range m.kids {
+			p := append(slices.Clip(path), kid.name)
+			if kid.kids == nil {
+				paths = append(paths, p)
+			}
+			walk(kid, p)
+		}
+	}
+	walk(root, nil)
+	for _, p := range paths {
+		data, err := json.Marshal(without(defaulted, p))
+		if err != nil {
+			return false
+		}
+		obj := newObject[O]()
+		if json.Unmarshal(data, obj) != nil || apply(obj) != nil {
+			return false
+		}
+		got, err := json.Marshal(obj)
+		if err != nil || !bytes.Equal(got, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// without returns obj with the member at path taken out, copying the
+// objects on the way.
+func without(obj map[string]any, path []string) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	if len(path) == 1 {
+		delete(out, path[0])
+	} else if o, ok := out[path[0]].(map[string]any); ok {
+		out[path[0]] = without(o, path[1:])
+	}
+	return out
+}
+
 // render sets the value of each object member of the tree: the object of
 // its kids' values, added whole when the request lacks it.
 func render(m *member) {
+	m.path, _ = json.Marshal(m.pointer)
 	if m.kids == nil {
 		return
 	}
@@ -333,9 +408,6 @@ func escape(name string) string {
 func (p *plan) patch(raw []byte) ([]byte, bool) {
 	if p == nil || !json.Valid(raw) {
 		return nil, false
-	}
-	if p.root == nil {
-		return nil, true
 	}
 	s := scan{doc: raw, seen: make(map[*member]bool, 8)}
 	i := s.space(0)
@@ -426,7 +498,7 @@ func (s *scan) adds(out []byte, m *member) []byte {
 				out = append(out, ',')
 			}
 			out = append(out, `{"op":"add","path":`...)
-			out = strconv.AppendQuote(out, kid.pointer)
+			out = append(out, kid.path...)
 			out = append(out, `,"value":`...)
 			out = append(out, kid.value...)
 			out = append(out, '}')

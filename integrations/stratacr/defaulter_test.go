@@ -70,7 +70,7 @@ var jobs = []struct {
 
 // checkPatch answers raw on the patch path and, when it can, checks the
 // patched object against the typed path's; it reports whether it could.
-func checkPatch(t *testing.T, p *plan, raw []byte) bool {
+func checkPatch(t *testing.T, p *plan, apply func(*batchv1.Job) error, raw []byte) bool {
 	t.Helper()
 	patch, ok := p.patch(raw)
 	var want batchv1.Job
@@ -82,7 +82,7 @@ func checkPatch(t *testing.T, p *plan, raw []byte) bool {
 		// it, never sends one, and the typed path would refuse it.
 		return true
 	}
-	if err := defaults(&want); err != nil {
+	if err := apply(&want); err != nil {
 		t.Fatal(err)
 	}
 	got := raw
@@ -130,16 +130,35 @@ func TestDefaulterPlanRefuses(t *testing.T) {
 			return nil
 		},
 		"fails": func(*batchv1.Job) error { return context.Canceled },
+		"fills a struct when it is absent": func(j *batchv1.Job) error {
+			if j.Spec.Template.Spec.SecurityContext == nil {
+				j.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: new(true), RunAsUser: new(int64(1000))}
+			}
+			return nil
+		},
+		"fills a map when it is absent": func(j *batchv1.Job) error {
+			if j.Labels == nil {
+				j.Labels = map[string]string{"team": "a"}
+			}
+			return nil
+		},
+		// Sets nothing on an empty Job: it may set fields of list
+		// elements.
+		"sets fields of list elements": func(j *batchv1.Job) error {
+			for i := range j.Spec.Template.Spec.Containers {
+				if j.Spec.Template.Spec.Containers[i].ImagePullPolicy == "" {
+					j.Spec.Template.Spec.Containers[i].ImagePullPolicy = corev1.PullIfNotPresent
+				}
+			}
+			return nil
+		},
 	} {
 		if p := planFor(apply); p != nil {
 			t.Errorf("%s: a plan %+v; want none", name, p.root)
 		}
 	}
-	if p := planFor(func(*batchv1.Job) error { return nil }); p == nil || p.root != nil {
-		t.Errorf("an apply that sets nothing: plan %+v; want an empty one", p)
-	}
-	if patch, ok := planFor(func(*batchv1.Job) error { return nil }).patch([]byte(`{"spec":{}}`)); !ok || patch != nil {
-		t.Errorf("an empty plan: patch %s, %v; want none, answered", patch, ok)
+	if patch, ok := planFor(func(*batchv1.Job) error { return nil }).patch([]byte(`{"spec":{}}`)); ok {
+		t.Errorf("an apply that sets nothing: answered with patch %s; want the typed path", patch)
 	}
 }
 
@@ -151,7 +170,7 @@ func FuzzDefaulterPatch(f *testing.F) {
 	for _, j := range jobs {
 		f.Add([]byte(j.raw))
 	}
-	p := planFor(func(job *batchv1.Job) error { return defaults(job) })
+	p := planFor(defaults)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if len(raw) > 1<<16 {
 			return
@@ -165,6 +184,6 @@ func FuzzDefaulterPatch(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkPatch(t, p, canonical)
+		checkPatch(t, p, defaults, canonical)
 	})
 }
