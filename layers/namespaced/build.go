@@ -22,6 +22,40 @@ type inputs[T any] struct {
 	// parsed keeps namespace ConfigMaps parsed across builds, for modes
 	// that keep no namespace (nil: none).
 	parsed *parsedLayers
+	// prior are the layers of the namespace's ConfigMaps the last build
+	// of a caching mode made, reused for the very objects they were made
+	// from (nil: none); the build records its own in next (nil: not
+	// wanted).
+	prior, next *ownLayers
+}
+
+// ownLayers are a namespace's ConfigMaps and the layers (or errors) made
+// of them, in step. Never changed once a build made them.
+type ownLayers struct {
+	cms    []*corev1.ConfigMap
+	layers []*merge.Layer
+	errs   []error
+}
+
+// layer returns the layer made of cm, an object it holds (the same
+// pointer: objects are never changed in place), under policy.
+func (o *ownLayers) layer(cm *corev1.ConfigMap, policy merge.Policy) (*merge.Layer, error, bool) {
+	if o == nil {
+		return nil, nil, false
+	}
+	for i, have := range o.cms {
+		if have != cm {
+			continue
+		}
+		l := o.layers[i]
+		if l != nil && l.Policy != policy {
+			cp := *l
+			cp.Policy = policy
+			l = &cp
+		}
+		return l, o.errs[i], true
+	}
+	return nil, nil, false
 }
 
 // ignoredLayer is a layer left out as a whole, with why.
@@ -37,7 +71,8 @@ type ignoredLayer struct {
 // namespace layer that does not convert, or with which the configuration
 // does not decode or validate, is left out as a whole and returned among
 // the ignored. A namespace with no layer of its own gets the cluster's
-// base snapshot. build reads nothing but in and c, and changes nothing.
+// base snapshot. build reads nothing but in and c, and changes nothing
+// but in.next.
 func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	var optional []*merge.Layer
 	var ignored []ignoredLayer
@@ -59,7 +94,13 @@ func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	}
 	if in.cluster.policy.open && !in.system {
 		for _, cm := range in.cms {
-			l, err := c.namespaceLayer(cm, in.cluster.policy.tenant, in.parsed)
+			l, err, ok := in.prior.layer(cm, in.cluster.policy.tenant)
+			if !ok {
+				l, err = c.namespaceLayer(cm, in.cluster.policy.tenant, in.parsed)
+			}
+			if in.next != nil {
+				in.next.cms, in.next.layers, in.next.errs = append(in.next.cms, cm), append(in.next.layers, l), append(in.next.errs, err)
+			}
 			if err != nil {
 				ignored = append(ignored, ignoredLayer{cm: cm, origin: OriginNamespace, err: &LayerError{Source: configMapSource(cm, OriginNamespace), Err: err}})
 				continue

@@ -47,6 +47,7 @@ type record[T any] struct {
 	reading  bool // its first read is under way: the miss builds it
 	// what the last build was made from, and when
 	builtOwn  []*corev1.ConfigMap
+	layers    *ownLayers // made of builtOwn's, under the gate: a cluster change does not parse them again
 	labels    map[string]string
 	builtCl   *clusterState[T]
 	builtSels []*selectorLayer
@@ -265,7 +266,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	c := s.c
 	s.mu.Lock()
 	gen, cl, sels, own, r := rec.gen, s.cluster, s.selectors, rec.own, s.reader
-	prev, prevOwn, prevLabels, prevCl, prevSels := rec.entry.snap.Load(), rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels
+	prev, prevOwn, prevLabels, prevCl, prevSels, prevLayers := rec.entry.snap.Load(), rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels, rec.layers
 	s.mu.Unlock()
 	if cl == nil {
 		return nil, false, ErrNotStarted
@@ -287,7 +288,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	unchanged := prev != nil && prevCl == cl && maps.Equal(prevLabels, ls) && sameSelection(prevSels, sels, ls) &&
 		slices.EqualFunc(prevOwn, own, sameConfigMap)
 	if !unchanged {
-		in = inputs[T]{cluster: cl, selectors: sels, labels: ls, cms: present(own), system: c.system(ns)}
+		in = inputs[T]{cluster: cl, selectors: sels, labels: ls, cms: present(own), system: c.system(ns), prior: prevLayers, next: &ownLayers{}}
 		if snap, ignored, err = c.build(in); err != nil {
 			// A defect, logged: the cluster layer decoded when it was
 			// applied, and every other layer is optional.
@@ -306,6 +307,9 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	rec.reading = false // built: changes from now are the worker's
 	if unchanged {
 		return snap, true, nil
+	}
+	if cl.policy.open {
+		rec.layers = in.next // closed, the build reads none: those made are kept
 	}
 	if prev != nil {
 		rec.built = c.clock.Now() // a rebuild: the first build is a miss's

@@ -3,6 +3,7 @@ package namespaced
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -583,5 +584,52 @@ func TestClusterChangeDuringStart(t *testing.T) {
 	}
 	if got := *s.Object.Timeout; got != 200 {
 		t.Errorf("timeout %d, want the 200 of the change made while Start read", got)
+	}
+}
+
+// TestClusterChangeKeepsNamespaceLayers: a rebuild for a change of the
+// cluster ConfigMap reuses the layer made of a namespace's ConfigMap,
+// which did not change, instead of parsing it again; a change of the
+// namespace's ConfigMap parses the new one.
+func TestClusterChangeKeepsNamespaceLayers(t *testing.T) {
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"})
+	objs := newObjectReader(cluster, tenantCM("a", map[string]string{"timeout": "5"}))
+	r, n := readerResolver(t, objs, nil)
+	layerOf := func() *ownLayers {
+		var out *ownLayers
+		r.st.each(func(ns string, rec *record[*tenantConfig]) {
+			if ns == "a" {
+				out = rec.layers
+			}
+		})
+		if out == nil || len(out.layers) != 1 || out.layers[0] == nil {
+			t.Fatalf("namespace a keeps layers %+v, want its ConfigMap's", out)
+		}
+		return out
+	}
+	before := layerOf()
+
+	changed := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100", "retries": "3"})
+	changed.ResourceVersion = "2"
+	objs.set(changed)
+	r.Invalidate(changed)
+	if got := n.take(); !slices.Contains(got, "a") {
+		t.Fatalf("the cluster change notified %v", got)
+	}
+	after := layerOf()
+	if after.cms[0] != before.cms[0] || reflect.ValueOf(after.layers[0].Values).Pointer() != reflect.ValueOf(before.layers[0].Values).Pointer() {
+		t.Error("the cluster change parsed namespace a's ConfigMap again")
+	}
+	if s, _ := r.ForNamespace(context.Background(), "a"); *s.Object.Timeout != 5 || *s.Object.Retries != 3 {
+		t.Errorf("after the cluster change: timeout %d, retries %d; want 5 and 3", *s.Object.Timeout, *s.Object.Retries)
+	}
+
+	edited := tenantCM("a", map[string]string{"timeout": "7"})
+	edited.ResourceVersion = "2"
+	objs.set(edited)
+	r.Invalidate(edited)
+	n.take()
+	if got := layerOf(); got.cms[0] != edited || got.layers[0].Values["/timeout"] != "7" {
+		t.Errorf("after the namespace's edit it keeps %+v", got.layers[0].Values)
 	}
 }

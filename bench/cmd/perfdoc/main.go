@@ -39,14 +39,22 @@ func main() {
 }
 
 func run(in, notesPath, out, commit string) error {
-	f, err := os.Open(in)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	res, err := parse(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
+	var res *results
+	for i, path := range strings.Split(in, ",") {
+		r, err := parseFile(path)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			res = r
+			continue
+		}
+		for name, b := range r.bench {
+			res.bench[name] = b
+		}
+		for group, n := range r.order {
+			res.order[group] = len(res.order) + n
+		}
 	}
 	notes := map[string]string{}
 	if notesPath != "" {
@@ -66,10 +74,27 @@ func run(in, notesPath, out, commit string) error {
 	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
+// parseFile parses the benchmark output in path.
+func parseFile(path string) (*results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
 // result is one benchmark's medians over its runs.
 type result struct {
 	runs    int
 	metrics map[string]float64 // unit → median
+	// commit is the commit its output names ("commit: HASH"), if any: a
+	// case measured apart from make bench says where it came from.
+	commit string
 }
 
 // results holds every benchmark by name ("Case1Read/strata") and the
@@ -90,7 +115,7 @@ func parse(r io.Reader) (*results, error) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if k, v, ok := strings.Cut(line, ": "); ok && (k == "goos" || k == "goarch" || k == "cpu") {
+		if k, v, ok := strings.Cut(line, ": "); ok && (k == "goos" || k == "goarch" || k == "cpu" || k == "commit") {
 			header[k] = strings.TrimSpace(v)
 			continue
 		}
@@ -128,7 +153,7 @@ func parse(r io.Reader) (*results, error) {
 	}
 	out := &results{bench: map[string]*result{}, header: header, order: order}
 	for name, units := range samples {
-		r := &result{metrics: map[string]float64{}}
+		r := &result{metrics: map[string]float64{}, commit: header["commit"]}
 		for unit, vs := range units {
 			slices.Sort(vs)
 			r.metrics[unit] = vs[len(vs)/2]
@@ -191,6 +216,10 @@ type kase struct {
 	// and strata's both measured, before ns/op (the wall time of a
 	// once-run scenario says nothing).
 	compare []string
+	// apart is the make target that measures the case apart from make
+	// bench, when it is one; without its output the case is reported as
+	// not measured.
+	apart string
 }
 
 // defaultColumns are the units a case's table shows unless it says.
@@ -248,6 +277,14 @@ var cases = []kase{
 		{text: "a snapshot built on a cache miss no slower than PR #9517's merge and parse alone", strata: "strata-miss", peer: "pr-style-merge", max: 1},
 		{text: "a TaskRun admitted by knative's defaulting controller through strataknative's entry no slower than behind PR #9517's", strata: "strata-webhook", peer: "pr-style-webhook", max: 1},
 	}},
+	{key: "case10", title: "10. Case 7 at 10,000, 30,000 and 100,000 namespaces", bench: "Case7Namespaces", strata: "namespaces=100000/lazy", apart: "bench-scale",
+		columns: []string{"heap-B-per-ns", "goroutines-per-ns", "api-watches", "resolve-all-s", "heap-MiB", "all-current-ms", "miss-µs"},
+		compare: []string{"miss-µs"}, goals: []goal{
+			{text: "a namespace cached in Lazy mode costs at most 4 KiB of heap, 100,000 cached", strata: "namespaces=100000/lazy", unit: "heap-B-per-ns", max: 4096, absolute: true},
+			{text: "a namespace cached in Lazy mode costs at most one goroutine, 100,000 cached", strata: "namespaces=100000/lazy", unit: "goroutines-per-ns", max: 1, absolute: true},
+			{text: "every snapshot current within 1 s of a cluster change, 100,000 cached", strata: "namespaces=100000/cluster-change", unit: "all-current-ms", max: 1000, absolute: true},
+			{text: "a miss into a full cache of 100,000 within 1.5 times of one into a full cache of 10,000", strata: "namespaces=100000/miss", peer: "namespaces=10000/miss", unit: "miss-µs", max: 1.5},
+		}},
 }
 
 // write renders the document.
@@ -276,6 +313,10 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			continue
 		}
 		for _, g := range c.goals {
+			if c.apart != "" && len(subBenchmarks(res, c.bench)) == 0 {
+				p("| %s | %s | not measured: `make %s` | **not measured** |\n", c.key[4:], g.text, c.apart)
+				continue
+			}
 			s, err := get(res, c.bench, g.strata)
 			if err != nil {
 				return err
@@ -313,8 +354,19 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			p("%s\n\n", n)
 		}
 		subs := subBenchmarks(res, c.bench)
+		if len(subs) == 0 && c.apart != "" {
+			p("Not measured in this run: `make %s` measures it, apart from `make bench`.\n\n", c.apart)
+			continue
+		}
 		if len(subs) == 0 {
 			return fmt.Errorf("no results for Benchmark%s", c.bench)
+		}
+		if c.apart != "" {
+			p("Measured apart from the run above, by `make %s`", c.apart)
+			if commit := res.bench[c.bench+"/"+subs[0]].commit; commit != "" {
+				p(" at %s", commit)
+			}
+			p(".\n\n")
 		}
 		if c.watch {
 			p("| scenario | library | updates shown | p50 after the Write | p99 after the Write |\n| --- | --- | --- | --- | --- |\n")

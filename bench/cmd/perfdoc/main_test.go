@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -113,5 +116,52 @@ func TestWriteFailsOnAMissingCase(t *testing.T) {
 	var b bytes.Buffer
 	if err := write(&b, res, nil, ""); err == nil || !strings.Contains(err.Error(), "Case4Resolve/strata") {
 		t.Errorf("error %v, want one naming the missing benchmark", err)
+	}
+}
+
+// TestWriteCaseMeasuredApart: a case measured by a target of its own is
+// reported as not measured without its output, and with it says which
+// commit it measured.
+func TestWriteCaseMeasuredApart(t *testing.T) {
+	dir := t.TempDir()
+	main, scale := filepath.Join(dir, "bench.txt"), filepath.Join(dir, "bench-scale.txt")
+	if err := os.WriteFile(main, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "PERFORMANCE.md")
+	if err := run(main, "", out, "abc"); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := os.ReadFile(out)
+	for _, want := range []string{
+		"| 10 | every snapshot current within 1 s of a cluster change, 100,000 cached | not measured: `make bench-scale` | **not measured** |",
+		"Not measured in this run: `make bench-scale` measures it",
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("the document lacks %q", want)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("commit: def\n")
+	for _, n := range []string{"10000", "100000"} {
+		fmt.Fprintf(&b, "BenchmarkCase7Namespaces/namespaces=%s/lazy-2\t1\t1 ns/op\t 3000 heap-B-per-ns\t 0 goroutines-per-ns\t 2 api-watches\n", n)
+		fmt.Fprintf(&b, "BenchmarkCase7Namespaces/namespaces=%s/cluster-change-2\t1\t1 ns/op\t 800 all-current-ms\n", n)
+		fmt.Fprintf(&b, "BenchmarkCase7Namespaces/namespaces=%s/miss-2\t1\t1 ns/op\t %s miss-µs\n", n, map[string]string{"10000": "1000", "100000": "2000"}[n])
+	}
+	if err := os.WriteFile(scale, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(main+","+scale, "", out, "abc"); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ = os.ReadFile(out)
+	for _, want := range []string{
+		"| 10 | every snapshot current within 1 s of a cluster change, 100,000 cached | 800 all-current-ms (at most 1,000) | met |",
+		"| 10 | a miss into a full cache of 100,000 within 1.5 times of one into a full cache of 10,000 | 2 (2× slower) | **missed** |",
+		"Measured apart from the run above, by `make bench-scale` at def.",
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("the document lacks %q:\n%s", want, doc)
+		}
 	}
 }

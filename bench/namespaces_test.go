@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stratacfg/strata/layers/namespaced"
+)
+
+// scaleEnv lists the namespace counts BenchmarkCase7Namespaces runs at,
+// ascending and comma-separated; unset, the benchmark is skipped, since
+// creating the namespaces takes longer than `make bench` should (`make
+// bench-scale` sets it).
+const scaleEnv = "STRATA_SCALE_NAMESPACES"
+
+// BenchmarkCase7Namespaces is case 7's Lazy rows at more namespaces, each
+// with its overlay, against the real kube-apiserver: for each count of
+// scaleEnv, the namespaces are created up to it (those of the counts
+// before it kept), and a new Lazy resolver caching them all resolves
+// every one. Per count:
+//
+//   - namespaces=N/lazy: the heap, goroutines and API server watches the
+//     resolver adds, per namespace, and the time it took to resolve them
+//     all;
+//   - namespaces=N/cluster-change: the cluster ConfigMap changes under
+//     them: how long until every snapshot is current;
+//   - namespaces=N/miss: a resolve of a namespace never seen into the full
+//     cache, each evicting one, against the real server.
+func BenchmarkCase7Namespaces(b *testing.B) {
+	counts, err := scaleCounts(os.Getenv(scaleEnv))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(counts) == 0 {
+		b.Skip(scaleEnv + " is not set: make bench-scale runs this case")
+	}
+	if server == nil {
+		b.Fatal("no kube-apiserver: TestMain starts one when benchmarks run")
+	}
+	ctx := context.Background()
+	c := server.Client(b)
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	clusterCM := ClusterConfigMap()
+	clusterCM.ResourceVersion = ""
+	if _, err := c.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, clusterCM, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, n := range counts {
+		start := time.Now()
+		more := make([]string, 0, n-len(names))
+		for i := len(names); i < n; i++ {
+			more = append(more, fmt.Sprintf("scale-%06d", i))
+		}
+		if err := parallel(more, func(ns string) error {
+			if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			cm := NamespaceConfigMap(ns)
+			cm.ResourceVersion = ""
+			_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		names = append(names, more...)
+		b.Logf("%d namespaces with overlays, %d created in %v", n, len(more), time.Since(start).Round(time.Second))
+
+		o, err := ResolverOptions()
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.CacheSize = n
+		var lazy *namespaced.Resolver[*Settings]
+		prefix := "namespaces=" + strconv.Itoa(n) + "/"
+		b.Run(prefix+"lazy", func(b *testing.B) {
+			heap0, g0, w0 := heapBytes(), runtime.NumGoroutine(), apiWatches(b, c)
+			start := time.Now()
+			for b.Loop() {
+				if lazy, err = namespaced.NewLazy(c, o); err != nil {
+					b.Fatal(err)
+				}
+				if err := lazy.Start(ctx); err != nil {
+					b.Fatal(err)
+				}
+				for _, ns := range names {
+					if _, err := lazy.ForNamespace(ctx, ns); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			took := time.Since(start)
+			time.Sleep(time.Second) // watches the last resolves opened, if any
+			per := float64(len(names))
+			b.ReportMetric(float64(heapBytes()-heap0)/per, "heap-B-per-ns")
+			b.ReportMetric(float64(runtime.NumGoroutine()-g0)/per, "goroutines-per-ns")
+			b.ReportMetric(apiWatches(b, c)-w0, "api-watches")
+			b.ReportMetric(took.Seconds(), "resolve-all-s")
+			b.ReportMetric(float64(heapBytes())/(1<<20), "heap-MiB")
+		})
+		b.Run(prefix+"cluster-change", func(b *testing.B) {
+			for b.Loop() {
+				current, _ := clusterChange(b, c, lazy, names)
+				b.ReportMetric(float64(current.Milliseconds()), "all-current-ms")
+			}
+		})
+		b.Run(prefix+"miss", func(b *testing.B) {
+			const misses = 200
+			start := time.Now()
+			for b.Loop() {
+				for i := range misses {
+					ns := fmt.Sprintf("never-%d-%d", n, i)
+					if _, err := lazy.ForNamespace(ctx, ns); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/misses, "miss-µs")
+		})
+		lazy.Stop()
+	}
+}
+
+// scaleCounts reads scaleEnv's value: ascending namespace counts.
+func scaleCounts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 || len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fmt.Errorf("%s=%q: want ascending positive counts, as 10000,30000,100000", scaleEnv, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
