@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/stratacfg/strata/layers/namespaced"
 )
@@ -60,28 +61,14 @@ func setUpCluster(b *testing.B) (*cluster, error) {
 	ctx := context.Background()
 	c := server.Client(b)
 	start := time.Now()
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}, metav1.CreateOptions{}); err != nil {
-		return nil, err
-	}
-	clusterCM := ClusterConfigMap()
-	clusterCM.ResourceVersion = ""
-	if _, err := c.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, clusterCM, metav1.CreateOptions{}); err != nil {
+	if err := createSystem(ctx, c); err != nil {
 		return nil, err
 	}
 	names := make([]string, CachedNamespaces)
 	for i := range names {
 		names[i] = namespaceName(i)
 	}
-	err := parallel(names, func(ns string) error {
-		if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		cm := NamespaceConfigMap(ns)
-		cm.ResourceVersion = ""
-		_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
-		return err
-	})
-	if err != nil {
+	if err := createTenants(ctx, c, names); err != nil {
 		return nil, err
 	}
 	b.Logf("created %d namespaces with overlays in %v", len(names), time.Since(start).Round(time.Millisecond))
@@ -112,6 +99,32 @@ func setUpCluster(b *testing.B) (*cluster, error) {
 
 // parallel runs fn for every name, sixteen at a time, and returns the
 // first error.
+// createSystem creates the component's namespace and its cluster
+// ConfigMap.
+func createSystem(ctx context.Context, c kubernetes.Interface) error {
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	cm := ClusterConfigMap()
+	cm.ResourceVersion = ""
+	_, err := c.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, cm, metav1.CreateOptions{})
+	return err
+}
+
+// createTenants creates the namespaces names, each with its overlay, in
+// parallel.
+func createTenants(ctx context.Context, c kubernetes.Interface, names []string) error {
+	return parallel(names, func(ns string) error {
+		if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		cm := NamespaceConfigMap(ns)
+		cm.ResourceVersion = ""
+		_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+}
+
 func parallel(names []string, fn func(name string) error) error {
 	work := make(chan string)
 	errs := make(chan error, 16)

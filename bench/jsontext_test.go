@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"testing"
 
@@ -29,11 +28,7 @@ func gatesDoc(n int) []byte {
 
 // componentDoc is bench/testdata/component.yaml as JSON.
 func componentDoc(t testing.TB) []byte {
-	y, err := os.ReadFile("testdata/component.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := yaml.YAMLToJSON(y)
+	doc, err := yaml.YAMLToJSON(readTestdata(t, "component.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

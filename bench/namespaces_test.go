@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/stratacfg/strata/layers/namespaced"
 )
 
@@ -48,12 +45,7 @@ func BenchmarkCase7Namespaces(b *testing.B) {
 	}
 	ctx := context.Background()
 	c := server.Client(b)
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SystemNamespace}}, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	clusterCM := ClusterConfigMap()
-	clusterCM.ResourceVersion = ""
-	if _, err := c.CoreV1().ConfigMaps(SystemNamespace).Create(ctx, clusterCM, metav1.CreateOptions{}); err != nil {
+	if err := createSystem(ctx, c); err != nil {
 		b.Fatal(err)
 	}
 	var names []string
@@ -63,15 +55,7 @@ func BenchmarkCase7Namespaces(b *testing.B) {
 		for i := len(names); i < n; i++ {
 			more = append(more, fmt.Sprintf("scale-%06d", i))
 		}
-		if err := parallel(more, func(ns string) error {
-			if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-			cm := NamespaceConfigMap(ns)
-			cm.ResourceVersion = ""
-			_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
-			return err
-		}); err != nil {
+		if err := createTenants(ctx, c, more); err != nil {
 			b.Fatal(err)
 		}
 		names = append(names, more...)
