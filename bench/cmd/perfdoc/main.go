@@ -449,6 +449,9 @@ func strataFor(c kase, sub string, subs []string) string {
 			return sub
 		}
 	}
+	if c.apart != "" {
+		return sub // one measurement at several sizes: a row stands alone
+	}
 	group, name, grouped := strings.Cut(sub, "/")
 	if !grouped {
 		name = sub
