@@ -76,7 +76,8 @@ type ignoredLayer struct {
 func (c *core[T]) build(in inputs[T]) (*Snapshot[T], []ignoredLayer, error) {
 	var optional []*merge.Layer
 	var ignored []ignoredLayer
-	var owner []ignoredLayer // of each optional layer
+	var ownerBuf [4]ignoredLayer
+	owner := ownerBuf[:0] // of each optional layer
 	var selected []*target.Layer
 	for _, sl := range in.selectors {
 		if !sl.applies(in.labels) {
@@ -206,7 +207,7 @@ func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Sn
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(obj, res, cluster.stack.Sources(), upper, c.model.display), nil
+	return newSnapshot(obj, res, cluster.stack.Sources(), upper, c.display), nil
 }
 
 // contestNotes returns, for each selector ConfigMap of selectors that

@@ -159,7 +159,7 @@ func (c *core[T]) contestsWith(sl *selectorLayer, others []*selectorLayer, polic
 			layers[i] = &l
 		}
 		for _, ct := range target.Contests(pair, merge.Merge(layers...)) {
-			out = append(out, fmt.Sprintf("with selector ConfigMap %s/%s (%s), as specific: %s", o.cm.Namespace, o.cm.Name, o.t.Selector.Labels, describeContest(ct, c.model.display)))
+			out = append(out, fmt.Sprintf("with selector ConfigMap %s/%s (%s), as specific: %s", o.cm.Namespace, o.cm.Name, o.t.Selector.Labels, describeContest(ct, c.display)))
 		}
 	}
 	return out

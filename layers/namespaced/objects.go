@@ -64,7 +64,7 @@ func (d *DryRun[T]) TenantKeys(objs []runtime.Object) (*TenantKeys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tenantKeys(cl, d.c.model.display), nil
+	return tenantKeys(cl, d.c.display), nil
 }
 
 // unique refuses two objects of one kind, namespace and name: which one a

@@ -138,10 +138,11 @@ type Selectors struct {
 type core[T any] struct {
 	o           Options[T]
 	model       model[T]
-	clusterCMs  []string        // the cluster ConfigMaps' names, in order
-	ownCMs      []string        // the names a namespace's ConfigMaps may have, in order
-	nsLabels    labels.Selector // the required labels of namespace ConfigMaps
-	selectorCMs labels.Selector // the labels of selector ConfigMaps; nil without selector layers
+	display     func(key string) string // model.display, made once: a method value allocates
+	clusterCMs  []string                // the cluster ConfigMaps' names, in order
+	ownCMs      []string                // the names a namespace's ConfigMaps may have, in order
+	nsLabels    labels.Selector         // the required labels of namespace ConfigMaps
+	selectorCMs labels.Selector         // the labels of selector ConfigMaps; nil without selector layers
 	m           *Metrics
 	log         klog.Logger
 	clock       clock.WithTicker // times the pauses; tests step a fake one (export_test.go)
@@ -209,6 +210,7 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 	c := &core[T]{
 		o:          o,
 		model:      m,
+		display:    m.display,
 		clusterCMs: m.clusterNames(),
 		ownCMs:     m.namespaceNames(),
 		nsLabels:   labels.SelectorFromSet(o.Labels),

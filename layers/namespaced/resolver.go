@@ -223,7 +223,7 @@ func (r *Resolver[T]) TenantKeys(ctx context.Context) (*TenantKeys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tenantKeys(v.cl, r.c.model.display), nil
+	return tenantKeys(v.cl, r.c.display), nil
 }
 
 // AffectedNamespaces returns, sorted, the namespaces whose configuration
