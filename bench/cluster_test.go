@@ -97,8 +97,6 @@ func setUpCluster(b *testing.B) (*cluster, error) {
 	return &cluster{r: r, names: names}, nil
 }
 
-// parallel runs fn for every name, sixteen at a time, and returns the
-// first error.
 // createSystem creates the component's namespace and its cluster
 // ConfigMap.
 func createSystem(ctx context.Context, c kubernetes.Interface) error {
@@ -125,6 +123,8 @@ func createTenants(ctx context.Context, c kubernetes.Interface, names []string) 
 	})
 }
 
+// parallel runs fn for every name, sixteen at a time, and returns the
+// first error.
 func parallel(names []string, fn func(name string) error) error {
 	work := make(chan string)
 	errs := make(chan error, 16)

@@ -312,7 +312,7 @@ func admissionRows(b *testing.B, cl *cluster) (creates, handlers map[string][]ti
 	}
 	srv := mgr.GetWebhookServer()
 	// jobdefaults' webhook, as addWebhooks registers it, timed.
-	srv.Register(WebhookPath, handled.timed(stratacr.Defaulter(r, applyDefaults)))
+	srv.Register(WebhookPath, handled.timed(stratacr.Defaulter(r, applyDefaults).Handler))
 	srv.Register("/noop", handled.timed(cradmission.HandlerFunc(func(context.Context, cradmission.Request) cradmission.Response {
 		return cradmission.Allowed("")
 	})))
@@ -327,7 +327,7 @@ func admissionRows(b *testing.B, cl *cluster) (creates, handlers map[string][]ti
 	})))
 	// controller-runtime's defaulting path, the same four fields set from
 	// constants.
-	srv.Register("/constants", handled.timed(cradmission.WithDefaulter[*batchv1.Job](mgr.GetScheme(), constantDefaults{})))
+	srv.Register("/constants", handled.timed(cradmission.WithDefaulter[*batchv1.Job](mgr.GetScheme(), constantDefaults{}).Handler))
 	stop, err := startManager(mgr)
 	if err != nil {
 		return nil, nil, err

@@ -254,7 +254,11 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 //
 // The ConfigMaps are cached slim: without their managed fields and
 // kubectl's last-applied-configuration annotation, a second copy of their
-// data, neither of which a resolver reads.
+// data, neither of which a resolver reads. This transform replaces, for
+// ConfigMaps, any cache.Options.DefaultTransform; and an Update made from
+// an object read through this cache would drop that annotation on the
+// server, one more reason for other controllers to read ConfigMaps
+// elsewhere.
 func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {

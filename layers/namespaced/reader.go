@@ -15,7 +15,10 @@ import (
 // caller keeps. ListerReader adapts client-go listers; strata's
 // controller-runtime integration adapts a manager's client.Reader. Its
 // methods are called from the goroutines that resolve and that invalidate,
-// concurrently.
+// concurrently. The objects it returns are never changed in place, as
+// those of client-go's caches are not: a change is a new object. The
+// resolver keeps what it made of an object for as long as it is given
+// the same one.
 type Reader interface {
 	// ConfigMap returns the ConfigMap namespace/name, or nil and no error
 	// when there is none.

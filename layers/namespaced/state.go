@@ -47,7 +47,7 @@ type record[T any] struct {
 	reading  bool // its first read is under way: the miss builds it
 	// what the last build was made from, and when
 	builtOwn  []*corev1.ConfigMap
-	layers    *ownLayers // made of builtOwn's, under the gate: a cluster change does not parse them again
+	layers    *ownLayers // made of the namespace's ConfigMaps the last time the gate was open: not parsed again while they stay
 	labels    map[string]string
 	builtCl   *clusterState[T]
 	builtSels []*selectorLayer

@@ -629,7 +629,31 @@ func TestClusterChangeKeepsNamespaceLayers(t *testing.T) {
 	objs.set(edited)
 	r.Invalidate(edited)
 	n.take()
-	if got := layerOf(); got.cms[0] != edited || got.layers[0].Values["/timeout"] != "7" {
-		t.Errorf("after the namespace's edit it keeps %+v", got.layers[0].Values)
+	kept := layerOf()
+	if kept.cms[0] != edited || kept.layers[0].Values["/timeout"] != "7" {
+		t.Errorf("after the namespace's edit it keeps %+v", kept.layers[0].Values)
+	}
+
+	// The gate closed and opened again: the layer is not parsed again,
+	// and applies again.
+	timeout := func() int64 {
+		s, err := r.ForNamespace(context.Background(), "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *s.Object.Timeout
+	}
+	for i, gate := range []string{"off", "on"} {
+		cm := configMap("ops", "config", nil, map[string]string{"tenancy": gate, "timeout": "100"})
+		cm.ResourceVersion = strconv.Itoa(3 + i)
+		objs.set(cm)
+		r.Invalidate(cm)
+		n.take()
+		if want := map[string]int64{"off": 100, "on": 7}[gate]; timeout() != want {
+			t.Errorf("gate %s: timeout %d, want %d", gate, timeout(), want)
+		}
+	}
+	if got := layerOf(); reflect.ValueOf(got.layers[0].Values).Pointer() != reflect.ValueOf(kept.layers[0].Values).Pointer() {
+		t.Error("the gate's closing and opening parsed namespace a's ConfigMap again")
 	}
 }

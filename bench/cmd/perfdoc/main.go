@@ -52,8 +52,9 @@ func run(in, notesPath, out, commit string) error {
 		for name, b := range r.bench {
 			res.bench[name] = b
 		}
+		base := len(res.order)
 		for group, n := range r.order {
-			res.order[group] = len(res.order) + n
+			res.order[group] = base + n
 		}
 	}
 	notes := map[string]string{}
@@ -313,7 +314,7 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 			continue
 		}
 		for _, g := range c.goals {
-			if c.apart != "" && len(subBenchmarks(res, c.bench)) == 0 {
+			if c.apart != "" && !measured(res, c.bench, g) {
 				p("| %s | %s | not measured: `make %s` | **not measured** |\n", c.key[4:], g.text, c.apart)
 				continue
 			}
@@ -441,6 +442,9 @@ func write(w io.Writer, res *results, notes map[string]string, machine string) e
 // goal pairs it with, strata's of the same group (the part before a "/")
 // among subs, or the case's strata benchmark.
 func strataFor(c kase, sub string, subs []string) string {
+	if c.apart != "" {
+		return sub // one measurement at several sizes: a row stands alone
+	}
 	for _, g := range c.goals {
 		if g.peer == sub {
 			return g.strata
@@ -448,9 +452,6 @@ func strataFor(c kase, sub string, subs []string) string {
 		if g.strata == sub {
 			return sub
 		}
-	}
-	if c.apart != "" {
-		return sub // one measurement at several sizes: a row stands alone
 	}
 	group, name, grouped := strings.Cut(sub, "/")
 	if !grouped {
@@ -467,6 +468,14 @@ func strataFor(c kase, sub string, subs []string) string {
 		}
 	}
 	return c.strata
+}
+
+// measured reports whether the run holds what goal g compares: a case
+// measured apart may have run at other sizes than its goals name.
+func measured(res *results, bench string, g goal) bool {
+	_, s := res.bench[bench+"/"+g.strata]
+	_, q := res.bench[bench+"/"+g.peer]
+	return s && (g.absolute || q)
 }
 
 func get(res *results, bench, sub string) (*result, error) {

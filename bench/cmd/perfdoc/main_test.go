@@ -155,13 +155,30 @@ func TestWriteCaseMeasuredApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc, _ = os.ReadFile(out)
+	// The rows in the order they ran, whatever the files' merge.
+	if i, j := strings.Index(string(doc), "| namespaces=10000/lazy |"), strings.Index(string(doc), "| namespaces=100000/lazy |"); i < 0 || j < i {
+		t.Errorf("the rows of the case measured apart are out of the order they ran in:\n%s", doc)
+	}
 	for _, want := range []string{
 		"| 10 | every snapshot current within 1 s of a cluster change, 100,000 cached | 800 all-current-ms (at most 1,000) | met |",
 		"| 10 | a miss into a full cache of 100,000 within 1.5 times of one into a full cache of 10,000 | 2 (2× slower) | **missed** |",
+		"| namespaces=10000/miss | – | – | – | – | – | – | 1,000 | – |",
 		"Measured apart from the run above, by `make bench-scale` at def.",
 	} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("the document lacks %q:\n%s", want, doc)
 		}
+	}
+	// Run at other sizes than the goals name: those goals are not
+	// measured, and the document is still written.
+	if err := os.WriteFile(scale, []byte(strings.ReplaceAll(b.String(), "namespaces=100000/", "namespaces=50000/")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(main+","+scale, "", out, "abc"); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ = os.ReadFile(out)
+	if want := "| 10 | every snapshot current within 1 s of a cluster change, 100,000 cached | not measured: `make bench-scale` | **not measured** |"; !strings.Contains(string(doc), want) {
+		t.Errorf("the document lacks %q", want)
 	}
 }
