@@ -7,8 +7,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/stratacfg/strata/layers/namespaced"
 )
@@ -141,4 +145,84 @@ func scaleCounts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// BenchmarkClusterChangeRebuild is case 10's cluster change in memory: a
+// resolver over objects (no API server, no reader besides) caching
+// rebuildNamespaces namespaces, each with its overlay, and the time from
+// a change of the cluster ConfigMap until every snapshot is rebuilt, per
+// namespace: the resolver's own part of cluster-change, for a profile.
+func BenchmarkClusterChangeRebuild(b *testing.B) {
+	const rebuildNamespaces = 20000
+	o, err := ResolverOptions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	o.CacheSize = rebuildNamespaces
+	rd := &objectsReader{cluster: ClusterConfigMap(), own: map[string]*corev1.ConfigMap{}}
+	for i := range rebuildNamespaces {
+		ns := namespaceName(i)
+		rd.own[ns] = NamespaceConfigMap(ns)
+	}
+	r, err := namespaced.NewFromReader(rd, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer r.Stop()
+	for i := range rebuildNamespaces {
+		if _, err := r.ForNamespace(ctx, namespaceName(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	version := 0
+	for b.Loop() {
+		version++
+		cm := ClusterConfigMap()
+		cm.ResourceVersion = "changed-" + strconv.Itoa(version)
+		cm.Data["managed-by"] = "strata-bench-" + strconv.Itoa(version)
+		rd.setCluster(cm)
+		r.Invalidate(cm)
+		if err := r.WaitForSubscribers(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rebuildNamespaces, "ns/namespace")
+}
+
+// objectsReader is a Reader over the workload's ConfigMaps, each namespace's
+// the same object from one read to the next, as a cache's are.
+type objectsReader struct {
+	mu      sync.Mutex
+	cluster *corev1.ConfigMap
+	own     map[string]*corev1.ConfigMap // by namespace, never changed
+}
+
+func (m *objectsReader) setCluster(cm *corev1.ConfigMap) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cluster = cm
+}
+
+func (m *objectsReader) ConfigMap(_ context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if namespace == SystemNamespace && name == ClusterName {
+		return m.cluster, nil
+	}
+	return m.own[namespace], nil
+}
+
+func (m *objectsReader) ConfigMaps(_ context.Context, namespace string, _ labels.Selector) ([]*corev1.ConfigMap, error) {
+	if cm := m.own[namespace]; cm != nil {
+		return []*corev1.ConfigMap{cm}, nil
+	}
+	return nil, nil
+}
+
+func (*objectsReader) NamespaceLabels(context.Context, string) (map[string]string, error) {
+	return nil, nil
 }
