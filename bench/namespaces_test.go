@@ -154,30 +154,13 @@ func scaleCounts(s string) ([]int, error) {
 // namespace: the resolver's own part of cluster-change, for a profile.
 func BenchmarkClusterChangeRebuild(b *testing.B) {
 	const rebuildNamespaces = 20000
-	o, err := ResolverOptions()
-	if err != nil {
-		b.Fatal(err)
-	}
-	o.CacheSize = rebuildNamespaces
 	rd := &objectsReader{cluster: ClusterConfigMap(), own: map[string]*corev1.ConfigMap{}}
 	for i := range rebuildNamespaces {
 		ns := namespaceName(i)
 		rd.own[ns] = NamespaceConfigMap(ns)
 	}
-	r, err := namespaced.NewFromReader(rd, o)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := cachedResolver(b, rd, rebuildNamespaces)
 	ctx := context.Background()
-	if err := r.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer r.Stop()
-	for i := range rebuildNamespaces {
-		if _, err := r.ForNamespace(ctx, namespaceName(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
 	version := 0
 	for b.Loop() {
 		version++

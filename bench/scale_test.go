@@ -264,25 +264,8 @@ func createUnlabelled(b *testing.B, c kubernetes.Interface, names []string) {
 // each resolve of a namespace never seen evicting one, on a resolver over
 // objects in memory.
 func evictingMisses(b *testing.B, size int) {
-	o, err := ResolverOptions()
-	if err != nil {
-		b.Fatal(err)
-	}
-	o.CacheSize = size
-	r, err := namespaced.NewFromReader(memReader{cluster: ClusterConfigMap(), overlay: NamespaceData()}, o)
-	if err != nil {
-		b.Fatal(err)
-	}
+	r := cachedResolver(b, memReader{cluster: ClusterConfigMap(), overlay: NamespaceData()}, size)
 	ctx := context.Background()
-	if err := r.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer r.Stop()
-	for i := range size {
-		if _, err := r.ForNamespace(ctx, namespaceName(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -291,6 +274,32 @@ func evictingMisses(b *testing.B, size int) {
 		}
 		i++
 	}
+}
+
+// cachedResolver returns a started resolver over rd whose cache of size
+// namespaces holds the first size, each resolved once; it stops with b.
+func cachedResolver(b *testing.B, rd namespaced.Reader, size int) *namespaced.Resolver[*Settings] {
+	b.Helper()
+	o, err := ResolverOptions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	o.CacheSize = size
+	r, err := namespaced.NewFromReader(rd, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.Stop)
+	for i := range size {
+		if _, err := r.ForNamespace(ctx, namespaceName(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return r
 }
 
 // memReader is a Reader over the workload's ConfigMaps: the cluster one,

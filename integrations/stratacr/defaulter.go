@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/merge"
 )
 
 // Defaulter returns a mutating admission webhook for objects of type O
@@ -188,12 +190,12 @@ func diff(m *member, before, after map[string]any) bool {
 			return false // apply removed a member
 		}
 	}
-	for _, name := range sortedKeys(after) {
+	for _, name := range slices.Sorted(maps.Keys(after)) {
 		av, bv := after[name], before[name]
 		if reflect.DeepEqual(av, bv) || empty(av) && empty(bv) {
 			continue // the same, or null written as {} or []
 		}
-		kid := &member{name: name, pointer: m.pointer + "/" + escape(name)}
+		kid := &member{name: name, pointer: merge.Child(m.pointer, name)}
 		if ao, ok := av.(map[string]any); ok && len(ao) > 0 {
 			bo, _ := bv.(map[string]any)
 			if bo == nil && !empty(bv) {
@@ -227,15 +229,6 @@ func empty(v any) bool {
 		return len(x) == 0
 	}
 	return false
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // zero reports whether v, decoded, is absent, null or empty: what
@@ -394,11 +387,6 @@ func render(m *member) {
 	}
 	b.WriteByte('}')
 	m.value = b.Bytes()
-}
-
-// escape escapes a member name for a JSON pointer (RFC 6901).
-func escape(name string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 }
 
 // patch returns the JSON patch that adds to raw, an object's JSON, the
