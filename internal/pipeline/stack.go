@@ -20,8 +20,9 @@ import (
 // object that is not defaulted. Build then:
 //
 //  1. merges the upper layers above the lower ones (Engine.Extend);
-//  2. copies the decoded object and sets on the copy every key an upper
-//     layer changed, a removed key zeroed;
+//  2. copies the decoded object (typed.FlatCopy: two allocations when
+//     its pointers point to scalars) and sets on the copy every key an
+//     upper layer changed, a removed key zeroed;
 //  3. defaults, converts to the hub and validates the copy;
 //  4. defers the attribution of defaulted keys until it is asked for.
 //
@@ -31,9 +32,10 @@ import (
 type Stack[T runtime.Object] struct {
 	kind    *scheme.Kind
 	t       *typed.Type
-	res     *merge.Result  // the lower layers merged; never filled
-	sources []merge.Source // of the lower layers
-	typed   runtime.Object // res set field by field; nil: decode whole
+	res     *merge.Result   // the lower layers merged; never filled
+	sources []merge.Source  // of the lower layers
+	typed   runtime.Object  // res set field by field; nil: decode whole
+	flat    *typed.FlatCopy // copies typed in two allocations; nil: DeepCopyObject
 }
 
 // NewStack merges lower and decodes it field by field, and returns the
@@ -58,6 +60,7 @@ func NewStack[T runtime.Object](k *scheme.Kind, upper []*merge.Layer, lower ...*
 	typedObj.GetObjectKind().SetGroupVersionKind(k.MergeVersion().WithKind(k.GroupKind().Kind))
 	if Engine.Flat(st.res) && st.setAll(typedObj, st.res, 0) {
 		st.typed = typedObj
+		st.flat, _ = typed.NewFlatCopy(typedObj)
 		if fast, _, err := st.Build(upper); err != nil || !reflect.DeepEqual(fast, obj) {
 			st.typed = nil
 		}
@@ -99,7 +102,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	if st.typed == nil || !Engine.Flat(res) {
 		return st.decodeWhole(res)
 	}
-	obj := st.typed.DeepCopyObject() // (2)
+	obj := st.copyTyped() // (2)
 	if !st.setAll(obj, res, len(st.sources)) {
 		return st.decodeWhole(res)
 	}
@@ -125,6 +128,14 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 		return zero, nil, err
 	}
 	return typedHub, res, nil
+}
+
+// copyTyped returns a copy of the lower layers' decoded object.
+func (st *Stack[T]) copyTyped() runtime.Object {
+	if st.flat != nil {
+		return st.flat.Copy().(runtime.Object)
+	}
+	return st.typed.DeepCopyObject()
 }
 
 // decodeWhole decodes the effective values of res as one document.

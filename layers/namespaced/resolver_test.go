@@ -57,13 +57,23 @@ var tenantGV = schema.GroupVersion{Group: "tenant.test.strata.dev", Version: "v1
 
 func tenantKind(t testing.TB) *scheme.Kind {
 	t.Helper()
+	return tenantKindDefaulting(t, nil)
+}
+
+// tenantKindDefaulting is tenantKind whose defaulting also calls more.
+func tenantKindDefaulting(t testing.TB, more func(*tenantConfig)) *scheme.Kind {
+	t.Helper()
 	kind, err := scheme.New(scheme.Config{
 		Group: tenantGV.Group, Kind: "tenantConfig", Hub: "v1",
 		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
 			s.AddKnownTypes(tenantGV, &tenantConfig{})
 			s.AddTypeDefaultingFunc(&tenantConfig{}, func(o any) {
-				if c := o.(*tenantConfig); c.Timeout == nil {
+				c := o.(*tenantConfig)
+				if c.Timeout == nil {
 					c.Timeout = new(int64(60))
+				}
+				if more != nil {
+					more(c)
 				}
 			})
 			return nil

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -191,6 +192,42 @@ func TestStackFallsBack(t *testing.T) {
 	if s.Object.Kind != "tenantConfig" || s.Object.APIVersion != tenantGV.String() {
 		t.Errorf("type meta %+v", s.Object.TypeMeta)
 	}
+}
+
+// TestStackDefaultingWritesThroughPointers checks that a defaulting
+// function writing through a pointer the cluster layer set changes the
+// snapshot it builds and nothing else: every build, concurrent ones
+// included, starts from the cluster layer as decoded.
+func TestStackDefaultingWritesThroughPointers(t *testing.T) {
+	r := newTestResolver(t, func(o *Options[*tenantConfig]) {
+		o.Kind = tenantKindDefaulting(t, func(c *tenantConfig) {
+			if c.Retries != nil {
+				*c.Retries++
+			}
+		})
+	})
+	fast, _, err := stacks(t, r, map[string]string{"retries": "50", "verbose": "true"})
+	if err != nil || !fast.FieldByField() {
+		t.Fatalf("a flat scalar cluster layer is not set field by field: %v", err)
+	}
+	upper := []*merge.Layer{{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": "45"}}}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				s, err := snapshotOf(fast, upper)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if *s.Object.Retries != 51 || !*s.Object.Verbose {
+					t.Errorf("retries %d, verbose %t: want 51 and true every time", *s.Object.Retries, *s.Object.Verbose)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestStackFlagsAboveAnInvalidClusterLayer checks that the cluster layer is
