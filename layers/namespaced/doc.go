@@ -46,7 +46,7 @@
 //
 //	lazy.go       lazyMode.follow: the shared watch's event, newer than what
 //	              the namespace's record holds (record.take), is put there
-//	state.go      state.hold queues the namespace; the one worker (state.work)
+//	state.go      state.hold queues the namespace; a worker (state.work)
 //	              reads the record as it is now, state.build builds, and
 //	              publishes unless the record changed meanwhile
 //	build.go      core.build merges the layers into the snapshot

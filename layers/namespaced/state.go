@@ -61,6 +61,11 @@ type record[T any] struct {
 // delays no other namespace.
 const tenantRebuildInterval = 100 * time.Millisecond
 
+// buildWorkers is how many namespaces are built at once: a cluster change
+// rebuilds every cached namespace, and a build is work for one core. The
+// queue never hands one namespace to two of them.
+const buildWorkers = 2
+
 // state is what a caching resolver knows and changes, level-triggered as
 // a controller is:
 //
@@ -71,9 +76,10 @@ const tenantRebuildInterval = 100 * time.Millisecond
 //     add. A change of the cluster or selector ConfigMaps is read from
 //     the Reader and put in effect at once, by whoever saw it, and queues
 //     every cached namespace.
-//  2. One worker takes a namespace and reads its inputs as they are now
-//     (from its record or the Reader), builds its snapshot outside the
-//     lock and publishes it, unless they changed meanwhile.
+//  2. A worker (one of buildWorkers) takes a namespace and reads its
+//     inputs as they are now (from its record or the Reader), builds its
+//     snapshot outside the lock and publishes it, unless they changed
+//     meanwhile.
 //  3. Each published change is queued to every subscription.
 //
 // Its lock guards every field below it and every record. Nothing is
@@ -101,13 +107,13 @@ type state[T any] struct {
 	contestsReported map[string]*notesSeen
 	queue            workqueue.TypedRateLimitingInterface[string]
 	dirty            map[string]bool // namespaces queued and not yet taken
-	working          bool            // the worker is on a key
+	working          int             // workers on a key
 	// relists holds the namespaces queued for a relist (Lazy mode), each
 	// with the number of its latest queuing.
 	relists   map[string]uint64
 	relistSeq uint64
 	settled   *sync.Cond // on mu: nothing queued, relisted or worked on
-	worker    sync.WaitGroup
+	workers   sync.WaitGroup
 	// clusterMu keeps the cluster and selector ConfigMaps put in effect
 	// in the order they were read: one change is often seen twice (the
 	// cluster ConfigMap's informer and the labelled ConfigMaps').
@@ -130,7 +136,7 @@ func newState[T any](c *core[T]) *state[T] {
 const retryPause, retryPauseMost = 100 * time.Millisecond, 30 * time.Second
 
 // start reads the cluster and selector ConfigMaps from str and puts them
-// in effect, with events as the sink of Events, starts the worker until
+// in effect, with events as the sink of Events, starts the workers until
 // ctx ends, and queues every namespace still cached from an earlier run.
 // An invalid cluster ConfigMap is an error unless StartOnDefaults is set,
 // in which case it is reported and the defaults apply. A cluster or
@@ -175,11 +181,13 @@ func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error 
 		s.invalid, s.stored = invalid, cms
 	}
 	s.mu.Unlock()
-	s.worker.Go(func() {
-		for s.work(ctx, q) {
-		}
-	})
-	context.AfterFunc(ctx, func() { s.halt(q) }) // the worker ends with ctx, too
+	for range buildWorkers {
+		s.workers.Go(func() {
+			for s.work(ctx, q) {
+			}
+		})
+	}
+	context.AfterFunc(ctx, func() { s.halt(q) }) // the workers end with ctx, too
 	if s.clusterSeen.Load() != seen {
 		s.changed(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.o.Namespace, Name: c.clusterCMs[0]}})
 		if c.selectorCMs != nil {
@@ -189,14 +197,14 @@ func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error 
 	return nil
 }
 
-// stop shuts the worker's queue down and waits for the worker; what is
+// stop shuts the workers' queue down and waits for them; what is
 // cached stays, for a start to bring up to date.
 func (s *state[T]) stop() {
 	s.mu.Lock()
 	q := s.queue
 	s.mu.Unlock()
 	s.halt(q)
-	s.worker.Wait()
+	s.workers.Wait()
 }
 
 // halt shuts q down and, if it is the queue in effect, forgets what it
@@ -226,7 +234,7 @@ func (s *state[T]) work(ctx context.Context, q workqueue.TypedRateLimitingInterf
 	defer q.Done(ns)
 	s.mu.Lock()
 	delete(s.dirty, ns) // a change from now queues it again
-	s.working = true
+	s.working++
 	rec := s.records[ns]
 	if rec != nil && rec.reading {
 		rec = nil // its miss builds it
@@ -238,7 +246,7 @@ func (s *state[T]) work(ctx context.Context, q workqueue.TypedRateLimitingInterf
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.working = false
+	s.working--
 	if err != nil && s.queue == q {
 		s.c.log.V(2).Info("Reading a namespace failed; retrying", "namespace", ns, "err", err, "failures", q.NumRequeues(ns)+1)
 		s.dirty[ns] = true
@@ -252,7 +260,7 @@ func (s *state[T]) work(ctx context.Context, q workqueue.TypedRateLimitingInterf
 
 // settle wakes waitSettled when nothing is left; s.mu is held.
 func (s *state[T]) settle() {
-	if len(s.dirty) == 0 && len(s.relists) == 0 && !s.working {
+	if len(s.dirty) == 0 && len(s.relists) == 0 && s.working == 0 {
 		s.settled.Broadcast()
 	}
 }
@@ -304,7 +312,7 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 		return snap, false, nil // changed meanwhile: queued again, or read again by the miss
 	}
 	rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels = own, ls, cl, sels
-	rec.reading = false // built: changes from now are the worker's
+	rec.reading = false // built: changes from now are the workers'
 	if unchanged {
 		return snap, true, nil
 	}
@@ -559,7 +567,7 @@ func (s *state[T]) each(fn func(ns string, rec *record[T])) {
 // waitSettled returns once nothing is queued, relisted or worked on, or
 // ctx is done.
 func (s *state[T]) waitSettled(ctx context.Context) error {
-	return waitWhile(ctx, &s.mu, s.settled, func() bool { return len(s.dirty) > 0 || len(s.relists) > 0 || s.working })
+	return waitWhile(ctx, &s.mu, s.settled, func() bool { return len(s.dirty) > 0 || len(s.relists) > 0 || s.working > 0 })
 }
 
 // relistQueued records that ns is queued for a relist (Lazy mode).

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -527,7 +529,7 @@ func TestStartContextEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	r.st.worker.Wait() // the worker ends with the context
+	r.st.workers.Wait() // the workers end with the context
 	cm := tenantCM("a", map[string]string{"timeout": "7"})
 	objs.set(cm)
 	r.Invalidate(cm)
@@ -655,5 +657,83 @@ func TestClusterChangeKeepsNamespaceLayers(t *testing.T) {
 	}
 	if got := layerOf(); reflect.ValueOf(got.layers[0].Values).Pointer() != reflect.ValueOf(kept.layers[0].Values).Pointer() {
 		t.Error("the gate's closing and opening parsed namespace a's ConfigMap again")
+	}
+}
+
+// meetingReader is an objectReader whose list of a tenant namespace's
+// ConfigMaps, once armed, waits until two of them are under way at once
+// (or wait has passed) and records how many were.
+type meetingReader struct {
+	*objectReader
+	armed    atomic.Bool
+	wait     time.Duration
+	mu       sync.Mutex
+	in, most int
+	met      chan struct{}
+	meetOnce sync.Once
+	late     atomic.Int32
+}
+
+func (m *meetingReader) ConfigMaps(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	if m.armed.Load() && namespace != "ops" {
+		m.mu.Lock()
+		m.in++
+		m.most = max(m.most, m.in)
+		if m.in == 2 {
+			m.meetOnce.Do(func() { close(m.met) })
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.met:
+		case <-time.After(m.wait):
+			m.late.Add(1)
+		}
+		m.mu.Lock()
+		m.in--
+		m.mu.Unlock()
+	}
+	return m.objectReader.ConfigMaps(ctx, namespace, sel)
+}
+
+// TestClusterChangeBuildsNamespacesAtOnce: after a change of the cluster
+// ConfigMap, namespaces are read and built two at once, not one after
+// another, and each is built with the change.
+func TestClusterChangeBuildsNamespacesAtOnce(t *testing.T) {
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"})
+	m := &meetingReader{objectReader: newObjectReader(cluster), wait: 5 * time.Second, met: make(chan struct{})}
+	r, err := NewFromReader(m, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	for _, ns := range names {
+		m.set(tenantCM(ns, map[string]string{"timeout": "5"}))
+		if _, err := r.ForNamespace(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.armed.Store(true)
+	changed := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100", "retries": "4"})
+	changed.ResourceVersion = "2"
+	m.set(changed)
+	r.Invalidate(changed)
+	if err := r.WaitForSubscribers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	most := m.most
+	m.mu.Unlock()
+	if most < 2 || m.late.Load() > 1 {
+		t.Errorf("at most %d namespaces were built at once, %d waited %v for another; want 2 at once", most, m.late.Load(), m.wait)
+	}
+	for _, ns := range names {
+		if s, _ := r.ForNamespace(ctx, ns); *s.Object.Retries != 4 || *s.Object.Timeout != 5 {
+			t.Errorf("namespace %s: retries %d, timeout %d; want 4 and 5", ns, *s.Object.Retries, *s.Object.Timeout)
+		}
 	}
 }
