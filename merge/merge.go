@@ -22,7 +22,7 @@ type Result struct {
 	// never extended in place, so a Result that extends it shares its
 	// entries instead of copying them.
 	base    *Result
-	entries map[string]entry
+	entries entryMap
 	more    map[string][]uint64 // layers from the 64th on; see entry
 	dropped []Dropped
 	cleared []Cleared
@@ -87,7 +87,7 @@ func (r *Result) moreOf(key string) []uint64 {
 	if words, ok := r.more[key]; ok || r.base == nil {
 		return words
 	}
-	if _, over := r.entries[key]; over {
+	if _, over := r.entries.get(key); over {
 		return nil
 	}
 	return r.base.more[key]
@@ -95,21 +95,20 @@ func (r *Result) moreOf(key string) []uint64 {
 
 // get returns the entry of key.
 func (r *Result) get(key string) (entry, bool) {
-	if e, ok := r.entries[key]; ok || r.base == nil {
+	if e, ok := r.entries.get(key); ok || r.base == nil {
 		return e, ok
 	}
-	e, ok := r.base.entries[key]
-	return e, ok
+	return r.base.entries.get(key)
 }
 
 // getForUpdate returns the entry of key to be changed and stored in
 // r.entries, taking a copy of what base holds of it.
 func (r *Result) getForUpdate(key string) entry {
-	e, ok := r.entries[key]
+	e, ok := r.entries.get(key)
 	if ok || r.base == nil {
 		return e
 	}
-	e = r.base.entries[key]
+	e, _ = r.base.entries.get(key)
 	if words := r.base.more[key]; words != nil {
 		if r.more == nil {
 			r.more = map[string][]uint64{}
@@ -121,7 +120,7 @@ func (r *Result) getForUpdate(key string) entry {
 
 // each calls fn for every entry until fn returns false.
 func (r *Result) each(fn func(key string, e entry) bool) {
-	for k, e := range r.entries {
+	for k, e := range r.entries.all() {
 		if !fn(k, e) {
 			return
 		}
@@ -129,8 +128,8 @@ func (r *Result) each(fn func(key string, e entry) bool) {
 	if r.base == nil {
 		return
 	}
-	for k, e := range r.base.entries {
-		if _, over := r.entries[k]; !over && !fn(k, e) {
+	for k, e := range r.base.entries.all() {
+		if _, over := r.entries.get(k); !over && !fn(k, e) {
 			return
 		}
 	}
@@ -169,7 +168,7 @@ func Merge(layers ...*Layer) *Result {
 	for _, l := range layers {
 		n += len(l.Values)
 	}
-	r := &Result{layers: layers, entries: make(map[string]entry, n)}
+	r := &Result{layers: layers, entries: newEntryMap(n)}
 	r.apply(0)
 	return r
 }
@@ -196,7 +195,7 @@ func (r *Result) extend(layers ...*Layer) *Result {
 	out := &Result{
 		layers:  all,
 		base:    r,
-		entries: make(map[string]entry, n),
+		entries: newEntryMap(n),
 		dropped: slices.Clip(r.dropped),
 		cleared: slices.Clip(r.cleared),
 	}
@@ -224,7 +223,7 @@ func (r *Result) apply(from int) {
 			e := r.getForUpdate(k)
 			e.value = v
 			r.mark(&e, k, i)
-			r.entries[k] = e
+			r.entries.put(k, e)
 			if !nested && isNested(k) {
 				nested = true
 			}
@@ -272,13 +271,13 @@ func (r *Result) resolveNesting() {
 		byLayer   int
 	}
 	var clashes []clash
-	for k, e := range r.entries {
+	for k, e := range r.entries.all() {
 		for i := len(k) - 1; i > 0; i-- {
 			if k[i] != '/' {
 				continue
 			}
 			anc := k[:i]
-			a, ok := r.entries[anc]
+			a, ok := r.entries.get(anc)
 			if !ok {
 				continue
 			}
@@ -301,11 +300,11 @@ func (r *Result) resolveNesting() {
 		return strings.Compare(a.by, b.by)
 	})
 	for _, c := range clashes {
-		e, ok := r.entries[c.loser]
+		e, ok := r.entries.get(c.loser)
 		if !ok {
 			continue
 		}
-		delete(r.entries, c.loser)
+		r.entries.del(c.loser)
 		r.cleared = append(r.cleared, Cleared{
 			Key: c.loser, Source: r.layers[r.winner(c.loser, e)].Source,
 			By: c.by, BySource: r.layers[c.byLayer].Source,
@@ -333,7 +332,7 @@ func (r *Result) fill(src Source, values map[string]string) {
 		e := r.getForUpdate(k)
 		e.value = v
 		r.mark(&e, k, idx)
-		r.entries[k] = e
+		r.entries.put(k, e)
 	}
 }
 
@@ -395,7 +394,7 @@ func (r *Result) eachFrom(n int, fn func(key, value string) bool) {
 	r.settle()
 	if r.base != nil && n >= len(r.base.layers) {
 		// What base holds was set below n.
-		for k, e := range r.entries {
+		for k, e := range r.entries.all() {
 			if r.winner(k, e) >= n && !fn(k, e.value) {
 				return
 			}
@@ -414,9 +413,9 @@ func (r *Result) Values() map[string]string {
 }
 
 func (r *Result) values() map[string]string {
-	n := len(r.entries)
+	n := r.entries.len()
 	if r.base != nil {
-		n += len(r.base.entries)
+		n += r.base.entries.len()
 	}
 	out := make(map[string]string, n)
 	r.each(func(k string, e entry) bool {
@@ -431,7 +430,7 @@ func (r *Result) values() map[string]string {
 // Keys returns the effective keys, sorted, tombstones left out.
 func (r *Result) Keys() []string {
 	r.settle()
-	out := make([]string, 0, len(r.entries))
+	out := make([]string, 0, r.entries.len())
 	r.each(func(k string, e entry) bool {
 		if e.value != Tombstone {
 			out = append(out, k)
