@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"hash/maphash"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,16 +15,19 @@ import (
 // Stack is lower layers (a cluster ConfigMap) merged and decoded once, so
 // that a change of the layers above them (a namespace's, the flags) costs
 // a merge of those layers and a decode of the keys they set, not a decode
-// of the whole configuration. It is immutable.
+// of the whole configuration. It is safe for concurrent use.
 //
 // The lower layers are decoded field by field (typed.Type.Set) into a zero
 // object that is not defaulted. Build then:
 //
 //  1. merges the upper layers above the lower ones (Engine.Extend);
-//  2. copies the decoded object (typed.FlatCopy: two allocations when
+//  2. returns the object it built before from the same keys and values
+//     set above the lower layers, if it kept one (see shared): the
+//     objects Build returns are shared, never to be changed;
+//  3. or copies the decoded object (typed.FlatCopy: two allocations when
 //     its pointers point to scalars) and sets on the copy every key an
-//     upper layer changed, a removed key zeroed;
-//  3. defaults, converts to the hub and validates the copy;
+//     upper layer changed, a removed key zeroed, then defaults, converts
+//     to the hub and validates the copy;
 //  4. defers the attribution of defaulted keys until it is asked for.
 //
 // That is exact when every key is flat and every value is a scalar
@@ -36,6 +40,7 @@ type Stack[T runtime.Object] struct {
 	sources []merge.Source  // of the lower layers
 	typed   runtime.Object  // res set field by field; nil: decode whole
 	flat    *typed.FlatCopy // copies typed in two allocations; nil: DeepCopyObject
+	shared  *shared
 }
 
 // NewStack merges lower and decodes it field by field, and returns the
@@ -45,7 +50,7 @@ type Stack[T runtime.Object] struct {
 // the layers do not decode, default, convert or validate.
 func NewStack[T runtime.Object](k *scheme.Kind, upper []*merge.Layer, lower ...*merge.Layer) (*Stack[T], T, *merge.Result, error) {
 	var zero T
-	st := &Stack[T]{kind: k, t: typeOf(k), res: merge.Merge(lower...)}
+	st := &Stack[T]{kind: k, t: typeOf(k), res: merge.Merge(lower...), shared: &shared{seed: maphash.MakeSeed()}}
 	for _, l := range lower {
 		st.sources = append(st.sources, l.Source)
 	}
@@ -102,32 +107,46 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	if st.typed == nil || !Engine.Flat(res) {
 		return st.decodeWhole(res)
 	}
-	obj := st.copyTyped() // (2)
-	if !st.setAll(obj, res, len(st.sources)) {
+	n := len(st.sources)
+	sum := st.shared.sum(res, n)
+	if b := st.shared.get(res, n, sum); b != nil { // (2)
+		st.attributeDefaults(res, b.versioned)
+		return b.hub.(T), res, nil
+	}
+	obj := st.copyTyped() // (3)
+	if !st.setAll(obj, res, n) {
 		return st.decodeWhole(res)
 	}
 	k := st.kind
-	k.Default(obj) // (3)
-	hub := obj     // its type meta was set on st.typed
+	k.Default(obj)
+	hub := obj // its type meta was set on st.typed
 	if k.MergeVersion() != k.Hub() {
 		var err error
 		if hub, err = k.Scheme().UnsafeConvertToVersion(obj, k.Hub()); err != nil {
 			return zero, nil, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
 		}
 	}
-	versioned := obj
-	Engine.FillFunc(res, merge.Source{Origin: OriginDefault}, func(values map[string]string) map[string]string { // (4)
+	set := st.shared.set(res, n, sum) // before the fill: reading res applies it
+	st.attributeDefaults(res, obj)
+	typedHub, err := Validate[T](k, hub, res)
+	if err != nil {
+		return zero, nil, err
+	}
+	st.shared.keep(sum, set, hub, obj)
+	return typedHub, res, nil
+}
+
+// attributeDefaults credits to defaulting, when res is first read, the
+// keys of versioned (the configuration in the merge version, defaulted)
+// that no layer of res set or whose value defaulting changed (4).
+func (st *Stack[T]) attributeDefaults(res *merge.Result, versioned runtime.Object) {
+	Engine.FillFunc(res, merge.Source{Origin: OriginDefault}, func(values map[string]string) map[string]string {
 		flat, err := flatten(versioned)
 		if err != nil {
 			return nil
 		}
 		return Defaulted(values, flat, st.t)
 	})
-	typedHub, err := Validate[T](k, hub, res)
-	if err != nil {
-		return zero, nil, err
-	}
-	return typedHub, res, nil
 }
 
 // copyTyped returns a copy of the lower layers' decoded object.

@@ -27,7 +27,8 @@ const (
 // return. Namespaces whose layers are the same share one snapshot.
 type Snapshot[T any] struct {
 	// Object is the hub (internal) object: merged, defaulted, converted
-	// and validated.
+	// and validated. Namespaces whose own layers set the same keys to the
+	// same values share one Object, each snapshot naming its own layers.
 	Object T
 
 	result   *merge.Result

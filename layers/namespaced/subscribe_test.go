@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/stratacfg/strata/merge"
 )
 
 // notes records what Subscribe delivers, checking that each new snapshot
@@ -735,5 +737,59 @@ func TestClusterChangeBuildsNamespacesAtOnce(t *testing.T) {
 		if s, _ := r.ForNamespace(ctx, ns); *s.Object.Retries != 4 || *s.Object.Timeout != 5 {
 			t.Errorf("namespace %s: retries %d, timeout %d; want 4 and 5", ns, *s.Object.Retries, *s.Object.Timeout)
 		}
+	}
+}
+
+// TestSameOverridesShareTheirObject: namespaces whose own ConfigMaps set
+// the same keys to the same values get one object, while each snapshot
+// names its own ConfigMap; other values get another object, and a change
+// of the cluster ConfigMap builds new ones, shared again.
+func TestSameOverridesShareTheirObject(t *testing.T) {
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"})
+	same := map[string]string{"timeout": "5", "verbose": "false"}
+	objs := newObjectReader(cluster, tenantCM("a", same), tenantCM("b", same), tenantCM("c", map[string]string{"timeout": "6", "verbose": "false"}))
+	r, n := readerResolver(t, objs, nil)
+	ctx := context.Background()
+	snaps := func() map[string]*Snapshot[*tenantConfig] {
+		out := map[string]*Snapshot[*tenantConfig]{}
+		for _, ns := range []string{"a", "b", "c"} {
+			s, err := r.ForNamespace(ctx, ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[ns] = s
+		}
+		return out
+	}
+	check := func(when string, retries int32) { // 0: none set
+		t.Helper()
+		s := snaps()
+		if s["a"].Object != s["b"].Object {
+			t.Errorf("%s: namespaces a and b, with the same overrides, have two objects", when)
+		}
+		if s["c"].Object == s["a"].Object || *s["c"].Object.Timeout != 6 || *s["a"].Object.Timeout != 5 {
+			t.Errorf("%s: timeouts a %d, c %d; want 5 and 6, in two objects", when, *s["a"].Object.Timeout, *s["c"].Object.Timeout)
+		}
+		if got := s["a"].Object.Retries; (got == nil) != (retries == 0) || got != nil && *got != retries {
+			t.Errorf("%s: retries %v, want %d", when, got, retries)
+		}
+		for _, ns := range []string{"a", "b"} {
+			src, _ := s[ns].Provenance().SourceOf("/timeout")
+			if want := ns + "/overrides"; src.Name != want || !slices.ContainsFunc(s[ns].Sources(), func(x merge.Source) bool { return x.Name == want }) {
+				t.Errorf("%s: namespace %s's timeout from %v, sources %v; want its own ConfigMap %s", when, ns, src, s[ns].Sources(), want)
+			}
+		}
+	}
+	check("at first", 0)
+	before := snaps()["a"].Object
+
+	changed := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100", "retries": "3"})
+	changed.ResourceVersion = "2"
+	objs.set(changed)
+	r.Invalidate(changed)
+	n.take()
+	check("after a cluster change", 3)
+	if snaps()["a"].Object == before {
+		t.Error("the cluster change kept the object built before it")
 	}
 }

@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+// sharedMost bounds the configurations a Stack keeps to share: past it,
+// it forgets them all and starts again.
+const sharedMost = 4096
+
+// shared are the configurations a Stack built, by the keys the upper
+// layers set and their values: nothing else decides what Build makes of
+// them (the layers' sources, which differ between namespaces, only name
+// who set what). Namespaces whose own keys are the same get one object,
+// built once; their snapshots differ only in provenance.
+type shared struct {
+	seed maphash.Seed
+	mu   sync.Mutex
+	by   map[uint64]*built // by setSum
+}
+
+// built is one configuration Build made.
+type built struct {
+	set       map[string]string // what the upper layers set, tombstones included
+	hub       runtime.Object
+	versioned runtime.Object // the hub in the merge version, defaulted
+}
+
+// setSum sums a hash of each key the upper layers of a merge set and its
+// value: the same keys and values give the same sum, in any order.
+type setSum struct {
+	seed maphash.Seed
+	sum  uint64
+	n    int
+}
+
+func addKey(a, _ any, key, value string) bool {
+	s := a.(*setSum)
+	s.sum += maphash.String(s.seed, key)*0x9e3779b97f4a7c15 ^ maphash.String(s.seed, value)
+	s.n++
+	return true
+}
+
+func sameKey(a, _ any, key, value string) bool {
+	v, ok := a.(map[string]string)[key]
+	return ok && v == value
+}
+
+func keepKey(a, _ any, key, value string) bool {
+	a.(map[string]string)[key] = value
+	return true
+}
+
+// sum returns the setSum of what res's layers from the n-th on set.
+func (sh *shared) sum(res *merge.Result, n int) *setSum {
+	s := &setSum{seed: sh.seed}
+	Engine.EachFrom(res, n, addKey, s, nil)
+	return s
+}
+
+// get returns the configuration built from what res's layers from the
+// n-th on set, whose sum is s, if one is kept.
+func (sh *shared) get(res *merge.Result, n int, s *setSum) *built {
+	sh.mu.Lock()
+	b := sh.by[s.sum]
+	sh.mu.Unlock()
+	if b == nil || len(b.set) != s.n || Engine.EachFrom(res, n, sameKey, b.set, nil) {
+		return nil // none, or another set under the same sum
+	}
+	return b
+}
+
+// set returns what res's layers from the n-th on set, whose sum is s.
+func (sh *shared) set(res *merge.Result, n int, s *setSum) map[string]string {
+	set := make(map[string]string, s.n)
+	Engine.EachFrom(res, n, keepKey, set, nil)
+	return set
+}
+
+// keep records hub and versioned as built from set, whose sum is s.
+func (sh *shared) keep(s *setSum, set map[string]string, hub, versioned runtime.Object) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.by == nil || len(sh.by) >= sharedMost {
+		sh.by = map[uint64]*built{}
+	}
+	sh.by[s.sum] = &built{set: set, hub: hub, versioned: versioned}
+}

@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"hash/maphash"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/merge"
+)
+
+type sharedObj struct{ runtime.Object }
+
+// TestSharedMatchesWhatWasSet checks that a kept configuration is given
+// back only for the same keys and values set above the stack, in any
+// order, and never for another set under the same sum.
+func TestSharedMatchesWhatWasSet(t *testing.T) {
+	sh := &shared{seed: maphash.MakeSeed()}
+	merged := func(values ...map[string]string) *merge.Result {
+		var layers []*merge.Layer
+		for i, v := range values {
+			layers = append(layers, &merge.Layer{Source: merge.Source{Origin: "test", Name: string(rune('a' + i))}, Values: v})
+		}
+		return merge.Merge(layers...)
+	}
+	lower := map[string]string{"/x": "1"}
+	a := merged(lower, map[string]string{"/p": "8", "/q": `"debug"`})
+	sumA := sh.sum(a, 1)
+	hub := &sharedObj{}
+	sh.keep(sumA, sh.set(a, 1, sumA), hub, hub)
+
+	// The same keys and values from other layers, set in another order.
+	b := merged(lower, map[string]string{"/q": `"debug"`}, map[string]string{"/p": "8"})
+	if got := sh.get(b, 1, sh.sum(b, 1)); got == nil || got.hub != hub {
+		t.Errorf("the same keys and values set by other layers: got %v, want the kept configuration", got)
+	}
+	// What the lower layers set does not count.
+	if got := sh.get(a, 0, sh.sum(a, 0)); got != nil {
+		t.Error("a set with the lower layers' keys matched")
+	}
+	for name, upper := range map[string]map[string]string{
+		"another value": {"/p": "9", "/q": `"debug"`},
+		"a key fewer":   {"/p": "8"},
+		"a key more":    {"/p": "8", "/q": `"debug"`, "/r": "1"},
+		"a tombstone":   {"/p": "8", "/q": merge.Tombstone},
+	} {
+		c := merged(lower, upper)
+		if got := sh.get(c, 1, sh.sum(c, 1)); got != nil {
+			t.Errorf("%s: matched the kept configuration", name)
+		}
+		// Under the same sum, as a collision would put it.
+		forged := sh.sum(c, 1)
+		forged.sum = sumA.sum
+		if got := sh.get(c, 1, forged); got != nil {
+			t.Errorf("%s, under the kept set's sum: matched the kept configuration", name)
+		}
+	}
+}
+
+// TestSharedIsBounded checks that the kept configurations never pass
+// sharedMost.
+func TestSharedIsBounded(t *testing.T) {
+	sh := &shared{seed: maphash.MakeSeed()}
+	for i := range sharedMost + 10 {
+		s := &setSum{seed: sh.seed, sum: uint64(i), n: 1}
+		sh.keep(s, map[string]string{"/k": "v"}, nil, nil)
+		if len(sh.by) > sharedMost {
+			t.Fatalf("%d kept after %d", len(sh.by), i+1)
+		}
+	}
+}
