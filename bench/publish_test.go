@@ -80,6 +80,33 @@ func prowProducer(b *testing.B, ns, src string, gen int) {
 
 var publishNamespaces atomic.Int64
 
+// notServing says, for each server not serving generation gen of every
+// id, how many it serves and at which generations, and the reloads it
+// failed, if it counts them.
+func notServing(servers []TreeServer, ids []CIIdentity, gen int) string {
+	var out []string
+	for i, s := range servers {
+		gens := map[int]int{}
+		for _, id := range ids {
+			data, ok := s.Get(id)
+			if !ok {
+				gens[-1]++
+				continue
+			}
+			gens[GenerationOf(data)]++
+		}
+		if gens[gen] == len(ids) {
+			continue
+		}
+		msg := fmt.Sprintf("replica %d serves generations %v (-1: missing)", i, gens)
+		if f, ok := s.(interface{ Failed() int64 }); ok {
+			msg += fmt.Sprintf(", %d reloads failed", f.Failed())
+		}
+		out = append(out, msg)
+	}
+	return strings.Join(out, "; ")
+}
+
 func benchPublish(b *testing.B, publish producer, start func(TreeOptions) (TreeServer, error), o TreeOptions, manifest bool) {
 	ctx := context.Background()
 	client := server.Client(b)
@@ -157,7 +184,7 @@ func benchPublish(b *testing.B, publish producer, start func(TreeOptions) (TreeS
 		return true
 	}
 	if !watchtest.Until(30*time.Second, func() bool { return serving(1) }) {
-		b.Fatal("the first publish was not served")
+		b.Fatalf("the first publish was not served: %s", notServing(servers, ids, 1))
 	}
 	mu.Lock()
 	snapshots, mixed = 0, 0

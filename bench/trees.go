@@ -333,6 +333,9 @@ func (p *peerTrees) reload() {
 	}
 }
 
+// Failed returns how many reloads failed, keeping what was served.
+func (p *peerTrees) Failed() int64 { return p.errs.Load() }
+
 func (p *peerTrees) Get(id CIIdentity) ([]byte, bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
