@@ -152,28 +152,38 @@ func scaleCounts(s string) ([]int, error) {
 // rebuildNamespaces namespaces, each with its overlay, and the time from
 // a change of the cluster ConfigMap until every snapshot is rebuilt, per
 // namespace: the resolver's own part of cluster-change, for a profile.
+// same: every overlay is the workload's, as in case 10, so one object is
+// built and shared; distinct: each namespace's overlay has a parallelism
+// of its own, so each is built.
 func BenchmarkClusterChangeRebuild(b *testing.B) {
 	const rebuildNamespaces = 20000
-	rd := &objectsReader{cluster: ClusterConfigMap(), own: map[string]*corev1.ConfigMap{}}
-	for i := range rebuildNamespaces {
-		ns := namespaceName(i)
-		rd.own[ns] = NamespaceConfigMap(ns)
+	for _, distinct := range []bool{false, true} {
+		b.Run(map[bool]string{false: "same", true: "distinct"}[distinct], func(b *testing.B) {
+			rd := &objectsReader{cluster: ClusterConfigMap(), own: map[string]*corev1.ConfigMap{}}
+			for i := range rebuildNamespaces {
+				ns := namespaceName(i)
+				rd.own[ns] = NamespaceConfigMap(ns)
+				if distinct {
+					rd.own[ns].Data["parallelism"] = strconv.Itoa(100 + i)
+				}
+			}
+			r := cachedResolver(b, rd, rebuildNamespaces)
+			ctx := context.Background()
+			version := 0
+			for b.Loop() {
+				version++
+				cm := ClusterConfigMap()
+				cm.ResourceVersion = "changed-" + strconv.Itoa(version)
+				cm.Data["managed-by"] = "strata-bench-" + strconv.Itoa(version)
+				rd.setCluster(cm)
+				r.Invalidate(cm)
+				if err := r.WaitForSubscribers(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rebuildNamespaces, "ns/namespace")
+		})
 	}
-	r := cachedResolver(b, rd, rebuildNamespaces)
-	ctx := context.Background()
-	version := 0
-	for b.Loop() {
-		version++
-		cm := ClusterConfigMap()
-		cm.ResourceVersion = "changed-" + strconv.Itoa(version)
-		cm.Data["managed-by"] = "strata-bench-" + strconv.Itoa(version)
-		rd.setCluster(cm)
-		r.Invalidate(cm)
-		if err := r.WaitForSubscribers(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rebuildNamespaces, "ns/namespace")
 }
 
 // objectsReader is a Reader over the workload's ConfigMaps, each namespace's

@@ -202,7 +202,11 @@ type Config struct {
 	// when empty.
 	MergeVersion string
 	// Validate validates the hub object, all errors at once; nil means
-	// no validation. Validator adapts a function of the hub type.
+	// no validation. Validator adapts a function of the hub type. It,
+	// Check and the versions' defaulting functions must depend on the
+	// object alone (not on time, files or other state): a per-namespace
+	// resolver builds one configuration for every namespace whose keys
+	// are the same, and validates it once.
 	Validate func(hub runtime.Object) field.ErrorList
 	// Check validates the hub object too, for validators that return a
 	// plain error (kubelet's ValidateKubeletConfiguration) rather than a

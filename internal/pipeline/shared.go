@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"hash/maphash"
+	"maps"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,9 @@ const sharedMost = 4096
 // layers set and their values: nothing else decides what Build makes of
 // them (the layers' sources, which differ between namespaces, only name
 // who set what). Namespaces whose own keys are the same get one object,
-// built once; their snapshots differ only in provenance.
+// built once; their snapshots differ only in provenance. That holds
+// because defaulting and validation depend on the object alone, as
+// scheme.Config says they must.
 type shared struct {
 	seed maphash.Seed
 	mu   sync.Mutex
@@ -82,12 +85,20 @@ func (sh *shared) set(res *merge.Result, n int, s *setSum) map[string]string {
 	return set
 }
 
-// keep records hub and versioned as built from set, whose sum is s.
-func (sh *shared) keep(s *setSum, set map[string]string, hub, versioned runtime.Object) {
+// keep records hub and versioned as built from set, whose sum is s, and
+// returns what is kept under s: the configuration an earlier build of the
+// same set kept, if there is one, so that builds of one set at the same
+// time share one object.
+func (sh *shared) keep(s *setSum, set map[string]string, hub, versioned runtime.Object) *built {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if b := sh.by[s.sum]; b != nil && maps.Equal(b.set, set) {
+		return b
+	}
 	if sh.by == nil || len(sh.by) >= sharedMost {
 		sh.by = map[uint64]*built{}
 	}
-	sh.by[s.sum] = &built{set: set, hub: hub, versioned: versioned}
+	b := &built{set: set, hub: hub, versioned: versioned}
+	sh.by[s.sum] = b
+	return b
 }

@@ -27,7 +27,14 @@ func TestSharedMatchesWhatWasSet(t *testing.T) {
 	a := merged(lower, map[string]string{"/p": "8", "/q": `"debug"`})
 	sumA := sh.sum(a, 1)
 	hub := &sharedObj{}
-	sh.keep(sumA, sh.set(a, 1, sumA), hub, hub)
+	if kept := sh.keep(sumA, sh.set(a, 1, sumA), hub, hub); kept.hub != hub {
+		t.Fatal("keep returned another configuration than the first kept")
+	}
+	// A second build of the same set, as a concurrent one would, gets
+	// the first's.
+	if kept := sh.keep(sumA, sh.set(a, 1, sumA), &sharedObj{}, nil); kept.hub != hub {
+		t.Error("a second build of the same set kept an object of its own")
+	}
 
 	// The same keys and values from other layers, set in another order.
 	b := merged(lower, map[string]string{"/q": `"debug"`}, map[string]string{"/p": "8"})

@@ -128,12 +128,10 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	}
 	set := st.shared.set(res, n, sum) // before the fill: reading res applies it
 	st.attributeDefaults(res, obj)
-	typedHub, err := Validate[T](k, hub, res)
-	if err != nil {
+	if _, err := Validate[T](k, hub, res); err != nil {
 		return zero, nil, err
 	}
-	st.shared.keep(sum, set, hub, obj)
-	return typedHub, res, nil
+	return st.shared.keep(sum, set, hub, obj).hub.(T), res, nil
 }
 
 // attributeDefaults credits to defaulting, when res is first read, the

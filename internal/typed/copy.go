@@ -73,25 +73,6 @@ func (c *FlatCopy) walk(v reflect.Value, offset uintptr) bool {
 	return true
 }
 
-// noPointers reports whether a value of type t holds no pointer at all,
-// strings included: it can be copied as bytes.
-func noPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.String:
-		return false
-	case reflect.Array:
-		return noPointers(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if !noPointers(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return pointerFree(t)
-}
-
 // Copy returns a copy of the FlatCopy's value, as a pointer of its type.
 // It is safe for concurrent use.
 func (c *FlatCopy) Copy() any {

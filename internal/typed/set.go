@@ -142,17 +142,25 @@ func (s *Type) newPlan(found [][]int) *setPlan {
 
 // pointerFree reports whether a value of type t holds no pointer, map,
 // slice, channel, function or interface: a copy of it shares nothing.
-func pointerFree(t reflect.Type) bool {
+func pointerFree(t reflect.Type) bool { return holdsNoPointer(t, true) }
+
+// noPointers reports whether a value of type t holds no pointer at all,
+// strings included: it can be copied as bytes.
+func noPointers(t reflect.Type) bool { return holdsNoPointer(t, false) }
+
+func holdsNoPointer(t reflect.Type, stringsToo bool) bool {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return true
+	case reflect.String:
+		return stringsToo
 	case reflect.Array:
-		return pointerFree(t.Elem())
+		return holdsNoPointer(t.Elem(), stringsToo)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
-			if !pointerFree(t.Field(i).Type) {
+			if !holdsNoPointer(t.Field(i).Type, stringsToo) {
 				return false
 			}
 		}

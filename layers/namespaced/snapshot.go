@@ -27,8 +27,9 @@ const (
 // return. Namespaces whose layers are the same share one snapshot.
 type Snapshot[T any] struct {
 	// Object is the hub (internal) object: merged, defaulted, converted
-	// and validated. Namespaces whose own layers set the same keys to the
-	// same values share one Object, each snapshot naming its own layers.
+	// and validated. Namespaces whose layers above the cluster's set the
+	// same keys to the same values may share one Object, each snapshot
+	// naming its own layers.
 	Object T
 
 	result   *merge.Result

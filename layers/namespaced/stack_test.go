@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -126,13 +127,23 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 }
 
 // compareStacks returns how the snapshots of fast and whole with upper
-// differ, or "".
+// differ, or "". It builds twice: the second time from copies of upper
+// under other names, which the fast stack answers with the object it
+// built the first time.
 func compareStacks(fast, whole *pipeline.Stack[*tenantConfig], upper ...*merge.Layer) string {
-	fs, ferr := snapshotOf(fast, upper)
-	ws, werr := snapshotOf(whole, upper)
-	got, want := describeSnapshot(fs, ferr), describeSnapshot(ws, werr)
-	if got != want || ferr == nil && !reflect.DeepEqual(fs.Object, ws.Object) {
-		return fmt.Sprintf("upper %v:\nfield by field:\n%s\nwhole:\n%s", upper[0].Values, got, want)
+	again := make([]*merge.Layer, len(upper))
+	for i, l := range upper {
+		cp := *l
+		cp.Source.Name += "-again"
+		again[i] = &cp
+	}
+	for _, layers := range [][]*merge.Layer{upper, again} {
+		fs, ferr := snapshotOf(fast, layers)
+		ws, werr := snapshotOf(whole, layers)
+		got, want := describeSnapshot(fs, ferr), describeSnapshot(ws, werr)
+		if got != want || ferr == nil && !reflect.DeepEqual(fs.Object, ws.Object) {
+			return fmt.Sprintf("upper %v from %v:\nfield by field:\n%s\nwhole:\n%s", layers[0].Values, layers[0].Source, got, want)
+		}
 	}
 	return ""
 }
@@ -210,11 +221,13 @@ func TestStackDefaultingWritesThroughPointers(t *testing.T) {
 	if err != nil || !fast.FieldByField() {
 		t.Fatalf("a flat scalar cluster layer is not set field by field: %v", err)
 	}
-	upper := []*merge.Layer{{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": "45"}}}
 	var wg sync.WaitGroup
-	for range 4 {
+	for g := range 4 {
 		wg.Go(func() {
-			for range 50 {
+			for i := range 50 {
+				// A timeout of its own each time: every build copies.
+				timeout := strconv.Itoa(1000*g + i + 1)
+				upper := []*merge.Layer{{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": timeout}}}
 				s, err := snapshotOf(fast, upper)
 				if err != nil {
 					t.Error(err)
