@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,12 +139,26 @@ func benchPublish(b *testing.B, publish producer, start func(TreeOptions) (TreeS
 	var mu sync.Mutex
 	var snapshots, mixed int
 	var servers []TreeServer
+	// The keys of each volume's ConfigMap: a volume is mounted once each
+	// is there. kubelet's AtomicWriter swaps ..data first and links the
+	// keys beside it afterwards, so a reader that starts between the two
+	// sees some of them, and no later ..data swap tells it of the rest.
+	keys := map[string][]string{}
+	for _, name := range volumes {
+		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys[name] = append(slices.Collect(maps.Keys(cm.Data)), slices.Collect(maps.Keys(cm.BinaryData))...)
+	}
 	for range PublishReplicas {
 		paths := kubetest.NewKubelet(b, client, ns, volumes, PublishDelay).Paths
 		if !watchtest.Until(20*time.Second, func() bool {
-			for _, p := range paths {
-				if _, err := os.Lstat(filepath.Join(p, "..data")); err != nil {
-					return false
+			for name, p := range paths {
+				for _, key := range append(keys[name], "..data") {
+					if _, err := os.Lstat(filepath.Join(p, key)); err != nil {
+						return false
+					}
 				}
 			}
 			return true
