@@ -291,9 +291,7 @@ func keepsWhatIsSet[O client.Object](apply func(obj O) error, defaulted map[stri
 // changed.
 func changeLeaves(obj map[string]any, m *member) map[string]any {
 	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
+	maps.Copy(out, obj)
 	for _, kid := range m.kids {
 		if kid.kids != nil {
 			o, _ := out[kid.name].(map[string]any)
@@ -355,9 +353,7 @@ func fillsEachAlone[O client.Object](apply func(obj O) error, defaulted map[stri
 // objects on the way.
 func without(obj map[string]any, path []string) map[string]any {
 	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
+	maps.Copy(out, obj)
 	if len(path) == 1 {
 		delete(out, path[0])
 	} else if o, ok := out[path[0]].(map[string]any); ok {

@@ -47,13 +47,7 @@ func (o *ownLayers) layer(cm *corev1.ConfigMap, policy merge.Policy) (*merge.Lay
 		if have != cm {
 			continue
 		}
-		l := o.layers[i]
-		if l != nil && l.Policy != policy {
-			cp := *l
-			cp.Policy = policy
-			l = &cp
-		}
-		return l, o.errs[i], true
+		return underPolicy(o.layers[i], policy), o.errs[i], true
 	}
 	return nil, nil, false
 }

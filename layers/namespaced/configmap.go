@@ -100,13 +100,22 @@ func (p *parsedLayers) get(cm *corev1.ConfigMap, policy merge.Policy) (*merge.La
 		return nil, nil, false
 	}
 	l := e.layer.Load()
+	if u := underPolicy(l, policy); u != l {
+		e.layer.Store(u)
+		l = u
+	}
+	return l, e.err, true
+}
+
+// underPolicy returns l under policy: l itself when it has that policy
+// (or is nil), a copy otherwise, since a layer is never modified.
+func underPolicy(l *merge.Layer, policy merge.Policy) *merge.Layer {
 	if l == nil || l.Policy == policy {
-		return l, e.err, true
+		return l
 	}
 	cp := *l
 	cp.Policy = policy
-	e.layer.Store(&cp)
-	return &cp, e.err, true
+	return &cp
 }
 
 // put keeps cm parsed as l, or err.
