@@ -32,7 +32,9 @@ type Result struct {
 
 	// A fill computed on first read; see fillFunc.
 	fillSrc     Source
-	fillFn      func(values map[string]string) map[string]string // dropped once applied
+	fillFn      func(a, b any, values map[string]string) map[string]string // dropped once applied
+	fillA       any                                                        // and what it takes
+	fillB       any
 	fillPending atomic.Bool
 	fillOnce    sync.Once
 }
@@ -185,7 +187,7 @@ func (r *Result) extend(layers ...*Layer) *Result {
 		panic("merge: extend of a filled Result")
 	}
 	all := append(slices.Clip(r.layers), layers...)
-	if r.nested || r.base != nil || slices.ContainsFunc(layers, hasNested) {
+	if r.nested || r.base != nil {
 		return Merge(all...)
 	}
 	n := 0
@@ -199,12 +201,22 @@ func (r *Result) extend(layers ...*Layer) *Result {
 		dropped: slices.Clip(r.dropped),
 		cleared: slices.Clip(r.cleared),
 	}
-	out.apply(len(r.layers))
+	if !out.applyFlat(len(r.layers)) {
+		return Merge(all...) // a nested key above: r's shadowed keys count again
+	}
 	return out
 }
 
 // apply merges r.layers[from:] into r.
-func (r *Result) apply(from int) {
+func (r *Result) apply(from int) { r.merge(from, false) }
+
+// applyFlat is apply of layers whose keys all have one segment: it stops
+// at the first key with more, and reports whether it met none.
+func (r *Result) applyFlat(from int) bool { return r.merge(from, true) }
+
+// merge merges r.layers[from:] into r and reports whether every key had
+// one segment; with flatOnly it stops at the first that has more.
+func (r *Result) merge(from int, flatOnly bool) bool {
 	dropped := len(r.dropped)
 	nested := false
 	for i, l := range r.layers[from:] {
@@ -220,13 +232,16 @@ func (r *Result) apply(from int) {
 			if appends {
 				k = l.Lists.appendKey(k, i) // no two layers meet on an appended element
 			}
+			if !nested && isNested(k) {
+				if flatOnly {
+					return false
+				}
+				nested = true
+			}
 			e := r.getForUpdate(k)
 			e.value = v
 			r.mark(&e, k, i)
 			r.entries.put(k, e)
-			if !nested && isNested(k) {
-				nested = true
-			}
 		}
 	}
 	if nested {
@@ -241,15 +256,7 @@ func (r *Result) apply(from int) {
 			return r.dropped[i].Source.String() < r.dropped[j].Source.String()
 		})
 	}
-}
-
-func hasNested(l *Layer) bool {
-	for k := range l.Values {
-		if isNested(k) {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 // isNested reports whether key has more than one segment, the only case in
@@ -337,18 +344,20 @@ func (r *Result) fill(src Source, values map[string]string) {
 }
 
 // fillFunc is fill computed on first read: the first call of any method
-// that reads keys or layers calls fn with the effective values (tombstones
-// left out) and fills what it returns, once, while concurrent readers
-// wait. It lets a step whose attribution is costly (finding the keys
-// defaulting filled) be paid only when provenance is asked for. fillFunc
-// must be called before the Result is shared, at most once, and fn must
-// not call r.
-func (r *Result) fillFunc(src Source, fn func(values map[string]string) map[string]string) {
+// that reads keys or layers calls fn with a, b and the effective values
+// (tombstones left out) and fills what it returns, once, while concurrent
+// readers wait. It lets a step whose attribution is costly (finding the
+// keys defaulting filled) be paid only when provenance is asked for. fn
+// takes what it needs in a and b rather than capturing it: a closure would
+// be one more allocation on the path of every rebuild. fillFunc must be
+// called before the Result is shared, at most once, and fn must not call
+// r.
+func (r *Result) fillFunc(src Source, fn func(a, b any, values map[string]string) map[string]string, a, b any) {
 	if !r.filled {
 		r.merged = len(r.layers)
 	}
 	r.filled = true
-	r.fillSrc, r.fillFn = src, fn
+	r.fillSrc, r.fillFn, r.fillA, r.fillB = src, fn, a, b
 	r.fillPending.Store(true)
 }
 
@@ -356,8 +365,8 @@ func (r *Result) fillFunc(src Source, fn func(values map[string]string) map[stri
 func (r *Result) settle() {
 	if r.fillPending.Load() {
 		r.fillOnce.Do(func() {
-			r.fill(r.fillSrc, r.fillFn(r.values()))
-			r.fillFn = nil // and what it holds: the decoded object it compared with
+			r.fill(r.fillSrc, r.fillFn(r.fillA, r.fillB, r.values()))
+			r.fillFn, r.fillA, r.fillB = nil, nil, nil // and what they hold: the decoded object compared with
 			r.fillPending.Store(false)
 		})
 	}

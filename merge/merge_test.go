@@ -466,13 +466,13 @@ func TestFillFunc(t *testing.T) {
 	t.Parallel()
 	r := Merge(&Layer{Source: Source{Origin: "file"}, Values: map[string]string{"/a": "1"}})
 	calls := 0
-	r.fillFunc(Source{Origin: "default"}, func(values map[string]string) map[string]string {
+	r.fillFunc(Source{Origin: "default"}, func(a, b any, values map[string]string) map[string]string {
 		calls++
-		if values["/a"] != "1" {
+		if values["/a"] != "1" || a != "a" || b != 2 {
 			t.Errorf("fill saw %v", values)
 		}
 		return map[string]string{"/b": "2"}
-	})
+	}, "a", 2)
 	if calls != 0 {
 		t.Fatal("the fill ran before anything was read")
 	}

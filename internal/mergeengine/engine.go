@@ -21,9 +21,10 @@ type Hooks[R, L, S any] struct {
 	// Fill records values set after merging, winning over every layer,
 	// credited to src. Only before r is shared.
 	Fill func(r R, src S, values map[string]string)
-	// FillFunc is Fill computed when r is first read. Only before r is
-	// shared, at most once.
-	FillFunc func(r R, src S, fn func(values map[string]string) map[string]string)
+	// FillFunc is Fill computed when r is first read, by fn(a, b,
+	// values): fn takes what it needs in a and b instead of capturing it,
+	// as EachFrom's does. Only before r is shared, at most once.
+	FillFunc func(r R, src S, fn func(a, b any, values map[string]string) map[string]string, a, b any)
 	// EachFrom calls fn(a, b, key, value) for every effective key whose
 	// value comes from layer n or a later one, until fn returns false, and
 	// reports whether fn stopped it. fn takes what it needs in a and b

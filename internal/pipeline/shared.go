@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -17,14 +18,41 @@ const sharedMost = 4096
 // shared are the configurations a Stack built, by the keys the upper
 // layers set and their values: nothing else decides what Build makes of
 // them (the layers' sources, which differ between namespaces, only name
-// who set what). Namespaces whose own keys are the same get one object,
-// built once; their snapshots differ only in provenance. That holds
-// because defaulting and validation depend on the object alone, as
-// scheme.Config says they must.
+// who set what). Namespaces whose own keys are the same get one object;
+// their snapshots differ only in provenance. That holds because
+// defaulting and validation depend on the object alone, as scheme.Config
+// says they must.
+//
+// A configuration is kept the second time it is built, not the first:
+// the doorkeeper remembers the first, so that a set of keys built once,
+// as most namespaces' own are when their overrides differ, costs neither
+// a copy of the set nor a place among the kept.
 type shared struct {
 	seed maphash.Seed
 	mu   sync.Mutex
 	by   map[uint64]*built // by setSum
+	door Doorkeeper
+}
+
+// Doorkeeper tells a cache whether to keep something: yes the second
+// time it is asked of one hash lately, so that what comes once costs the
+// cache nothing. It remembers one hash in each of its slots, the hash's
+// low bits choosing the slot, and is safe for concurrent use.
+type Doorkeeper [doorSlots]atomic.Uint64
+
+// doorSlots is a Doorkeeper's size, a power of two.
+const doorSlots = 1024
+
+// Again reports whether sum was asked of lately, and otherwise remembers
+// it: of calls at the same time with one sum, one is told false and the
+// others true.
+func (d *Doorkeeper) Again(sum uint64) bool {
+	slot := &d[sum&(doorSlots-1)]
+	old := slot.Load()
+	if old == sum {
+		return true
+	}
+	return !slot.CompareAndSwap(old, sum) && slot.Load() == sum
 }
 
 // built is one configuration Build made.
@@ -59,9 +87,15 @@ func keepKey(a, _ any, key, value string) bool {
 	return true
 }
 
-// sum returns the setSum of what res's layers from the n-th on set.
+// sums holds the setSums of builds under way: a setSum handed to a
+// hook escapes, and Build is on the path of every rebuild.
+var sums = sync.Pool{New: func() any { return new(setSum) }}
+
+// sum returns the setSum of what res's layers from the n-th on set; the
+// caller puts it back in sums.
 func (sh *shared) sum(res *merge.Result, n int) *setSum {
-	s := &setSum{seed: sh.seed}
+	s := sums.Get().(*setSum)
+	*s = setSum{seed: sh.seed}
 	Engine.EachFrom(res, n, addKey, s, nil)
 	return s
 }
@@ -96,7 +130,7 @@ func (sh *shared) keep(s *setSum, set map[string]string, hub, versioned runtime.
 		return b
 	}
 	if sh.by == nil || len(sh.by) >= sharedMost {
-		sh.by = map[uint64]*built{}
+		sh.by = make(map[uint64]*built, sharedMost)
 	}
 	b := &built{set: set, hub: hub, versioned: versioned}
 	sh.by[s.sum] = b

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"hash/maphash"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -73,6 +75,35 @@ func TestSharedIsBounded(t *testing.T) {
 		sh.keep(s, map[string]string{"/k": "v"}, nil, nil)
 		if len(sh.by) > sharedMost {
 			t.Fatalf("%d kept after %d", len(sh.by), i+1)
+		}
+	}
+}
+
+// TestDoorkeeper checks that a Doorkeeper says yes the second time it is
+// asked of a hash, forgets a hash whose slot another took, and tells one
+// of many callers at the same time no.
+func TestDoorkeeper(t *testing.T) {
+	var d Doorkeeper
+	if d.Again(7) || !d.Again(7) || !d.Again(7) {
+		t.Error("7 asked of three times: want no, yes, yes")
+	}
+	if d.Again(7+doorSlots) || d.Again(7) {
+		t.Error("a hash whose slot another took is still remembered")
+	}
+	for round := range 50 {
+		sum := uint64(1000 + round)
+		var no atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if !d.Again(sum) {
+					no.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if no.Load() != 1 {
+			t.Fatalf("round %d: %d of 8 callers at once told no, want 1", round, no.Load())
 		}
 	}
 }

@@ -22,8 +22,9 @@ import (
 //
 //  1. merges the upper layers above the lower ones (Engine.Extend);
 //  2. returns the object it built before from the same keys and values
-//     set above the lower layers, if it kept one (see shared): the
-//     objects Build returns are shared, never to be changed;
+//     set above the lower layers, if it kept one (see shared: one built
+//     a second time is kept): the objects Build returns are shared,
+//     never to be changed;
 //  3. or copies the decoded object (typed.FlatCopy: two allocations when
 //     its pointers point to scalars) and sets on the copy every key an
 //     upper layer changed, a removed key zeroed, then defaults, converts
@@ -109,6 +110,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	}
 	n := len(st.sources)
 	sum := st.shared.sum(res, n)
+	defer sums.Put(sum)
 	if b := st.shared.get(res, n, sum); b != nil { // (2)
 		st.attributeDefaults(res, b.versioned)
 		return b.hub.(T), res, nil
@@ -126,10 +128,16 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 			return zero, nil, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
 		}
 	}
-	set := st.shared.set(res, n, sum) // before the fill: reading res applies it
+	var set map[string]string
+	if st.shared.door.Again(sum.sum) {
+		set = st.shared.set(res, n, sum) // before the fill: reading res applies it
+	}
 	st.attributeDefaults(res, obj)
 	if _, err := Validate[T](k, hub, res); err != nil {
 		return zero, nil, err
+	}
+	if set == nil {
+		return hub.(T), res, nil
 	}
 	return st.shared.keep(sum, set, hub, obj).hub.(T), res, nil
 }
@@ -138,13 +146,17 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 // keys of versioned (the configuration in the merge version, defaulted)
 // that no layer of res set or whose value defaulting changed (4).
 func (st *Stack[T]) attributeDefaults(res *merge.Result, versioned runtime.Object) {
-	Engine.FillFunc(res, merge.Source{Origin: OriginDefault}, func(values map[string]string) map[string]string {
-		flat, err := flatten(versioned)
-		if err != nil {
-			return nil
-		}
-		return Defaulted(values, flat, st.t)
-	})
+	Engine.FillFunc(res, merge.Source{Origin: OriginDefault}, defaultedKeys, st.t, versioned)
+}
+
+// defaultedKeys returns the keys of versioned, a runtime.Object of t, a
+// *typed.Type, that values does not hold or holds otherwise.
+func defaultedKeys(t, versioned any, values map[string]string) map[string]string {
+	flat, err := flatten(versioned.(runtime.Object))
+	if err != nil {
+		return nil
+	}
+	return Defaulted(values, flat, t.(*typed.Type))
 }
 
 // copyTyped returns a copy of the lower layers' decoded object.

@@ -18,10 +18,12 @@ var ErrNotSettable = errors.New("not settable field by field")
 
 // Set sets the field that key names in dst, a pointer to a value of the
 // Type's type, as decoding a document whose member key holds value
-// would: the field is replaced, a pointer field gets a new value, and the
-// tombstone zeroes the field, as if the key were absent. It is how a
-// decoded configuration takes a change of a few keys without decoding
-// everything again.
+// would: the field is replaced, and the tombstone zeroes the field, as if
+// the key were absent. A nil pointer field gets a new value; through one
+// that is not nil the value is replaced in place, so dst must own what
+// its pointers point to, as a deep copy does. It is how a decoded
+// configuration takes a change of a few keys without decoding everything
+// again.
 //
 // Set handles what it can do exactly and nothing else: a key of one
 // segment naming a field of the document's struct (or of a struct it
@@ -46,6 +48,14 @@ func (s *Type) Set(dst any, key, value string) error {
 		return nil
 	}
 	if f.Kind() == reflect.Pointer {
+		if !f.IsNil() {
+			e := f.Elem()
+			e.SetZero()
+			if err := p.setLeaf(e, value); err != nil {
+				return errNotSettable(key, err.Error())
+			}
+			return nil
+		}
 		n := reflect.New(f.Type().Elem())
 		if err := p.setLeaf(n.Elem(), value); err != nil {
 			return errNotSettable(key, err.Error())

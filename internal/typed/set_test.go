@@ -103,14 +103,22 @@ func TestSetMatchesDecode(t *testing.T) {
 }
 
 // TestSetReplacesAndRemoves checks that Set replaces what a field held,
-// without writing through its pointer, and that the tombstone zeroes it.
+// through its pointer when it has one (the value is dst's own) and in a
+// new value when it is nil, and that the tombstone zeroes it.
 func TestSetReplacesAndRemoves(t *testing.T) {
 	t.Parallel()
 	s := For(reflect.TypeFor[setDoc]())
-	shared := int64(5)
-	d := setDoc{Count: &shared, Name: "old", setInner: setInner{Depth: 2}}
-	if err := s.Set(&d, "/count", "9"); err != nil || *d.Count != 9 || shared != 5 {
-		t.Errorf("count %v, shared %d, err %v: Set must not write through the old pointer", d.Count, shared, err)
+	owned := int64(5)
+	d := setDoc{Count: &owned, Name: "old", setInner: setInner{Depth: 2}}
+	if err := s.Set(&d, "/count", "9"); err != nil || d.Count != &owned || owned != 9 {
+		t.Errorf("count %v (owned at %p, %d), err %v: Set must replace the value in place", d.Count, &owned, owned, err)
+	}
+	if err := s.Set(&d, "/count", "x"); err == nil {
+		t.Error("Set accepted a count of x")
+	}
+	d.Count = nil
+	if err := s.Set(&d, "/count", "7"); err != nil || d.Count == nil || *d.Count != 7 || owned == 7 {
+		t.Errorf("count %v, err %v: a nil pointer must get a new value", d.Count, err)
 	}
 	for _, key := range []string{"/count", "/name", "/depth"} {
 		if err := s.Set(&d, key, merge.Tombstone); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"sort"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stratacfg/strata/internal/files"
+	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 )
@@ -67,11 +69,18 @@ func (c *core[T]) namespaceLayer(cm *corev1.ConfigMap, policy merge.Policy, pars
 // parsedLayers keeps namespace ConfigMaps parsed, by namespace, name and
 // resourceVersion, at most maxParsed of them. A version is only trusted
 // with the data it was parsed from: an object built in a test or a dry
-// run may reuse one for other data.
+// run may reuse one for other data. A version is kept the second time it
+// is parsed: a doorkeeper (a table of the versions parsed lately, one per
+// slot) remembers the first, so that a version read once costs no copy of
+// its data.
 type parsedLayers struct {
-	mu sync.Mutex
-	m  map[parsedKey]*parsedLayer
+	mu   sync.Mutex
+	m    map[parsedKey]*parsedLayer
+	door pipeline.Doorkeeper
 }
+
+// parsedSeed seeds the doorkeepers' hashes.
+var parsedSeed = maphash.MakeSeed()
 
 type parsedKey struct{ namespace, name, version string }
 
@@ -120,7 +129,7 @@ func underPolicy(l *merge.Layer, policy merge.Policy) *merge.Layer {
 
 // put keeps cm parsed as l, or err.
 func (p *parsedLayers) put(cm *corev1.ConfigMap, l *merge.Layer, err error) {
-	if cm.ResourceVersion == "" {
+	if cm.ResourceVersion == "" || !p.again(cm) {
 		return
 	}
 	var binary map[string][]byte
@@ -136,9 +145,22 @@ func (p *parsedLayers) put(cm *corev1.ConfigMap, l *merge.Layer, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil || len(p.m) >= maxParsed {
-		p.m = map[parsedKey]*parsedLayer{}
+		p.m = make(map[parsedKey]*parsedLayer, maxParsed)
 	}
 	p.m[parsedKey{cm.Namespace, cm.Name, cm.ResourceVersion}] = e
+}
+
+// again reports whether the version of cm was parsed lately, and
+// otherwise remembers that it was: the doorkeeper's answer to whether to
+// keep it.
+func (p *parsedLayers) again(cm *corev1.ConfigMap) bool {
+	var h maphash.Hash
+	h.SetSeed(parsedSeed)
+	for _, s := range [...]string{cm.Namespace, cm.Name, cm.ResourceVersion} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	return p.door.Again(h.Sum64())
 }
 
 // configMapLayerAs is configMapLayer of cm read as the ConfigMap name of

@@ -590,9 +590,10 @@ func TestClusterChangeRebuildsInBatches(t *testing.T) {
 }
 
 // TestParsedOncePerVersion: a DryRun keeps a namespace ConfigMap parsed
-// by its namespace, name and version, and used again only with the data it was
-// parsed from: one whose version is reused for other data (a test's, a
-// dry run's) is parsed again, and so is another namespace's.
+// by its namespace, name and version once it parsed it twice, and uses it
+// again only with the data it was parsed from: one whose version is
+// reused for other data (a test's, a dry run's) is parsed again, and so
+// is another namespace's.
 func TestParsedOncePerVersion(t *testing.T) {
 	r := newTestResolver(t, nil)
 	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
@@ -609,8 +610,14 @@ func TestParsedOncePerVersion(t *testing.T) {
 	if got := timeout(cm); got != "30" {
 		t.Fatalf("timeout %s", got)
 	}
+	if _, _, ok := r.last.parsed.get(cm.DeepCopy(), nil); ok {
+		t.Error("a ConfigMap read once is kept parsed")
+	}
+	if got := timeout(cm.DeepCopy()); got != "30" {
+		t.Fatalf("timeout %s", got)
+	}
 	if _, _, ok := r.last.parsed.get(cm.DeepCopy(), nil); !ok {
-		t.Error("a ConfigMap of one version and data is parsed again")
+		t.Error("a ConfigMap of one version and data read twice is not kept parsed")
 	}
 	cm.Data["timeout"] = "40" // the same version, other data
 	if got := timeout(cm); got != "40" {

@@ -32,11 +32,15 @@ type Snapshot[T any] struct {
 	// naming its own layers.
 	Object T
 
-	result   *merge.Result
-	sources  []merge.Source
-	rejected []merge.Dropped // keys as JSON pointers
-	display  func(string) string
-	ignored  []error
+	result  *merge.Result
+	sources []merge.Source
+	// inSources holds sources when they are two (the cluster's and a
+	// namespace's ConfigMap) or fewer: a build allocates them with the
+	// snapshot.
+	inSources [2]merge.Source
+	rejected  []merge.Dropped // keys as JSON pointers
+	display   func(string) string
+	ignored   []error
 	// contested are the keys selector layers of one rank, which only
 	// their creation times and names order, set to different values.
 	contested []target.Contest
@@ -49,7 +53,11 @@ type Snapshot[T any] struct {
 // sources lower and the layers upper above them.
 func newSnapshot[T any](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer, display func(string) string) *Snapshot[T] {
 	s := &Snapshot[T]{Object: obj, result: res, rejected: res.Dropped(), display: display}
-	s.sources = make([]merge.Source, 0, len(lower)+len(upper))
+	if n := len(lower) + len(upper); n <= len(s.inSources) {
+		s.sources = s.inSources[:0]
+	} else {
+		s.sources = make([]merge.Source, 0, n)
+	}
 	s.sources = append(s.sources, lower...)
 	for _, l := range upper {
 		s.sources = append(s.sources, l.Source)

@@ -206,9 +206,10 @@ func TestStackFallsBack(t *testing.T) {
 }
 
 // TestStackDefaultingWritesThroughPointers checks that a defaulting
-// function writing through a pointer the cluster layer set changes the
-// snapshot it builds and nothing else: every build, concurrent ones
-// included, starts from the cluster layer as decoded.
+// function writing through a pointer the cluster layer set, and a key set
+// through one, change the snapshot built and nothing else: every build,
+// concurrent ones included, starts from the cluster layer as decoded, and
+// no build changes an object built before it.
 func TestStackDefaultingWritesThroughPointers(t *testing.T) {
 	r := newTestResolver(t, func(o *Options[*tenantConfig]) {
 		o.Kind = tenantKindDefaulting(t, func(c *tenantConfig) {
@@ -217,17 +218,18 @@ func TestStackDefaultingWritesThroughPointers(t *testing.T) {
 			}
 		})
 	})
-	fast, _, err := stacks(t, r, map[string]string{"retries": "50", "verbose": "true"})
+	fast, _, err := stacks(t, r, map[string]string{"retries": "50", "verbose": "true", "timeout": "30"})
 	if err != nil || !fast.FieldByField() {
 		t.Fatalf("a flat scalar cluster layer is not set field by field: %v", err)
 	}
+	const builds = 50
+	var built [4][builds]*tenantConfig
 	var wg sync.WaitGroup
-	for g := range 4 {
+	for g := range built {
 		wg.Go(func() {
-			for i := range 50 {
+			for i := range builds {
 				// A timeout of its own each time: every build copies.
-				timeout := strconv.Itoa(1000*g + i + 1)
-				upper := []*merge.Layer{{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": timeout}}}
+				upper := []*merge.Layer{{Source: merge.Source{Origin: "flag"}, Values: map[string]string{"/timeout": strconv.Itoa(1000*g + i + 1)}}}
 				s, err := snapshotOf(fast, upper)
 				if err != nil {
 					t.Error(err)
@@ -237,10 +239,21 @@ func TestStackDefaultingWritesThroughPointers(t *testing.T) {
 					t.Errorf("retries %d, verbose %t: want 51 and true every time", *s.Object.Retries, *s.Object.Verbose)
 					return
 				}
+				built[g][i] = s.Object
 			}
 		})
 	}
 	wg.Wait()
+	for g := range built {
+		for i, obj := range built[g] {
+			if want := int64(1000*g + i + 1); obj != nil && *obj.Timeout != want {
+				t.Errorf("build %d of goroutine %d: timeout %d once every build was made, want %d", i, g, *obj.Timeout, want)
+			}
+		}
+	}
+	if s, err := snapshotOf(fast, nil); err != nil || *s.Object.Timeout != 30 || *s.Object.Retries != 51 {
+		t.Errorf("the cluster layer alone, after the builds: %v, %v", s, err)
+	}
 }
 
 // TestStackFlagsAboveAnInvalidClusterLayer checks that the cluster layer is

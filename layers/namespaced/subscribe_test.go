@@ -3,6 +3,7 @@ package namespaced
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"slices"
@@ -741,18 +742,23 @@ func TestClusterChangeBuildsNamespacesAtOnce(t *testing.T) {
 }
 
 // TestSameOverridesShareTheirObject: namespaces whose own ConfigMaps set
-// the same keys to the same values get one object, while each snapshot
-// names its own ConfigMap; other values get another object, and a change
-// of the cluster ConfigMap builds new ones, shared again.
+// the same keys to the same values get one object, all but the first
+// built (the doorkeeper keeps a configuration built twice), while each
+// snapshot names its own ConfigMap; other values get another object, and
+// a change of the cluster ConfigMap builds new ones, shared again.
 func TestSameOverridesShareTheirObject(t *testing.T) {
 	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"})
 	same := map[string]string{"timeout": "5", "verbose": "false"}
-	objs := newObjectReader(cluster, tenantCM("a", same), tenantCM("b", same), tenantCM("c", map[string]string{"timeout": "6", "verbose": "false"}))
+	sameNS := []string{"a", "b", "d", "e"}
+	objs := newObjectReader(cluster, tenantCM("c", map[string]string{"timeout": "6", "verbose": "false"}))
+	for _, ns := range sameNS {
+		objs.set(tenantCM(ns, same))
+	}
 	r, n := readerResolver(t, objs, nil)
 	ctx := context.Background()
 	snaps := func() map[string]*Snapshot[*tenantConfig] {
 		out := map[string]*Snapshot[*tenantConfig]{}
-		for _, ns := range []string{"a", "b", "c"} {
+		for _, ns := range append([]string{"c"}, sameNS...) {
 			s, err := r.ForNamespace(ctx, ns)
 			if err != nil {
 				t.Fatal(err)
@@ -761,35 +767,41 @@ func TestSameOverridesShareTheirObject(t *testing.T) {
 		}
 		return out
 	}
-	check := func(when string, retries int32) { // 0: none set
+	check := func(when string, retries int32) map[*tenantConfig]int { // 0: none set
 		t.Helper()
 		s := snaps()
-		if s["a"].Object != s["b"].Object {
-			t.Errorf("%s: namespaces a and b, with the same overrides, have two objects", when)
-		}
-		if s["c"].Object == s["a"].Object || *s["c"].Object.Timeout != 6 || *s["a"].Object.Timeout != 5 {
-			t.Errorf("%s: timeouts a %d, c %d; want 5 and 6, in two objects", when, *s["a"].Object.Timeout, *s["c"].Object.Timeout)
-		}
-		if got := s["a"].Object.Retries; (got == nil) != (retries == 0) || got != nil && *got != retries {
-			t.Errorf("%s: retries %v, want %d", when, got, retries)
-		}
-		for _, ns := range []string{"a", "b"} {
+		objects := map[*tenantConfig]int{} // of the namespaces with the same overrides
+		for _, ns := range sameNS {
+			objects[s[ns].Object]++
+			if s[ns].Object == s["c"].Object || *s[ns].Object.Timeout != 5 {
+				t.Errorf("%s: namespace %s's timeout %d; want 5, in another object than c's", when, ns, *s[ns].Object.Timeout)
+			}
+			if got := s[ns].Object.Retries; (got == nil) != (retries == 0) || got != nil && *got != retries {
+				t.Errorf("%s: namespace %s's retries %v, want %d", when, ns, got, retries)
+			}
 			src, _ := s[ns].Provenance().SourceOf("/timeout")
 			if want := ns + "/overrides"; src.Name != want || !slices.ContainsFunc(s[ns].Sources(), func(x merge.Source) bool { return x.Name == want }) {
 				t.Errorf("%s: namespace %s's timeout from %v, sources %v; want its own ConfigMap %s", when, ns, src, s[ns].Sources(), want)
 			}
 		}
+		if most := slices.Max(slices.Collect(maps.Values(objects))); most < len(sameNS)-1 {
+			t.Errorf("%s: %d objects for %d namespaces with the same overrides, the most shared by %d; want all but the first built to share one", when, len(objects), len(sameNS), most)
+		}
+		if *s["c"].Object.Timeout != 6 {
+			t.Errorf("%s: namespace c's timeout %d, want 6", when, *s["c"].Object.Timeout)
+		}
+		return objects
 	}
-	check("at first", 0)
-	before := snaps()["a"].Object
+	before := check("at first", 0)
 
 	changed := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100", "retries": "3"})
 	changed.ResourceVersion = "2"
 	objs.set(changed)
 	r.Invalidate(changed)
 	n.take()
-	check("after a cluster change", 3)
-	if snaps()["a"].Object == before {
-		t.Error("the cluster change kept the object built before it")
+	for obj := range check("after a cluster change", 3) {
+		if before[obj] > 0 {
+			t.Error("the cluster change kept an object built before it")
+		}
 	}
 }
