@@ -60,6 +60,22 @@ type built struct {
 	set       map[string]string // what the upper layers set, tombstones included
 	hub       runtime.Object
 	versioned runtime.Object // the hub in the merge version, defaulted
+	Shared
+}
+
+// Shared is what the builds of one kept configuration share besides its
+// object: what follows from the configuration's content alone, computed
+// once for all of them.
+type Shared struct {
+	hashOnce sync.Once
+	hash     string
+}
+
+// Hash returns the configuration's content hash, computed by compute on
+// the first call of any build that shares it.
+func (s *Shared) Hash(compute func() string) string {
+	s.hashOnce.Do(func() { s.hash = compute() })
+	return s.hash
 }
 
 // setSum sums a hash of each key the upper layers of a merge set and its

@@ -55,7 +55,7 @@ func NewStack[T runtime.Object](k *scheme.Kind, upper []*merge.Layer, lower ...*
 	for _, l := range lower {
 		st.sources = append(st.sources, l.Source)
 	}
-	obj, res, err := st.decodeWhole(Engine.Extend(st.res, upper...))
+	obj, res, _, err := st.decodeWhole(Engine.Extend(st.res, upper...))
 	if err != nil {
 		return nil, zero, nil, err
 	}
@@ -67,7 +67,7 @@ func NewStack[T runtime.Object](k *scheme.Kind, upper []*merge.Layer, lower ...*
 	if Engine.Flat(st.res) && st.setAll(typedObj, st.res, 0) {
 		st.typed = typedObj
 		st.flat, _ = typed.NewFlatCopy(typedObj)
-		if fast, _, err := st.Build(upper); err != nil || !reflect.DeepEqual(fast, obj) {
+		if fast, _, _, err := st.Build(upper); err != nil || !reflect.DeepEqual(fast, obj) {
 			st.typed = nil
 		}
 	}
@@ -101,8 +101,9 @@ func setKey(t, obj any, key, value string) bool {
 }
 
 // Build merges upper above the stack's layers and returns the typed,
-// validated configuration of everything and its merge result.
-func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
+// validated configuration of everything, its merge result, and what the
+// builds that share the object share besides (nil when it is not kept).
+func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *Shared, error) {
 	var zero T
 	res := Engine.Extend(st.res, upper...) // (1)
 	if st.typed == nil || !Engine.Flat(res) {
@@ -113,7 +114,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	defer sums.Put(sum)
 	if b := st.shared.get(res, n, sum); b != nil { // (2)
 		st.attributeDefaults(res, b.versioned)
-		return b.hub.(T), res, nil
+		return b.hub.(T), res, &b.Shared, nil
 	}
 	obj := st.copyTyped() // (3)
 	if !st.setAll(obj, res, n) {
@@ -125,7 +126,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	if k.MergeVersion() != k.Hub() {
 		var err error
 		if hub, err = k.Scheme().UnsafeConvertToVersion(obj, k.Hub()); err != nil {
-			return zero, nil, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
+			return zero, nil, nil, fmt.Errorf("converting the configuration to %s: %w", k.Hub(), err)
 		}
 	}
 	var set map[string]string
@@ -134,12 +135,13 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
 	}
 	st.attributeDefaults(res, obj)
 	if _, err := Validate[T](k, hub, res); err != nil {
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
 	if set == nil {
-		return hub.(T), res, nil
+		return hub.(T), res, nil, nil
 	}
-	return st.shared.keep(sum, set, hub, obj).hub.(T), res, nil
+	b := st.shared.keep(sum, set, hub, obj)
+	return b.hub.(T), res, &b.Shared, nil
 }
 
 // attributeDefaults credits to defaulting, when res is first read, the
@@ -168,13 +170,13 @@ func (st *Stack[T]) copyTyped() runtime.Object {
 }
 
 // decodeWhole decodes the effective values of res as one document.
-func (st *Stack[T]) decodeWhole(res *merge.Result) (T, *merge.Result, error) {
+func (st *Stack[T]) decodeWhole(res *merge.Result) (T, *merge.Result, *Shared, error) {
 	_, obj, err := Decode[T](st.kind, res.Values(), res, Hooks{})
 	if err != nil {
 		var zero T
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
-	return obj, res, nil
+	return obj, res, nil, nil
 }
 
 // FieldByField reports whether the stack sets the keys of upper layers

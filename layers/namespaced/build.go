@@ -197,11 +197,13 @@ func describeContest(ct target.Contest, display func(string) string) string {
 // decodes the result.
 func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Snapshot[T], error) {
 	upper := c.upper(optional)
-	obj, res, err := cluster.stack.Build(upper)
+	obj, res, sh, err := cluster.stack.Build(upper)
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(obj, res, cluster.stack.Sources(), upper, c.display), nil
+	s := newSnapshot(obj, res, cluster.stack.Sources(), upper, c.display)
+	s.shared = sh
+	return s, nil
 }
 
 // contestNotes returns, for each selector ConfigMap of selectors that

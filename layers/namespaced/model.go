@@ -121,7 +121,7 @@ type model[T any] interface {
 // stack is lower layers (the cluster ConfigMaps) merged once, to build
 // from with other layers above them.
 type stack[T any] interface {
-	Build(upper []*merge.Layer) (T, *merge.Result, error)
+	Build(upper []*merge.Layer) (T, *merge.Result, *pipeline.Shared, error)
 	Sources() []merge.Source
 }
 
@@ -226,13 +226,13 @@ type kindStack[T any] struct {
 	st *pipeline.Stack[runtime.Object]
 }
 
-func (s kindStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
-	obj, res, err := s.st.Build(upper)
+func (s kindStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *pipeline.Shared, error) {
+	obj, res, sh, err := s.st.Build(upper)
 	if err != nil {
 		var zero T
-		return zero, nil, err
+		return zero, nil, nil, err
 	}
-	return obj.(T), res, nil
+	return obj.(T), res, sh, nil
 }
 
 func (s kindStack[T]) Sources() []merge.Source { return s.st.Sources() }
@@ -411,7 +411,7 @@ func (m *parsedModel[T]) newStack(upper []*merge.Layer, lower ...*merge.Layer) (
 	for _, l := range lower {
 		st.sources = append(st.sources, l.Source)
 	}
-	obj, res, err := st.Build(upper)
+	obj, res, _, err := st.Build(upper)
 	if err != nil {
 		return nil, zero, nil, err
 	}
@@ -430,7 +430,7 @@ func (st *parsedStack[T]) Sources() []merge.Source { return st.sources }
 
 // Build merges upper above the cluster layers and parses each section of
 // the result once. A parser's error names its section.
-func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) {
+func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *pipeline.Shared, error) {
 	var zero T
 	res := pipeline.Engine.Extend(st.res, upper...)
 	data := make(map[string]map[string]string, len(st.m.p.Sections))
@@ -456,10 +456,10 @@ func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, error) 
 			d = map[string]string{}
 		}
 		if err := parseSafely(s, d, cfg); err != nil {
-			return zero, nil, &sectionError[T]{section: s, err: err}
+			return zero, nil, nil, &sectionError[T]{section: s, err: err}
 		}
 	}
-	return cfg, res, nil
+	return cfg, res, nil, nil
 }
 
 // sectionError is a section's parser's error.

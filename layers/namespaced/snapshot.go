@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/target"
 )
@@ -33,6 +34,7 @@ type Snapshot[T any] struct {
 	Object T
 
 	result  *merge.Result
+	shared  *pipeline.Shared // with the snapshots of the same Object; nil: none
 	sources []merge.Source
 	// inSources holds sources when they are two (the cluster's and a
 	// namespace's ConfigMap) or fewer: a build allocates them with the
@@ -107,7 +109,14 @@ func (s *Snapshot[T]) Contested() []target.Contest { return s.contested }
 // and the hex digest of the effective keys and values, defaults included.
 // It is computed on the first call.
 func (s *Snapshot[T]) Hash() string {
-	s.hashOnce.Do(func() { s.hash = contentHash(s.result.Values()) })
+	s.hashOnce.Do(func() {
+		if s.shared == nil {
+			s.hash = contentHash(s.result.Values())
+			return
+		}
+		// The same for every snapshot of the Object: computed once.
+		s.hash = s.shared.Hash(func() string { return contentHash(s.result.Values()) })
+	})
 	return s.hash
 }
 

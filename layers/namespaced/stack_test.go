@@ -49,11 +49,13 @@ func byPointer(data map[string]string) map[string]string {
 
 // snapshotOf builds the snapshot of upper over st, as the resolver does.
 func snapshotOf(st *pipeline.Stack[*tenantConfig], upper []*merge.Layer) (*Snapshot[*tenantConfig], error) {
-	obj, res, err := st.Build(upper)
+	obj, res, sh, err := st.Build(upper)
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(obj, res, st.Sources(), upper, (&kindModel[*tenantConfig]{}).display), nil
+	s := newSnapshot(obj, res, st.Sources(), upper, (&kindModel[*tenantConfig]{}).display)
+	s.shared = sh
+	return s, nil
 }
 
 // describeSnapshot is everything a snapshot says, to compare two.
@@ -127,17 +129,22 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 }
 
 // compareStacks returns how the snapshots of fast and whole with upper
-// differ, or "". It builds twice: the second time from copies of upper
-// under other names, which the fast stack answers with the object it
-// built the first time.
+// differ, or "". It builds three times, the second and third from copies
+// of upper under other names: the fast stack keeps the object of the
+// second build and answers the third with it, and its hash with the
+// second's.
 func compareStacks(fast, whole *pipeline.Stack[*tenantConfig], upper ...*merge.Layer) string {
-	again := make([]*merge.Layer, len(upper))
-	for i, l := range upper {
-		cp := *l
-		cp.Source.Name += "-again"
-		again[i] = &cp
+	rounds := [][]*merge.Layer{upper}
+	for _, name := range []string{"-again", "-kept"} {
+		again := make([]*merge.Layer, len(upper))
+		for i, l := range upper {
+			cp := *l
+			cp.Source.Name += name
+			again[i] = &cp
+		}
+		rounds = append(rounds, again)
 	}
-	for _, layers := range [][]*merge.Layer{upper, again} {
+	for _, layers := range rounds {
 		fs, ferr := snapshotOf(fast, layers)
 		ws, werr := snapshotOf(whole, layers)
 		got, want := describeSnapshot(fs, ferr), describeSnapshot(ws, werr)
