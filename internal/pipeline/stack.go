@@ -31,9 +31,10 @@ import (
 //     to the hub and validates the copy;
 //  4. defers the attribution of defaulted keys until it is asked for.
 //
-// That is exact when every key is flat and every value is a scalar
-// (typed.Type.Set says which); otherwise, and when the first result built
-// both ways differs (see NewStack), the whole configuration is decoded.
+// That is exact when every key is flat, a member of the document set
+// whole (typed.Type.Set says which members it sets, maps and lists
+// included); otherwise, and when the first result built both ways
+// differs (see NewStack), the whole configuration is decoded.
 type Stack[T runtime.Object] struct {
 	kind    *scheme.Kind
 	t       *typed.Type

@@ -3,11 +3,14 @@ package typed
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	kjson "sigs.k8s.io/json"
 
 	"github.com/stratacfg/strata/merge"
 )
@@ -27,12 +30,15 @@ var ErrNotSettable = errors.New("not settable field by field")
 //
 // Set handles what it can do exactly and nothing else: a key of one
 // segment naming a field of the document's struct (or of a struct it
-// embeds by value), whose type, or the type it points to, is a boolean, a
-// number, a string or a type that decodes itself from JSON (durations,
-// quantities), holding JSON of that type. Everything else returns an
-// error matching ErrNotSettable, and dst may have been changed: callers
-// decode the whole document instead. Set is safe for concurrent use on
-// different values.
+// embeds by value), holding JSON of the field's type. A boolean, a number,
+// a string or a type that decodes itself from JSON (durations,
+// quantities) is set directly; anything else (a map, a list, a struct) is
+// decoded as apimachinery's strict decoder decodes that member of a
+// document (sigs.k8s.io/json: case-sensitive, no unknown or duplicate
+// fields), and one that would not decode strictly is not set. Everything
+// else returns an error matching ErrNotSettable, and dst may have been
+// changed: callers decode the whole document instead. Set is safe for
+// concurrent use on different values.
 func (s *Type) Set(dst any, key, value string) error {
 	v := reflect.ValueOf(dst)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Type() != s.root {
@@ -179,9 +185,9 @@ func holdsNoPointer(t reflect.Type, stringsToo bool) bool {
 	return false
 }
 
-// leafKindOf says how a value of type t is set: convJSON, or the basic
-// kind of a boolean, number or string. It reports false for the types Set
-// leaves to a whole decode.
+// leafKindOf says how a value of type t is set: convJSON, the basic kind
+// of a boolean, number or string, or convStructured for the rest. It
+// reports false for the types Set leaves to a whole decode.
 func leafKindOf(t reflect.Type) (convKind, bool) {
 	pt := reflect.PointerTo(t)
 	switch {
@@ -190,8 +196,11 @@ func leafKindOf(t reflect.Type) (convKind, bool) {
 	case pt.Implements(textUnmarshal):
 		return 0, false
 	}
-	k := basicKind(t)
-	return k, k != convStructured
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
+		return 0, false
+	}
+	return basicKind(t), true
 }
 
 // jsonFields records, for every JSON member name of struct t, the index
@@ -251,6 +260,14 @@ func setLeaf(v reflect.Value, kind convKind, value string) error {
 		v.SetString(value[1 : len(value)-1])
 	case convJSON:
 		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON([]byte(value))
+	case convStructured:
+		strict, err := kjson.UnmarshalStrict([]byte(value), v.Addr().Interface(), kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+		if err != nil {
+			return err
+		}
+		if len(strict) > 0 {
+			return fmt.Errorf("does not decode strictly: %v", errors.Join(strict...))
+		}
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	kjson "sigs.k8s.io/json"
+
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -34,6 +36,11 @@ type setPointed struct {
 	Far string `json:"far"`
 }
 
+type setLimits struct {
+	CPU    int               `json:"cpu"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
 type setDoc struct {
 	setInner `json:",inline"`
 	*setPointed
@@ -47,6 +54,17 @@ type setDoc struct {
 	Quoted int               `json:"quoted,string"`
 	Labels map[string]string `json:"labels"`
 	List   []string          `json:"list"`
+	Limits setLimits         `json:"limits"`
+	Max    *setLimits        `json:"max"`
+	Any    any               `json:"any"`
+}
+
+// decodeStrictly decodes the document {key: value} as apimachinery's
+// strict decoder does, reporting false when it would not decode strictly.
+func decodeStrictly(key, value string) (setDoc, bool) {
+	var out setDoc
+	strict, err := kjson.UnmarshalStrict([]byte(`{"`+strings.TrimPrefix(key, "/")+`":`+value+`}`), &out, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	return out, err == nil && len(strict) == 0
 }
 
 // TestSetMatchesDecode checks that Set gives what decoding a document with
@@ -74,8 +92,20 @@ func TestSetMatchesDecode(t *testing.T) {
 		{"/depth", "3", true},  // through the inlined struct
 		{"/far", `"x"`, false}, // through an embedded pointer
 		{"/quoted", `"7"`, false},
-		{"/labels", `{"a":"b"}`, false},
-		{"/list", `["a"]`, false},
+		{"/labels", `{"a":"b"}`, true},
+		{"/labels", `{}`, true},
+		{"/labels", `null`, true},
+		{"/labels", `{"a":"b","a":"c"}`, false}, // a duplicate, refused strictly
+		{"/labels", `{"a":1}`, false},
+		{"/list", `["a"]`, true},
+		{"/list", `[]`, true},
+		{"/list", `"a"`, false},
+		{"/limits", `{"cpu":2,"labels":{"x":"y"}}`, true},
+		{"/limits", `{"CPU":2}`, false}, // case-sensitive: an unknown field
+		{"/limits", `{"cpu":2,"gpu":1}`, false},
+		{"/max", `{"cpu":3}`, true},
+		{"/max", `null`, true},
+		{"/any", `{"n":1,"f":1.5,"l":[true,null]}`, true},
 		{"/labels/a", `"b"`, false},
 		{"/nope", "1", false},
 		{"/count", "1.5", false},
@@ -92,9 +122,9 @@ func TestSetMatchesDecode(t *testing.T) {
 			}
 			continue
 		}
-		var want setDoc
-		if err := json.Unmarshal([]byte(`{"`+tc.key[1:]+`":`+tc.value+`}`), &want); err != nil {
-			t.Fatalf("decoding %s=%s: %v", tc.key, tc.value, err)
+		want, ok := decodeStrictly(tc.key, tc.value)
+		if !ok {
+			t.Fatalf("Set accepted %s=%s, which does not decode strictly", tc.key, tc.value)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Set(%s, %s) = %+v, decoding gives %+v", tc.key, tc.value, got, want)
@@ -137,7 +167,8 @@ func TestSetReplacesAndRemoves(t *testing.T) {
 // Set accepts it, decoding gives the same.
 func FuzzSetMatchesDecode(f *testing.F) {
 	s := For(reflect.TypeFor[setDoc]())
-	for _, seed := range [][2]string{{"/on", "true"}, {"/count", "-0"}, {"/name", `"\u00e9"`}, {"/ratio", "1e400"}, {"/span", `"1h"`}, {"/size", "007"}} {
+	for _, seed := range [][2]string{{"/on", "true"}, {"/count", "-0"}, {"/name", `"\u00e9"`}, {"/ratio", "1e400"}, {"/span", `"1h"`}, {"/size", "007"},
+		{"/labels", `{"a":"b"}`}, {"/list", `["x",null]`}, {"/limits", `{"cpu":1,"labels":{}}`}, {"/max", `{"Cpu":1}`}, {"/any", `[1,{"a":2.5}]`}} {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, key, value string) {
@@ -148,9 +179,9 @@ func FuzzSetMatchesDecode(f *testing.F) {
 		if s.Set(&got, key, value) != nil {
 			return
 		}
-		var want setDoc
-		if err := json.Unmarshal([]byte(`{"`+strings.TrimPrefix(key, "/")+`":`+value+`}`), &want); err != nil {
-			t.Fatalf("Set accepted %s=%s, which does not decode: %v", key, value, err)
+		want, ok := decodeStrictly(key, value)
+		if !ok {
+			t.Fatalf("Set accepted %s=%s, which does not decode strictly", key, value)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("Set(%s, %s) = %+v, decoding gives %+v", key, value, got, want)

@@ -3,7 +3,9 @@ package namespaced
 import (
 	"context"
 	"fmt"
+	"maps"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +35,10 @@ type tenantConfig struct {
 	Tenancy         string `json:"tenancy,omitempty" strata:"not-path"`
 	Locked          string `json:"locked,omitempty" strata:"not-path"`
 	Stability       string `json:"stability,omitempty" strata:"not-path"`
+	// A map and a list: members set whole, decoded as a document decodes
+	// them.
+	Labels map[string]string `json:"labels,omitempty" strata:"overridable,not-path"`
+	Hosts  []string          `json:"hosts,omitempty" strata:"overridable,not-path"`
 }
 
 func (in *tenantConfig) DeepCopyObject() runtime.Object {
@@ -50,6 +56,7 @@ func (in *tenantConfig) DeepCopyObject() runtime.Object {
 			*p = new(**p)
 		}
 	}
+	out.Labels, out.Hosts = maps.Clone(in.Labels), slices.Clone(in.Hosts)
 	return &out
 }
 

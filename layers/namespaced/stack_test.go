@@ -85,6 +85,7 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		"timeout": {"30", "0", "-1", "ten", " 7 "}, "retries": {"0", "3", "99999999999"}, "verbose": {"false", "true", "yes"},
 		"log-dir": {"logs", ""}, "alpha-thing": {"true"}, "beta-thing": {"false"}, "quota": {"5"}, "internal": {"1"},
 		"tenancy": {"on", "off"}, "locked": {"", "retries", "timeout,verbose"}, "stability": {"alpha", "beta", "stable"},
+		"labels": {"{team: a}", "{}", "{a: b, c: d}", "[x]", "{a: 1}"}, "hosts": {"[a, b]", "[]", "x", "[[a]]"},
 	}
 	keys := make([]string, 0, len(values))
 	for k := range values {
@@ -99,7 +100,7 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		}
 		return m
 	}
-	fastUsed := 0
+	fastUsed, structured := 0, 0 // structured: fast, with a map or a list set below
 	for i := range 500 {
 		cluster := pick(rng.IntN(6))
 		cluster["tenancy"] = "on"
@@ -109,6 +110,9 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		}
 		if fast.FieldByField() {
 			fastUsed++
+			if cluster["labels"] != "" || cluster["hosts"] != "" {
+				structured++
+			}
 		}
 		ns, _, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), OriginNamespace)
 		if err != nil {
@@ -123,8 +127,8 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 			t.Fatalf("case %d: cluster %v: %s", i, cluster, msg)
 		}
 	}
-	if fastUsed < 100 {
-		t.Errorf("only %d of the stacks set keys field by field", fastUsed)
+	if fastUsed < 100 || structured < 20 {
+		t.Errorf("only %d of the stacks set keys field by field, %d of them over a map or a list", fastUsed, structured)
 	}
 }
 
@@ -173,6 +177,8 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	f.Add("retries", "0", "alpha-thing", "true")
 	f.Add("timeout", "-5", "beta-thing", "maybe")
 	f.Add("log-dir", "x\"y", "retries", "2147483648")
+	f.Add("labels", "{a: b}", "hosts", "[x, y]")
+	f.Add("labels", "{A: 1}", "hosts", "[null]")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
 		ns, _, err := r.c.configMapLayer(tenantCM("team", map[string]string{k1: v1, k2: v2}), OriginNamespace)
 		if err != nil {
