@@ -44,9 +44,13 @@ type Doorkeeper [doorSlots]atomic.Uint64
 const doorSlots = 1024
 
 // Again reports whether sum was asked of lately, and otherwise remembers
-// it: of calls at the same time with one sum, one is told false and the
-// others true.
+// it. Of calls at the same time with one sum, one is told false and the
+// others true, unless another sum takes the slot between them, which
+// costs only a configuration not kept.
 func (d *Doorkeeper) Again(sum uint64) bool {
+	if sum == 0 {
+		sum = 1 // 0 is an empty slot's
+	}
 	slot := &d[sum&(doorSlots-1)]
 	old := slot.Load()
 	if old == sum {
@@ -145,8 +149,11 @@ func (sh *shared) keep(s *setSum, set map[string]string, hub, versioned runtime.
 	if b := sh.by[s.sum]; b != nil && maps.Equal(b.set, set) {
 		return b
 	}
-	if sh.by == nil || len(sh.by) >= sharedMost {
-		sh.by = make(map[uint64]*built, sharedMost)
+	switch {
+	case sh.by == nil:
+		sh.by = map[uint64]*built{} // a stack per cluster change: most keep few
+	case len(sh.by) >= sharedMost:
+		sh.by = make(map[uint64]*built, sharedMost) // it will fill again
 	}
 	b := &built{set: set, hub: hub, versioned: versioned}
 	sh.by[s.sum] = b

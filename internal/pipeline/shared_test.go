@@ -87,6 +87,9 @@ func TestDoorkeeper(t *testing.T) {
 	if d.Again(7) || !d.Again(7) || !d.Again(7) {
 		t.Error("7 asked of three times: want no, yes, yes")
 	}
+	if d.Again(0) || !d.Again(0) {
+		t.Error("0, an empty slot's, asked of twice: want no, yes")
+	}
 	if d.Again(7+doorSlots) || d.Again(7) {
 		t.Error("a hash whose slot another took is still remembered")
 	}

@@ -53,6 +53,18 @@ func (s *Type) Set(dst any, key, value string) error {
 		f.SetZero()
 		return nil
 	}
+	if f.Kind() == reflect.Pointer && p.leaf == convStructured {
+		// Decoded into the pointer itself: null, however spaced, leaves
+		// it nil, as in a document; any other value fills the pointee,
+		// zeroed first, or a new one.
+		if !f.IsNil() {
+			f.Elem().SetZero()
+		}
+		if err := setLeaf(f, convStructured, value); err != nil {
+			return errNotSettable(key, err.Error())
+		}
+		return nil
+	}
 	if f.Kind() == reflect.Pointer {
 		if !f.IsNil() {
 			e := f.Elem()

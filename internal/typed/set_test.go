@@ -105,6 +105,8 @@ func TestSetMatchesDecode(t *testing.T) {
 		{"/limits", `{"cpu":2,"gpu":1}`, false},
 		{"/max", `{"cpu":3}`, true},
 		{"/max", `null`, true},
+		{"/max", ` null `, true}, // null however spaced leaves the pointer nil
+		{"/labels", "\tnull", true},
 		{"/any", `{"n":1,"f":1.5,"l":[true,null]}`, true},
 		{"/labels/a", `"b"`, false},
 		{"/nope", "1", false},
@@ -149,6 +151,14 @@ func TestSetReplacesAndRemoves(t *testing.T) {
 	d.Count = nil
 	if err := s.Set(&d, "/count", "7"); err != nil || d.Count == nil || *d.Count != 7 || owned == 7 {
 		t.Errorf("count %v, err %v: a nil pointer must get a new value", d.Count, err)
+	}
+	limits := &setLimits{CPU: 4, Labels: map[string]string{"a": "b"}}
+	d.Max = limits
+	if err := s.Set(&d, "/max", `{"cpu":5}`); err != nil || d.Max != limits || limits.CPU != 5 || limits.Labels != nil {
+		t.Errorf("max %+v, err %v: want the same pointee, zeroed and set to cpu 5", d.Max, err)
+	}
+	if err := s.Set(&d, "/max", " null\n"); err != nil || d.Max != nil {
+		t.Errorf("max %+v, err %v: null leaves the pointer nil, as in a document", d.Max, err)
 	}
 	for _, key := range []string{"/count", "/name", "/depth"} {
 		if err := s.Set(&d, key, merge.Tombstone); err != nil {

@@ -144,8 +144,11 @@ func (p *parsedLayers) put(cm *corev1.ConfigMap, l *merge.Layer, err error) {
 	e.layer.Store(l)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.m == nil || len(p.m) >= maxParsed {
-		p.m = make(map[parsedKey]*parsedLayer, maxParsed)
+	switch {
+	case p.m == nil:
+		p.m = map[parsedKey]*parsedLayer{}
+	case len(p.m) >= maxParsed:
+		p.m = make(map[parsedKey]*parsedLayer, maxParsed) // it will fill again
 	}
 	p.m[parsedKey{cm.Namespace, cm.Name, cm.ResourceVersion}] = e
 }

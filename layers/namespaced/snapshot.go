@@ -107,7 +107,8 @@ func (s *Snapshot[T]) Contested() []target.Contest { return s.contested }
 
 // Hash returns the content hash of the effective configuration: "sha256:"
 // and the hex digest of the effective keys and values, defaults included.
-// It is computed on the first call.
+// It is computed on the first call, or taken from a snapshot of the same
+// Object that computed it: sharing an Object, they have the same content.
 func (s *Snapshot[T]) Hash() string {
 	s.hashOnce.Do(func() {
 		if s.shared == nil {

@@ -100,7 +100,10 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		}
 		return m
 	}
-	fastUsed, structured := 0, 0 // structured: fast, with a map or a list set below
+	// structured: fast stacks with a map or a list set in the cluster
+	// layer; structuredAbove: kept builds with one set above it, which
+	// only a build that set every key field by field keeps.
+	fastUsed, structured, structuredAbove := 0, 0, 0
 	for i := range 500 {
 		cluster := pick(rng.IntN(6))
 		cluster["tenancy"] = "on"
@@ -114,7 +117,8 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 				structured++
 			}
 		}
-		ns, _, err := r.c.configMapLayer(tenantCM("team", pick(rng.IntN(5))), OriginNamespace)
+		nsData := pick(rng.IntN(5))
+		ns, _, err := r.c.configMapLayer(tenantCM("team", nsData), OriginNamespace)
 		if err != nil {
 			continue
 		}
@@ -123,21 +127,26 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 			continue
 		}
 		ns.Policy = policy.tenant
-		if msg := compareStacks(fast, whole, ns); msg != "" {
+		msg, kept := compareStacks(fast, whole, ns)
+		if msg != "" {
 			t.Fatalf("case %d: cluster %v: %s", i, cluster, msg)
 		}
+		if kept && (nsData["labels"] != "" || nsData["hosts"] != "") {
+			structuredAbove++
+		}
 	}
-	if fastUsed < 100 || structured < 20 {
-		t.Errorf("only %d of the stacks set keys field by field, %d of them over a map or a list", fastUsed, structured)
+	if fastUsed < 100 || structured < 20 || structuredAbove < 20 {
+		t.Errorf("only %d of the stacks set keys field by field, %d of them over a map or a list; %d builds setting a map or a list kept", fastUsed, structured, structuredAbove)
 	}
 }
 
 // compareStacks returns how the snapshots of fast and whole with upper
-// differ, or "". It builds three times, the second and third from copies
+// differ, or "", and whether the fast stack answered the last build with
+// a kept object. It builds three times, the second and third from copies
 // of upper under other names: the fast stack keeps the object of the
 // second build and answers the third with it, and its hash with the
 // second's.
-func compareStacks(fast, whole *pipeline.Stack[*tenantConfig], upper ...*merge.Layer) string {
+func compareStacks(fast, whole *pipeline.Stack[*tenantConfig], upper ...*merge.Layer) (string, bool) {
 	rounds := [][]*merge.Layer{upper}
 	for _, name := range []string{"-again", "-kept"} {
 		again := make([]*merge.Layer, len(upper))
@@ -148,15 +157,17 @@ func compareStacks(fast, whole *pipeline.Stack[*tenantConfig], upper ...*merge.L
 		}
 		rounds = append(rounds, again)
 	}
+	kept := false
 	for _, layers := range rounds {
 		fs, ferr := snapshotOf(fast, layers)
 		ws, werr := snapshotOf(whole, layers)
 		got, want := describeSnapshot(fs, ferr), describeSnapshot(ws, werr)
 		if got != want || ferr == nil && !reflect.DeepEqual(fs.Object, ws.Object) {
-			return fmt.Sprintf("upper %v from %v:\nfield by field:\n%s\nwhole:\n%s", layers[0].Values, layers[0].Source, got, want)
+			return fmt.Sprintf("upper %v from %v:\nfield by field:\n%s\nwhole:\n%s", layers[0].Values, layers[0].Source, got, want), false
 		}
+		kept = ferr == nil && fs.shared != nil
 	}
-	return ""
+	return "", kept
 }
 
 // FuzzStackMatchesWholeDecode feeds arbitrary namespace data through both
@@ -185,7 +196,7 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 			return // not a layer: ignored before either decode
 		}
 		ns.Policy = policy.tenant
-		if msg := compareStacks(fast, whole, ns); msg != "" {
+		if msg, _ := compareStacks(fast, whole, ns); msg != "" {
 			t.Fatal(msg)
 		}
 	})
