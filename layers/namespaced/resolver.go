@@ -17,6 +17,7 @@ import (
 // concurrent use; ForNamespace on a cached namespace takes no lock and
 // allocates nothing.
 type Resolver[T any] struct {
+	cache  *nsCache[T] // st's, read without it on the hot path
 	c      *core[T]
 	st     *state[T]
 	src    source[T]
@@ -91,7 +92,7 @@ func newResolver[T any](o Options[T], client kubernetes.Interface, mk func(*core
 	st := newState(c)
 	src := mk(c, st)
 	_, st.held = src.(*lazyMode[T])
-	return &Resolver[T]{c: c, st: st, src: src, client: client}, nil
+	return &Resolver[T]{cache: st.cache, c: c, st: st, src: src, client: client}, nil
 }
 
 // Start reads the cluster ConfigMap (and, as the mode needs, starts its
@@ -148,7 +149,7 @@ func (r *Resolver[T]) Stop() {
 // is full. The error is about reading; invalid tenant input never fails a
 // resolve.
 func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
-	if e := r.st.cache.get(ns); e != nil { // the hot path: one probe, no lock
+	if e := r.cache.get(ns); e != nil { // the hot path: one probe, no lock
 		if s := e.snap.Load(); s != nil {
 			if !e.referenced.Load() { // a store only when the hand cleared it
 				e.referenced.Store(true)
@@ -156,6 +157,12 @@ func (r *Resolver[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T]
 			return s, nil
 		}
 	}
+	return r.miss(ctx, ns)
+}
+
+// miss builds, caches and returns the snapshot of ns, not cached: apart
+// from ForNamespace, which stays small enough to be inlined.
+func (r *Resolver[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error) {
 	start := time.Now()
 	defer func() { r.c.m.latency.Observe(time.Since(start).Seconds()) }()
 	r.c.m.misses.Inc()
