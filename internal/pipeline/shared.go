@@ -76,8 +76,12 @@ type Shared struct {
 }
 
 // Hash returns the configuration's content hash, computed by compute on
-// the first call of any build that shares it.
+// the first call of any build that shares it; a nil Shared (a build not
+// kept) computes it each time.
 func (s *Shared) Hash(compute func() string) string {
+	if s == nil {
+		return compute()
+	}
 	s.hashOnce.Do(func() { s.hash = compute() })
 	return s.hash
 }

@@ -201,9 +201,7 @@ func (c *core[T]) decode(cluster *clusterState[T], optional []*merge.Layer) (*Sn
 	if err != nil {
 		return nil, err
 	}
-	s := newSnapshot(obj, res, cluster.stack.Sources(), upper, c.display)
-	s.shared = sh
-	return s, nil
+	return newSnapshot(obj, res, sh, cluster.stack.Sources(), upper, c.display), nil
 }
 
 // contestNotes returns, for each selector ConfigMap of selectors that

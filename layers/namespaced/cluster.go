@@ -61,7 +61,7 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 	}
 	st.policy = p
 	st.stack = stack
-	st.base = newSnapshot(obj, res, stack.Sources(), upper, c.display)
+	st.base = newSnapshot(obj, res, nil, stack.Sources(), upper, c.display)
 	return st, nil
 }
 

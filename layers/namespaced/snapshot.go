@@ -53,8 +53,8 @@ type Snapshot[T any] struct {
 
 // newSnapshot is the snapshot of obj, merged in res from lower layers with
 // sources lower and the layers upper above them.
-func newSnapshot[T any](obj T, res *merge.Result, lower []merge.Source, upper []*merge.Layer, display func(string) string) *Snapshot[T] {
-	s := &Snapshot[T]{Object: obj, result: res, rejected: res.Dropped(), display: display}
+func newSnapshot[T any](obj T, res *merge.Result, sh *pipeline.Shared, lower []merge.Source, upper []*merge.Layer, display func(string) string) *Snapshot[T] {
+	s := &Snapshot[T]{Object: obj, result: res, shared: sh, rejected: res.Dropped(), display: display}
 	if n := len(lower) + len(upper); n <= len(s.inSources) {
 		s.sources = s.inSources[:0]
 	} else {
@@ -110,14 +110,7 @@ func (s *Snapshot[T]) Contested() []target.Contest { return s.contested }
 // It is computed on the first call, or taken from a snapshot of the same
 // Object that computed it: sharing an Object, they have the same content.
 func (s *Snapshot[T]) Hash() string {
-	s.hashOnce.Do(func() {
-		if s.shared == nil {
-			s.hash = contentHash(s.result.Values())
-			return
-		}
-		// The same for every snapshot of the Object: computed once.
-		s.hash = s.shared.Hash(func() string { return contentHash(s.result.Values()) })
-	})
+	s.hashOnce.Do(func() { s.hash = s.shared.Hash(func() string { return contentHash(s.result.Values()) }) })
 	return s.hash
 }
 

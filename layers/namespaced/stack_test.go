@@ -53,9 +53,7 @@ func snapshotOf(st *pipeline.Stack[*tenantConfig], upper []*merge.Layer) (*Snaps
 	if err != nil {
 		return nil, err
 	}
-	s := newSnapshot(obj, res, st.Sources(), upper, (&kindModel[*tenantConfig]{}).display)
-	s.shared = sh
-	return s, nil
+	return newSnapshot(obj, res, sh, st.Sources(), upper, (&kindModel[*tenantConfig]{}).display), nil
 }
 
 // describeSnapshot is everything a snapshot says, to compare two.
