@@ -349,10 +349,11 @@ func TestJobsDefaultedAtAdmission(t *testing.T) {
 	}
 }
 
-// withoutConfigMapWebhook runs fn with the ConfigMap webhook away, as
-// when the controller is down: its configuration fails open, so an invalid
-// layer can get in.
-func (cl *cluster) withoutConfigMapWebhook(t *testing.T, fn func()) {
+// overridesWithoutConfigMapWebhook writes the overrides ConfigMap of ns
+// (cluster.overrides) with the ConfigMap webhook away, as when the
+// controller is down: its configuration fails open, so an invalid layer
+// can get in.
+func (cl *cluster) overridesWithoutConfigMapWebhook(t *testing.T, ns string, data map[string]string) *corev1.ConfigMap {
 	t.Helper()
 	api := cl.c.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	ctx := context.Background()
@@ -369,7 +370,20 @@ func (cl *cluster) withoutConfigMapWebhook(t *testing.T, fn func()) {
 			t.Fatal(err)
 		}
 	}()
-	fn()
+	// The API server learns of the deletion through a watch of its own:
+	// until then it still calls the webhook. A dry run of the same create
+	// reaches the webhook too (its side effects are None), and writes
+	// nothing; one that fails for another reason (the ConfigMap exists)
+	// was admitted.
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: OverridesName, Labels: OverrideLabels}, Data: data}
+	eventually(t, "the API server to stop calling the ConfigMap webhook", func() string {
+		_, err := cl.c.CoreV1().ConfigMaps(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil && strings.Contains(err.Error(), "denied the request") {
+			return err.Error()
+		}
+		return ""
+	})
+	return cl.overrides(t, ns, data)
 }
 
 // TestConfigMapAdmission writes layer ConfigMaps through the API server:
@@ -430,10 +444,7 @@ func (c collector) HandleWarningHeader(_ int, _ string, text string) { *c.w = ap
 func TestInvalidTenantConfigMapNeverRefusesAJob(t *testing.T) {
 	cl := startCluster(t)
 	b := cl.namespace(t, "team-b")
-	var bad *corev1.ConfigMap
-	cl.withoutConfigMapWebhook(t, func() {
-		bad = cl.overrides(t, b, map[string]string{"default-timeout-seconds": "-5", "default-service-account": "Not_A_Name"})
-	})
+	bad := cl.overridesWithoutConfigMapWebhook(t, b, map[string]string{"default-timeout-seconds": "-5", "default-service-account": "Not_A_Name"})
 	time.Sleep(500 * time.Millisecond) // let the resolver see it; the Job must pass either way
 	job := cl.create(t, jobObject(b, "despite"))
 	if job.Spec.ActiveDeadlineSeconds == nil || *job.Spec.ActiveDeadlineSeconds != 600 || job.Spec.Template.Spec.ServiceAccountName != "job-runner" {
