@@ -100,6 +100,7 @@ schemas: $(KUBECONFORM)
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 	@set -e; for m in $(MODULES); do echo "cd $$m && staticcheck ./..."; (cd $$m && $(STATICCHECK) ./...); done
+	$(GO) run ./hack/apisize
 
 # The bench module's tests check that every library it compares arrives at
 # the same configuration; its benchmarks run only under `make bench`.
@@ -144,10 +145,11 @@ bench-scale: tools
 	  cd bench && STRATA_SCALE_NAMESPACES=$(SCALE) $(GO) test -run '^$$' -bench 'Case7Namespaces' -benchtime 1x -timeout 180m -v . ; } | tee $(BIN)/bench-scale.txt
 
 ## api: per package of the library, its non-test lines and exported
-## names, against the budgets hack/apisize states; it fails above one. Not
-## part of test until layers/namespaced and the library are within them.
+## names, against the budgets hack/apisize states; it fails above one. test
+## runs it against its ceilings, the figures as they stand, so that none
+## grows while it is above its budget.
 api:
-	$(GO) run ./hack/apisize
+	$(GO) run ./hack/apisize -budgets
 
 ## bench-lib: the library's own benchmarks, with allocations.
 bench-lib:

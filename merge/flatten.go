@@ -22,13 +22,6 @@ const Tombstone = "null"
 // also merges declared lists per element.
 func Flatten(doc []byte) (map[string]string, error) { return Lists(nil).Flatten(doc) }
 
-// FlattenValue flattens the JSON value v found at key into out: an object is
-// descended into, anything else is one leaf. It is how a string value that
-// parses to an object (a flag such as --feature-gates) merges per key.
-func FlattenValue(out map[string]string, key string, v []byte) error {
-	return Lists(nil).FlattenValue(out, key, v)
-}
-
 // Unflatten builds the JSON object whose leaves are values. Tombstones are
 // left out. A key that is both a leaf and the ancestor of another key is an
 // error; Merge never produces one. Member order is sorted, so the output is

@@ -105,8 +105,10 @@ func (l Lists) Flatten(doc []byte) (map[string]string, error) {
 	return out, nil
 }
 
-// FlattenValue is the package's FlattenValue with the keyed lists of l
-// flattened per element.
+// FlattenValue flattens the JSON value v found at key into out: an object
+// is descended into, a keyed list of l flattened per element, anything else
+// is one leaf. It is how a string value that parses to an object (a flag
+// such as --feature-gates) merges per key.
 func (l Lists) FlattenValue(out map[string]string, key string, v []byte) error {
 	if err := checkKeys(v); err != nil {
 		return fmt.Errorf("%s: %w", displayKey(key), err)

@@ -29,21 +29,6 @@ var readyMade = map[reflect.Type]map[string]Marker{
 	},
 }
 
-// ReadyMade returns the markers FieldsFor gives the struct type t wherever
-// a configuration holds it, keyed by JSON pointers below it, or nil: the
-// component-base structs' paths and not-paths.
-func ReadyMade(t reflect.Type) map[string]Marker {
-	m := readyMade[deref(t)]
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]Marker, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 func deref(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
