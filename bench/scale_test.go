@@ -96,7 +96,7 @@ func BenchmarkCase7Scale(b *testing.B) {
 		for b.Loop() {
 			resolveAll(b)
 		}
-		time.Sleep(time.Second) // watches the last resolves opened, if any
+		time.Sleep(time.Second) // watches the last resolves opened, if any: nothing announces an open watch
 		n := float64(len(cl.names))
 		b.ReportMetric(float64(heapBytes()-heap0)/n, "heap-B-per-ns")
 		b.ReportMetric(float64(runtime.NumGoroutine()-g0)/n, "goroutines-per-ns")
@@ -135,7 +135,7 @@ func BenchmarkCase7Scale(b *testing.B) {
 				}
 			}
 		}
-		time.Sleep(2 * time.Second) // anything the watches would deliver
+		time.Sleep(2 * time.Second) // a quiet period: nothing signals that the watches have no more to deliver
 		b.ReportMetric(float64(heapBytes()-heap0)/(1<<20), "heap-MiB")
 	})
 	b.Run("unlabelled/unfiltered-informer", func(b *testing.B) {

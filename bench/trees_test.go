@@ -219,7 +219,7 @@ func benchReload(b *testing.B, start func(TreeOptions) (TreeServer, error)) {
 			b.Fatal(err)
 		}
 		waitGeneration(b, s, ids[0], gen)
-		time.Sleep(100 * time.Millisecond) // reads held up until the publish record their wait
+		time.Sleep(100 * time.Millisecond) // reads held up until the publish record their wait; nothing marks the last of them
 		recording.Store(false)
 		mu.Lock()
 		if len(published) > n {
@@ -287,7 +287,7 @@ func benchShards(b *testing.B, start func(TreeOptions) (TreeServer, error), key 
 		time.Sleep(20 * time.Millisecond) // kubelet syncs one volume after another
 	}
 	waitGeneration(b, s, CIIdentity{Org: fmt.Sprintf("org%d", Shards-1), Repo: "repo9", Branch: "main"}, 2)
-	time.Sleep(500 * time.Millisecond) // anything still under way
+	time.Sleep(500 * time.Millisecond) // a quiet period: nothing signals that no reload is still under way
 	mu.Lock()
 	defer mu.Unlock()
 	b.ReportMetric(float64(snapshots), "reloads")

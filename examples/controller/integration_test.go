@@ -518,7 +518,7 @@ func TestAPIServerRestart(t *testing.T) {
 	if got := *f.resolve(a).Object.DefaultTimeoutSeconds; got != 600 {
 		t.Fatalf("during the outage: %d", got)
 	}
-	time.Sleep(2 * time.Second) // let the watches notice and start retrying
+	time.Sleep(2 * time.Second) // for the watches to fail and retry while the server is away: nothing announces a failed watch
 	own.StartAPIServer(t)
 
 	f.override(a, map[string]string{"default-timeout-seconds": "650"})

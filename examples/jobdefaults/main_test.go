@@ -445,7 +445,7 @@ func TestInvalidTenantConfigMapNeverRefusesAJob(t *testing.T) {
 	cl := startCluster(t)
 	b := cl.namespace(t, "team-b")
 	bad := cl.overridesWithoutConfigMapWebhook(t, b, map[string]string{"default-timeout-seconds": "-5", "default-service-account": "Not_A_Name"})
-	time.Sleep(500 * time.Millisecond) // let the resolver see it; the Job must pass either way
+	time.Sleep(500 * time.Millisecond) // for the manager's cache to hold it, which nothing outside the manager announces; the Job must pass either way
 	job := cl.create(t, jobObject(b, "despite"))
 	if job.Spec.ActiveDeadlineSeconds == nil || *job.Spec.ActiveDeadlineSeconds != 600 || job.Spec.Template.Spec.ServiceAccountName != "job-runner" {
 		t.Errorf("Job with an invalid namespace ConfigMap: deadline %v, serviceAccountName %q; want the cluster's 600 and job-runner",

@@ -1,6 +1,10 @@
 package namespaced
 
-import "k8s.io/utils/clock"
+import (
+	"context"
+
+	"k8s.io/utils/clock"
+)
 
 // WithClock makes r, not yet started, time its pauses by c: a test steps
 // a fake clock instead of sleeping.
@@ -9,3 +13,10 @@ func WithClock[T any](r *Resolver[T], c clock.WithTicker) { r.c.clock = c }
 // OnRelist has r, a Lazy resolver not yet started, call h once each
 // relist has ended and its result was put in what the namespace holds.
 func OnRelist[T any](r *Resolver[T], h func(ns, rv string)) { r.src.(*lazyMode[T]).relisted = h }
+
+// NamespaceLabels returns the labels of namespace ns as r, a started Lazy
+// resolver with selector layers, holds them: what its next build reads.
+func NamespaceLabels[T any](r *Resolver[T], ns string) map[string]string {
+	ls, _ := r.src.(*lazyMode[T]).inf.NamespaceLabels(context.Background(), ns)
+	return ls
+}

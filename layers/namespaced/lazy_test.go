@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -506,7 +507,11 @@ func TestLazyLabelChangeDuringMiss(t *testing.T) {
 		Labels: map[string]string{"tier": "gold"}}}, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the namespace informer sees it
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return namespaced.NamespaceLabels(r, "team")["tier"] == "gold", nil
+	}); err != nil {
+		t.Fatalf("the resolver's namespace informer never saw the new labels: %v", err)
+	}
 	close(release)
 	if v := <-got; v != 30 {
 		t.Errorf("the resolve cached the labels it read before the change: timeout %d, want the gold selector layer's 30", v)

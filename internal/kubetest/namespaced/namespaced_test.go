@@ -219,7 +219,7 @@ func (n *notifications) settle(t *testing.T, want map[string]int) map[string]int
 		}
 		return true
 	})
-	time.Sleep(300 * time.Millisecond) // a duplicate would come now
+	time.Sleep(300 * time.Millisecond) // a quiet period: a duplicate would come now, and nothing signals that none will
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, e := range n.errs {
