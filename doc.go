@@ -34,6 +34,8 @@
 //	    tenant policy, one immutable typed snapshot per namespace, cached
 //	    and rebuilt level-triggered, with change notifications; a Direct
 //	    resolver for webhooks reads on every call.
+//	    layers/namespaced/tenancy declares the operator's tenant policy and
+//	    the reasons it refuses keys for;
 //	    layers/namespaced/webhook serves a resolver's check of the layer
 //	    ConfigMaps as an admission webhook and builds its registration;
 //	    layers/namespaced/namespacedtest runs one in a test over objects the

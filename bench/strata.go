@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // Names of the workload's ConfigMaps.
@@ -33,7 +34,7 @@ func ResolverOptions() (namespaced.Options[*Settings], error) {
 		ClusterConfigMap:    ClusterName,
 		NamespaceConfigMaps: []string{OverridesName},
 		Labels:              OverrideLabels,
-		Tenancy:             namespaced.Tenancy{GateKey: GateKey, GateOpen: "true", GateClosed: "false"},
+		Tenancy:             tenancy.Policy{GateKey: GateKey, GateOpen: "true", GateClosed: "false"},
 	}, nil
 }
 

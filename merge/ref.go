@@ -60,7 +60,7 @@ func refOf(value string) (Ref, bool) {
 
 // LooksLikeRef reports whether value, JSON text, holds anything with the
 // shape of a reference, at any depth: a policy that refuses such literals
-// outright (namespaced.Tenancy.RefuseRefLiterals) asks it.
+// outright (layers/namespaced/tenancy.Policy.RefuseRefLiterals) asks it.
 func LooksLikeRef(value string) bool {
 	if !strings.Contains(value, `"`+refMember+`"`) {
 		return false

@@ -20,6 +20,7 @@ import (
 	"github.com/stratacfg/strata/internal/kubetest"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // server is the etcd and kube-apiserver the tests of this package share;
@@ -225,10 +226,10 @@ func TestOverridesAndPolicy(t *testing.T) {
 		t.Errorf("team a: max-timeout-seconds = %d, want the cluster's (cluster-only)", got)
 	}
 	want := map[string]string{
-		"default-service-account": namespaced.ReasonLocked,
-		"max-timeout-seconds":     namespaced.ReasonClusterOnly,
-		"enforced-config-level":   namespaced.ReasonPolicyKey,
-		"non-overridable-fields":  namespaced.ReasonPolicyKey,
+		"default-service-account": tenancy.ReasonLocked,
+		"max-timeout-seconds":     tenancy.ReasonClusterOnly,
+		"enforced-config-level":   tenancy.ReasonPolicyKey,
+		"non-overridable-fields":  tenancy.ReasonPolicyKey,
 	}
 	if got := rejected(s); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("team a: rejected %v, want %v", got, want)
@@ -245,7 +246,7 @@ func TestOverridesAndPolicy(t *testing.T) {
 	if got := fmt.Sprint(s.Overrides()); got != "[default-timeout-seconds default-ttl-seconds-after-finished]" {
 		t.Errorf("overrides: %s", got)
 	}
-	if got := f.metric("test_rejected_tenant_keys_total", map[string]string{"reason": namespaced.ReasonLocked}); got < 1 {
+	if got := f.metric("test_rejected_tenant_keys_total", map[string]string{"reason": tenancy.ReasonLocked}); got < 1 {
 		t.Errorf("rejected_tenant_keys_total{reason=locked} = %v", got)
 	}
 
@@ -288,7 +289,7 @@ func TestGateAndLockChanges(t *testing.T) {
 	}
 	f.put(f.system, ClusterConfigMap, nil, lock)
 	eventually(t, 10*time.Second, func() string {
-		if s := f.resolve(a); s.Object.DefaultServiceAccount != "" || rejected(s)["default-service-account"] != namespaced.ReasonLocked {
+		if s := f.resolve(a); s.Object.DefaultServiceAccount != "" || rejected(s)["default-service-account"] != tenancy.ReasonLocked {
 			return fmt.Sprintf("service account %q, rejected %v", s.Object.DefaultServiceAccount, rejected(s))
 		}
 		return ""

@@ -44,6 +44,7 @@ import (
 	"github.com/stratacfg/strata/internal/kubeobjects"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -108,12 +109,12 @@ func optionsIn(system string, cacheSize int) (namespaced.Options[*v1alpha1.JobDe
 		NamespaceConfigMaps: []string{OverridesName},
 		Labels:              OverrideLabels,
 		CacheSize:           cacheSize,
-		Tenancy: namespaced.Tenancy{
+		Tenancy: tenancy.Policy{
 			GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
 			LockKey: "non-overridable-fields",
 			// A tenant's timeout lies within the operator's maximum, or
 			// the built-in one when the cluster sets none.
-			Bounds: []namespaced.Bound{{
+			Bounds: []tenancy.Bound{{
 				Key:       "default-timeout-seconds",
 				AtMostKey: "max-timeout-seconds", AtMost: strconv.FormatInt(v1alpha1.DefaultMaxTimeoutSeconds, 10),
 				AtLeast: "1",

@@ -60,6 +60,7 @@ import (
 	"github.com/stratacfg/strata/integrations/stratacr"
 	"github.com/stratacfg/strata/internal/servingcert"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/layers/namespaced/webhook"
 	"github.com/stratacfg/strata/zpages"
 )
@@ -169,7 +170,7 @@ func options() (namespaced.Options[*v1alpha1.JobDefaults], error) {
 		ClusterConfigMap:    ClusterConfigMap,
 		NamespaceConfigMaps: []string{OverridesName},
 		Labels:              OverrideLabels,
-		Tenancy: namespaced.Tenancy{
+		Tenancy: tenancy.Policy{
 			GateKey: "enforced-config-level", GateOpen: v1alpha1.LevelNamespace, GateClosed: v1alpha1.LevelCluster,
 			LockKey: "non-overridable-fields",
 		},

@@ -44,6 +44,7 @@ import (
 	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
 	"github.com/stratacfg/strata/internal/kubeobjects"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 func main() {
@@ -125,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			out = report(*ns, snap)
 		}
 	} else {
-		var keys *namespaced.TenantKeys
+		var keys *tenancy.Keys
 		if keys, err = tenantKeys(ctx, *dir, *kubeconfig); err == nil {
 			out = keysReport(keys)
 		}
@@ -145,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // tenantKeys returns what tenants may set under the cluster ConfigMaps of
 // dir's manifests, or of the cluster kubeconfig names.
-func tenantKeys(ctx context.Context, dir, kubeconfig string) (*namespaced.TenantKeys, error) {
+func tenantKeys(ctx context.Context, dir, kubeconfig string) (*tenancy.Keys, error) {
 	var objs []runtime.Object
 	if dir != "" {
 		var err error
@@ -209,7 +210,7 @@ type keysOutput struct {
 }
 
 // keysReport is the output of keys, sections in their order, keys sorted.
-func keysReport(keys *namespaced.TenantKeys) keysOutput {
+func keysReport(keys *tenancy.Keys) keysOutput {
 	out := keysOutput{Open: keys.Open}
 	for _, section := range []string{tektonconfig.DefaultsSection, tektonconfig.FeatureFlagsSection} {
 		sk := sectionKeys{Section: section, Overridable: []string{}, Locked: []string{}, Refused: []refusedKey{}}
@@ -221,7 +222,7 @@ func keysReport(keys *namespaced.TenantKeys) keysOutput {
 			switch ref := keys.Keys[k]; {
 			case !ref.Refused():
 				sk.Overridable = append(sk.Overridable, name)
-			case ref.Reason == namespaced.ReasonLocked:
+			case ref.Reason == tenancy.ReasonLocked:
 				sk.Locked = append(sk.Locked, name)
 			default:
 				sk.Refused = append(sk.Refused, refusedKey{Key: name, Reason: ref.Reason})

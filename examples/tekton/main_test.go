@@ -14,7 +14,7 @@ import (
 	"github.com/tektoncd/pipeline/pkg/apis/config"
 
 	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
-	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // resolveDir runs `tekton-config resolve --namespace ns --from-dir dir`.
@@ -220,8 +220,8 @@ func TestKeys(t *testing.T) {
 	for _, r := range append(slices.Clip(defaults.Refused), flags.Refused...) {
 		reasons[r.Key] = r.Reason
 	}
-	for k, want := range map[string]string{"default-forbidden-env": namespaced.ReasonNotOverridable, "enable-artifacts": namespaced.ReasonAlpha,
-		"enable-api-fields": namespaced.ReasonPolicyKey, "per-namespace-configuration": namespaced.ReasonPolicyKey} {
+	for k, want := range map[string]string{"default-forbidden-env": tenancy.ReasonNotOverridable, "enable-artifacts": tenancy.ReasonAlpha,
+		"enable-api-fields": tenancy.ReasonPolicyKey, "per-namespace-configuration": tenancy.ReasonPolicyKey} {
 		if reasons[k] != want {
 			t.Errorf("%s: %q, want %q", k, reasons[k], want)
 		}

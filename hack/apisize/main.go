@@ -33,9 +33,9 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it; the script says when one may come down.
 const (
-	namespacedLinesCeiling    = 5604
+	namespacedLinesCeiling    = 5514
 	namespacedCoreCeiling     = 2034
-	namespacedExportedCeiling = 78
+	namespacedExportedCeiling = 64
 	libraryExportedCeiling    = 449
 )
 

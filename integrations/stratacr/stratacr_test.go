@@ -28,6 +28,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 var tenantLabels = map[string]string{"config.strata.dev/type": "namespace"}
@@ -41,7 +42,7 @@ func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
 	return namespaced.Options[*testkind.Defaults]{
 		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
 		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster"},
+		Tenancy: tenancy.Policy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster"},
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/zpages"
 )
 
@@ -68,7 +69,7 @@ func options() namespaced.Options[*config] {
 					Parse: namespaced.FromConfigMap("pipelines", "feature-flags", newFlags, func(c *config, v string) { c.APIFields = v })},
 			},
 		},
-		Tenancy: namespaced.Tenancy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
+		Tenancy: tenancy.Policy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
 			Overridable: []string{"config-defaults/default-timeout-minutes"}},
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/manifests"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/watch"
@@ -151,7 +152,7 @@ func TestTenantValueInAParserError(t *testing.T) {
 	type cfg struct{ V string }
 	r, err := namespaced.NewDryRun(namespaced.Options[*cfg]{
 		Namespace: "ops", Labels: map[string]string{"layer": "tenant"},
-		Tenancy: namespaced.Tenancy{Overridable: []string{"s/v"}, GateKey: "s/gate", GateOpen: "on", GateClosed: "off"},
+		Tenancy: tenancy.Policy{Overridable: []string{"s/v"}, GateKey: "s/gate", GateOpen: "on", GateClosed: "off"},
 		Parsed: &namespaced.Parsed[*cfg]{New: func() *cfg { return &cfg{} }, Sections: []namespaced.Section[*cfg]{{
 			Name: "s", ClusterConfigMap: "s", NamespaceConfigMap: "s", Keys: []string{"v", "gate"},
 			Parse: namespaced.FromMap(func(data map[string]string) (string, error) {

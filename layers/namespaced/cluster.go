@@ -45,7 +45,7 @@ func (c *core[T]) parseCluster(cms map[string]*corev1.ConfigMap) (*clusterState[
 			data[c.model.keyOf(name, k)] = v
 		}
 	}
-	p, policyErr := c.o.Tenancy.policyFrom(data, c.model)
+	p, policyErr := policyFrom(&c.o.Tenancy, data, c.model)
 	upper := c.upper(nil)
 	stack, obj, res, err := c.model.newStack(upper, st.layers...)
 	switch {

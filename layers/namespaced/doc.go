@@ -3,9 +3,9 @@
 // granularity, most generic first:
 //
 //   - the cluster ConfigMap, in the component's own namespace, which also
-//     holds the tenant policy: a gate that opens namespace overrides, a
-//     list of keys locked by the operator, and the stability level tenants
-//     may use;
+//     holds the tenant policy (Options.Tenancy, a tenancy.Policy): a
+//     gate that opens namespace overrides, a list of keys locked by the
+//     operator, and the stability level tenants may use;
 //   - selector ConfigMaps, in the component's namespace, each applying to
 //     the namespaces its label selector matches (opt-in);
 //   - the namespace's own ConfigMaps, owned by tenants, of which only the

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
@@ -88,7 +89,7 @@ func (in *nestedConfig) DeepCopyObject() runtime.Object {
 
 var nestedGV = schema.GroupVersion{Group: "nested.test.strata.dev", Version: "v1"}
 
-func newNestedResolver(t testing.TB, mutate ...func(*Tenancy)) *DryRun[*nestedConfig] {
+func newNestedResolver(t testing.TB, mutate ...func(*tenancy.Policy)) *DryRun[*nestedConfig] {
 	t.Helper()
 	kind, err := scheme.New(scheme.Config{
 		Group: nestedGV.Group, Kind: "nestedConfig", Hub: "v1",
@@ -100,7 +101,7 @@ func newNestedResolver(t testing.TB, mutate ...func(*Tenancy)) *DryRun[*nestedCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenancy := Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"}
+	tenancy := tenancy.Policy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"}
 	for _, m := range mutate {
 		m(&tenancy)
 	}
@@ -129,15 +130,15 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 		name, key, value, stability string
 		reason, field               string
 	}{
-		{name: "path in an object", key: "server", value: "{certFile: /etc/shadow}", reason: ReasonPath, field: "/server/certFile"},
-		{name: "object that leaves the path unset", key: "server", value: "{port: 8443}", reason: ReasonPath, field: "/server/certFile"},
-		{name: "cluster-only in an object", key: "limits", value: "{quota: 1000000}", reason: ReasonClusterOnly, field: "/limits/quota"},
-		{name: "object that leaves the cluster-only field unset", key: "limits", value: "{burst: 9}", reason: ReasonClusterOnly, field: "/limits/quota"},
-		{name: "alpha in an object", key: "features", value: "{gated: true}", stability: "beta", reason: ReasonAlpha, field: "/features/preview"},
-		{name: "beta in an object", key: "features", value: "{plain: true}", reason: ReasonAlpha, field: "/features/preview"},
-		{name: "map of paths", key: "volumes", value: "{data: /etc}", reason: ReasonPath, field: "/volumes/*"},
-		{name: "map of objects that hold a path", key: "backends", value: "{a: {caFile: /root/ca.pem}}", reason: ReasonPath, field: "/backends/*/caFile"},
-		{name: "path two levels down", key: "deep", value: "{inner: {dir: /}}", reason: ReasonPath, field: "/deep/inner/dir"},
+		{name: "path in an object", key: "server", value: "{certFile: /etc/shadow}", reason: tenancy.ReasonPath, field: "/server/certFile"},
+		{name: "object that leaves the path unset", key: "server", value: "{port: 8443}", reason: tenancy.ReasonPath, field: "/server/certFile"},
+		{name: "cluster-only in an object", key: "limits", value: "{quota: 1000000}", reason: tenancy.ReasonClusterOnly, field: "/limits/quota"},
+		{name: "object that leaves the cluster-only field unset", key: "limits", value: "{burst: 9}", reason: tenancy.ReasonClusterOnly, field: "/limits/quota"},
+		{name: "alpha in an object", key: "features", value: "{gated: true}", stability: "beta", reason: tenancy.ReasonAlpha, field: "/features/preview"},
+		{name: "beta in an object", key: "features", value: "{plain: true}", reason: tenancy.ReasonAlpha, field: "/features/preview"},
+		{name: "map of paths", key: "volumes", value: "{data: /etc}", reason: tenancy.ReasonPath, field: "/volumes/*"},
+		{name: "map of objects that hold a path", key: "backends", value: "{a: {caFile: /root/ca.pem}}", reason: tenancy.ReasonPath, field: "/backends/*/caFile"},
+		{name: "path two levels down", key: "deep", value: "{inner: {dir: /}}", reason: tenancy.ReasonPath, field: "/deep/inner/dir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := cluster.DeepCopy()
@@ -190,7 +191,7 @@ func TestTenantCannotReachNestedFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Rejected()) != 1 || s.Rejected()[0].Reason != ReasonLocked || s.Rejected()[0].Field != "/tuning/workers" {
+		if len(s.Rejected()) != 1 || s.Rejected()[0].Reason != tenancy.ReasonLocked || s.Rejected()[0].Field != "/tuning/workers" {
 			t.Errorf("rejected %+v", s.Rejected())
 		}
 	})
@@ -222,11 +223,11 @@ func TestTenantCannotForgeARef(t *testing.T) {
 		t.Error(err)
 	}
 
-	s, err = newNestedResolver(t, func(t *Tenancy) { t.RefuseRefLiterals = true }).Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"annotations": forged, "tuning": "{workers: 2}"})})
+	s, err = newNestedResolver(t, func(t *tenancy.Policy) { t.RefuseRefLiterals = true }).Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"annotations": forged, "tuning": "{workers: 2}"})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := s.Rejected(); len(r) != 1 || r[0].Key != "annotations" || r[0].Reason != ReasonRefLiteral || s.Object.Annotations != nil || s.Object.Tuning.Workers != 2 {
+	if r := s.Rejected(); len(r) != 1 || r[0].Key != "annotations" || r[0].Reason != tenancy.ReasonRefLiteral || s.Object.Annotations != nil || s.Object.Tuning.Workers != 2 {
 		t.Errorf("with RefuseRefLiterals: rejected %+v, annotations %v", r, s.Object.Annotations)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -69,7 +70,7 @@ func ExampleDryRun() {
 		ClusterConfigMap:    "build-defaults",
 		NamespaceConfigMaps: []string{"build-overrides"},
 		Labels:              map[string]string{"builds.example.dev/config": "namespace"},
-		Tenancy: namespaced.Tenancy{
+		Tenancy: tenancy.Policy{
 			GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster",
 			LockKey: "non-overridable-fields",
 		},

@@ -16,6 +16,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // fakeOptions are the options of the resolvers these tests run on fake
@@ -30,7 +31,7 @@ func fakeOptions(t *testing.T) namespaced.Options[*jobDefaults] {
 	return namespaced.Options[*jobDefaults]{
 		Kind: kind, Namespace: "ops", ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  tenantLabels,
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster},
+		Tenancy: tenancy.Policy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster},
 	}
 }
 
@@ -209,7 +210,7 @@ func sectionedOptions() namespaced.Options[*sectioned] {
 				{Name: "b", ClusterConfigMap: "config-b", NamespaceConfigMap: "own-b", Parse: take("retries", func(s *sectioned, v string) { s.Retries = v })},
 			},
 		},
-		Tenancy: namespaced.Tenancy{GateKey: "b/open", GateOpen: "yes", GateClosed: "no", Overridable: []string{"a/timeout", "b/retries"}},
+		Tenancy: tenancy.Policy{GateKey: "b/open", GateOpen: "yes", GateClosed: "no", Overridable: []string{"a/timeout", "b/retries"}},
 	}
 }
 

@@ -56,7 +56,7 @@ type Section[T any] struct {
 	Keys []string
 	// Alpha and Beta are the section's keys of that stability (a feature
 	// flag of an alpha or a beta feature): a tenant sets one only when
-	// the cluster allows that stability (Tenancy.StabilityKey), as for
+	// the cluster allows that stability (tenancy.Policy.StabilityKey), as for
 	// the fields of a Kind marked validation.Alpha and validation.Beta.
 	Alpha, Beta []string
 }

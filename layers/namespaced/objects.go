@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,7 +51,7 @@ func (d *DryRun[T]) Resolve(ns string, objs []runtime.Object) (*Snapshot[T], err
 
 // TenantKeys returns what tenants may set under the cluster ConfigMaps
 // among objs; an invalid cluster ConfigMap is an error.
-func (d *DryRun[T]) TenantKeys(objs []runtime.Object) (*TenantKeys, error) {
+func (d *DryRun[T]) TenantKeys(objs []runtime.Object) (*tenancy.Keys, error) {
 	if err := unique(objs); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
@@ -70,7 +71,7 @@ type Options[T any] struct {
 	// decompressed, within MaxConfigMapBytes; other binaryData is
 	// refused either way.
 	KeepGzip bool
-	Tenancy  Tenancy
+	Tenancy  tenancy.Policy
 	// TenantKeysDoc says where tenants read what they may set (a URL, or
 	// a command that prints TenantKeys): every warning and Event about a
 	// refused key points there.
@@ -217,7 +218,7 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 		m:          o.Metrics,
 		clock:      clock.RealClock{},
 	}
-	if err := o.Tenancy.check(m); err != nil {
+	if err := checkPolicy(&o.Tenancy, m); err != nil {
 		return nil, fmt.Errorf("namespaced: resolver options: Tenancy: %w", err)
 	}
 	if o.Selectors != nil {
@@ -235,7 +236,7 @@ func newCore[T any](o Options[T]) (*core[T], error) {
 }
 
 // system reports whether namespace ns never gets namespace layers.
-func (c *core[T]) system(ns string) bool { return c.o.Tenancy.system(ns, c.o.Namespace) }
+func (c *core[T]) system(ns string) bool { return system(&c.o.Tenancy, ns, c.o.Namespace) }
 
 // eventController is the reporting controller of the Events a resolver
 // records itself.

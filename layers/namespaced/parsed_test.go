@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -87,12 +88,12 @@ func pipelineOptions() Options[*pipelineConfig] {
 					Keys:  []string{"per-namespace-configuration", "non-overridable-fields", "enable-api-fields"}},
 			},
 		},
-		Tenancy: Tenancy{
+		Tenancy: tenancy.Policy{
 			GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
 			LockKey:     "feature-flags/non-overridable-fields",
 			Overridable: []string{"config-defaults/default-timeout-minutes", "config-defaults/default-service-account"},
 			ClusterOnly: []string{"feature-flags/enable-api-fields"},
-			Bounds:      []Bound{{Key: "config-defaults/default-timeout-minutes", AtMostKey: "config-defaults/max-timeout-minutes", AtMost: "1440", AtLeast: "1"}},
+			Bounds:      []tenancy.Bound{{Key: "config-defaults/default-timeout-minutes", AtMostKey: "config-defaults/max-timeout-minutes", AtMost: "1440", AtLeast: "1"}},
 		},
 	}
 }
@@ -243,7 +244,7 @@ func TestParsedStability(t *testing.T) {
 				Parse: func(data map[string]string, f *flags) error { *f = data; return nil },
 				Alpha: []string{"enable-artifacts"}, Beta: []string{"keep-pod-on-cancel"}}},
 		},
-		Tenancy: Tenancy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
+		Tenancy: tenancy.Policy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",
 			StabilityKey: "feature-flags/enable-api-fields", StabilityDefault: "beta",
 			Overridable: []string{"feature-flags/enable-artifacts", "feature-flags/keep-pod-on-cancel", "feature-flags/coschedule"}},
 	}
@@ -257,10 +258,10 @@ func TestParsedStability(t *testing.T) {
 		level       string // "" leaves the key out
 		alpha, beta string // the refusal of each: "" applied
 	}{
-		{level: "stable", alpha: ReasonAlpha, beta: ReasonBeta},
-		{level: "beta", alpha: ReasonAlpha},
+		{level: "stable", alpha: tenancy.ReasonAlpha, beta: tenancy.ReasonBeta},
+		{level: "beta", alpha: tenancy.ReasonAlpha},
 		{level: "alpha"},
-		{level: "", alpha: ReasonAlpha}, // StabilityDefault: beta
+		{level: "", alpha: tenancy.ReasonAlpha}, // StabilityDefault: beta
 	} {
 		cluster := map[string]string{"per-namespace-configuration": "true"}
 		if tc.level != "" {
@@ -339,11 +340,11 @@ func TestTenantKeys(t *testing.T) {
 	}
 	want := map[string]string{
 		"config-defaults/default-timeout-minutes":   "",
-		"config-defaults/default-service-account":   ReasonLocked,
-		"config-defaults/max-timeout-minutes":       ReasonNotOverridable,
-		"feature-flags/per-namespace-configuration": ReasonPolicyKey,
-		"feature-flags/non-overridable-fields":      ReasonPolicyKey,
-		"feature-flags/enable-api-fields":           ReasonClusterOnly,
+		"config-defaults/default-service-account":   tenancy.ReasonLocked,
+		"config-defaults/max-timeout-minutes":       tenancy.ReasonNotOverridable,
+		"feature-flags/per-namespace-configuration": tenancy.ReasonPolicyKey,
+		"feature-flags/non-overridable-fields":      tenancy.ReasonPolicyKey,
+		"feature-flags/enable-api-fields":           tenancy.ReasonClusterOnly,
 	}
 	got := map[string]string{}
 	for k, ref := range keys.Keys {
@@ -456,7 +457,7 @@ func TestParsedSelectorLayers(t *testing.T) {
 	for _, r := range s.Rejected() {
 		rejected[r.Key] = r.Reason
 	}
-	if src, _ := s.Provenance().SourceOf("/config-defaults/max-timeout-minutes"); rejected["feature-flags/per-namespace-configuration"] != ReasonPolicyKey ||
+	if src, _ := s.Provenance().SourceOf("/config-defaults/max-timeout-minutes"); rejected["feature-flags/per-namespace-configuration"] != tenancy.ReasonPolicyKey ||
 		src.Name != "pipelines/max" {
 		t.Errorf("rejected %v, max-timeout-minutes from %s", rejected, src)
 	}

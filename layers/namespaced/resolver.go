@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -225,7 +226,7 @@ func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
 // TenantKeys returns what tenants may set under the cluster configuration
 // in effect, for a command or a page that publishes it; an error before
 // Start.
-func (r *Resolver[T]) TenantKeys(ctx context.Context) (*TenantKeys, error) {
+func (r *Resolver[T]) TenantKeys(ctx context.Context) (*tenancy.Keys, error) {
 	v, err := r.st.view(ctx)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -104,7 +105,7 @@ func testOptions(t testing.TB) Options[*tenantConfig] {
 		Kind:      tenantKind(t),
 		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  map[string]string{"config": "tenant"},
-		Tenancy: Tenancy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
+		Tenancy: tenancy.Policy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"},
 	}
 }
 
@@ -164,23 +165,23 @@ func TestTenantPolicy(t *testing.T) {
 		name:    "gate open, stable",
 		cluster: map[string]string{"tenancy": "on", "locked": "retries"}, ns: "team", timeout: 30, verbose: new(false),
 		want: map[string]string{
-			"/log-dir": ReasonPath, "/alpha-thing": ReasonAlpha, "/beta-thing": ReasonBeta, "/quota": ReasonClusterOnly,
-			"/internal": ReasonNotOverridable, "/tenancy": ReasonPolicyKey, "/locked": ReasonPolicyKey, "/stability": ReasonPolicyKey,
-			"/retries": ReasonLocked,
+			"/log-dir": tenancy.ReasonPath, "/alpha-thing": tenancy.ReasonAlpha, "/beta-thing": tenancy.ReasonBeta, "/quota": tenancy.ReasonClusterOnly,
+			"/internal": tenancy.ReasonNotOverridable, "/tenancy": tenancy.ReasonPolicyKey, "/locked": tenancy.ReasonPolicyKey, "/stability": tenancy.ReasonPolicyKey,
+			"/retries": tenancy.ReasonLocked,
 		},
 	}, {
 		name:    "beta allowed",
 		cluster: map[string]string{"tenancy": "on", "stability": "beta"}, ns: "team", timeout: 30, verbose: new(false),
 		want: map[string]string{
-			"/log-dir": ReasonPath, "/alpha-thing": ReasonAlpha, "/quota": ReasonClusterOnly,
-			"/internal": ReasonNotOverridable, "/tenancy": ReasonPolicyKey, "/locked": ReasonPolicyKey, "/stability": ReasonPolicyKey,
+			"/log-dir": tenancy.ReasonPath, "/alpha-thing": tenancy.ReasonAlpha, "/quota": tenancy.ReasonClusterOnly,
+			"/internal": tenancy.ReasonNotOverridable, "/tenancy": tenancy.ReasonPolicyKey, "/locked": tenancy.ReasonPolicyKey, "/stability": tenancy.ReasonPolicyKey,
 		},
 	}, {
 		name: "alpha allowed", alphaSet: true,
 		cluster: map[string]string{"tenancy": "on", "stability": "alpha"}, ns: "team", timeout: 30, verbose: new(false),
 		want: map[string]string{
-			"/log-dir": ReasonPath, "/quota": ReasonClusterOnly,
-			"/internal": ReasonNotOverridable, "/tenancy": ReasonPolicyKey, "/locked": ReasonPolicyKey, "/stability": ReasonPolicyKey,
+			"/log-dir": tenancy.ReasonPath, "/quota": tenancy.ReasonClusterOnly,
+			"/internal": tenancy.ReasonNotOverridable, "/tenancy": tenancy.ReasonPolicyKey, "/locked": tenancy.ReasonPolicyKey, "/stability": tenancy.ReasonPolicyKey,
 		},
 	}, {
 		name:    "system namespace",

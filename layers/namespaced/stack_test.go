@@ -120,7 +120,7 @@ func TestStackMatchesWholeDecode(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		policy, err := r.c.o.Tenancy.policyFrom(byPointer(cluster), r.c.model)
+		policy, err := policyFrom(&r.c.o.Tenancy, byPointer(cluster), r.c.model)
 		if err != nil {
 			continue
 		}
@@ -178,7 +178,7 @@ func FuzzStackMatchesWholeDecode(f *testing.F) {
 	if err != nil || !fast.FieldByField() {
 		f.Fatalf("stack: %v", err)
 	}
-	policy, err := r.c.o.Tenancy.policyFrom(byPointer(cluster), r.c.model)
+	policy, err := policyFrom(&r.c.o.Tenancy, byPointer(cluster), r.c.model)
 	if err != nil {
 		f.Fatal(err)
 	}

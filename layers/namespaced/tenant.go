@@ -11,92 +11,9 @@ import (
 	"time"
 
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
-)
-
-// Tenancy is the operator's control over what namespace layers may set.
-// The gate, the lockdown list and the stability level are keys of the
-// cluster layer, so the operator changes them live; no namespace or
-// selector layer can ever set them.
-type Tenancy struct {
-	// GateKey is the cluster key that opens namespace overrides. It is
-	// open only when it holds GateOpen; absent, it holds GateClosed. Any
-	// other value makes the cluster layer invalid. With no GateKey the
-	// gate is always closed.
-	GateKey, GateOpen, GateClosed string
-	// LockKey is the cluster key that lists, comma-separated, more keys
-	// tenants may not set (ConfigMap keys, or JSON pointers for nested
-	// fields). A listed key that is no field makes the cluster layer
-	// invalid, so a typo never leaves a key open.
-	LockKey string
-	// StabilityKey is the cluster key that says which fields marked
-	// alpha or beta (a Parsed section's Alpha and Beta keys) tenants may
-	// set: "stable" (neither), "beta", or "alpha" (both).
-	// StabilityDefault is the level when the cluster layers do not set
-	// it; "stable" when empty.
-	StabilityKey, StabilityDefault string
-	// Overridable adds key patterns to the fields marked
-	// validation.Overridable: together they are the allowlist. A Parsed
-	// kind's keys are SECTION/KEY.
-	Overridable []string
-	// ClusterOnly adds key patterns to the fields marked
-	// validation.ClusterOnly: no namespace or selector layer sets them.
-	ClusterOnly []string
-	// Bounds limit the values tenants may set.
-	Bounds []Bound
-	// SystemNamespaces never get namespace layers. Nil means
-	// kube-system, kube-public and kube-node-lease; the component's own
-	// namespace is always excluded too.
-	SystemNamespaces []string
-	// RefuseRefLiterals refuses a tenant's value that holds anything of
-	// a reference's shape ({"$ref": "secret NS/NAME#KEY"}, merge.Ref).
-	// Without it such a value is a literal, never a reference (a tenant's
-	// layer writes none), and is decoded as what it is.
-	RefuseRefLiterals bool
-}
-
-// Bound limits what a tenant may set a key to: at most or at least the
-// cluster layer's value of another key (an operator's maximum), or, when
-// the cluster layer does not set that key or there is none, a constant (a
-// system maximum). Values compare as numbers, or as durations ("90s",
-// "1h"); a tenant's value that is neither, or that lies beyond a bound,
-// is refused, with the bound named, like any other refusal.
-type Bound struct {
-	// Key is the key bounded: a ConfigMap key, a JSON pointer, or for a
-	// Parsed kind SECTION/KEY.
-	Key string
-	// AtMostKey and AtLeastKey name cluster keys whose values bound it.
-	AtMostKey, AtLeastKey string
-	// AtMost and AtLeast are constant bounds, as a ConfigMap value
-	// reads ("3600", "24h"); they apply where the keys above give none.
-	AtMost, AtLeast string
-}
-
-// DefaultSystemNamespaces returns the namespaces whose ConfigMaps are
-// never read as tenant layers when Tenancy.SystemNamespaces is nil,
-// besides the component's own: kube-system, kube-public and
-// kube-node-lease. A resolver's own list is its Tenancy's.
-func DefaultSystemNamespaces() []string {
-	return []string{"kube-system", "kube-public", "kube-node-lease"}
-}
-
-// defaultSystemNamespaces are DefaultSystemNamespaces, read.
-var defaultSystemNamespaces = DefaultSystemNamespaces()
-
-// Reasons a tenant policy gives for a dropped key. They are few and fixed,
-// so that they serve as metric labels.
-const (
-	ReasonPolicyKey      = "tenant policy key: only the cluster layer sets it"
-	ReasonClusterOnly    = "cluster-only key"
-	ReasonPath           = "path-valued key: tenants may not set paths"
-	ReasonLocked         = "locked by the operator"
-	ReasonNotOverridable = "not an overridable key"
-	ReasonAlpha          = "alpha key: the cluster does not allow alpha keys for namespaces"
-	ReasonBeta           = "beta key: the cluster does not allow beta keys for namespaces"
-	ReasonAboveBound     = "above the operator's bound"
-	ReasonBelowBound     = "below the operator's bound"
-	ReasonRefLiteral     = "a literal of a reference's shape: tenants may not write references"
 )
 
 // Stability levels of StabilityKey.
@@ -155,7 +72,7 @@ func (p *tenantPolicy) Admit(l *merge.Layer, key string) merge.Refusal {
 		return ref
 	}
 	if p.refLiterals && merge.LooksLikeRef(l.Values[key]) {
-		return merge.Refusal{Reason: ReasonRefLiteral}
+		return merge.Refusal{Reason: tenancy.ReasonRefLiteral}
 	}
 	if len(p.bounds[key]) == 0 {
 		return ref
@@ -167,9 +84,9 @@ func (p *tenantPolicy) Admit(l *merge.Layer, key string) merge.Refusal {
 func checkBounds(bounds []bound, value string) merge.Refusal {
 	for _, b := range bounds {
 		c, err := compareValues(value, b.value)
-		reason := ReasonAboveBound
+		reason := tenancy.ReasonAboveBound
 		if !b.atMost {
-			reason = ReasonBelowBound
+			reason = tenancy.ReasonBelowBound
 		}
 		limit := "at most"
 		if !b.atMost {
@@ -235,35 +152,35 @@ func unquote(v string) string {
 
 // admit is Admit worked out.
 func (p *tenantPolicy) admit(key string) merge.Refusal {
-	if ref, ok := refuseListed(p.policy, key, ReasonPolicyKey); ok {
+	if ref, ok := refuseListed(p.policy, key, tenancy.ReasonPolicyKey); ok {
 		return ref
 	}
 	markers := p.keys.Markers(key)
-	if ref, ok := p.refuseMarked(markers, key, validation.ClusterOnly, ReasonClusterOnly); ok {
+	if ref, ok := p.refuseMarked(markers, key, validation.ClusterOnly, tenancy.ReasonClusterOnly); ok {
 		return ref
 	}
-	if ref, ok := refuseListed(p.clusterOnly, key, ReasonClusterOnly); ok {
+	if ref, ok := refuseListed(p.clusterOnly, key, tenancy.ReasonClusterOnly); ok {
 		return ref
 	}
 	if !p.tenant {
 		return merge.Refusal{}
 	}
-	if ref, ok := p.refuseMarked(markers, key, validation.Path, ReasonPath); ok {
+	if ref, ok := p.refuseMarked(markers, key, validation.Path, tenancy.ReasonPath); ok {
 		return ref
 	}
-	if ref, ok := refuseListed(p.locked, key, ReasonLocked); ok {
+	if ref, ok := refuseListed(p.locked, key, tenancy.ReasonLocked); ok {
 		return ref
 	}
 	if markers&validation.Overridable == 0 && !slices.ContainsFunc(p.allow, func(pat string) bool { return merge.Covers(pat, key) }) {
-		return merge.Refusal{Reason: ReasonNotOverridable}
+		return merge.Refusal{Reason: tenancy.ReasonNotOverridable}
 	}
 	if p.stability&validation.Alpha == 0 {
-		if ref, ok := p.refuseMarked(markers, key, validation.Alpha, ReasonAlpha); ok {
+		if ref, ok := p.refuseMarked(markers, key, validation.Alpha, tenancy.ReasonAlpha); ok {
 			return ref
 		}
 	}
 	if p.stability&validation.Beta == 0 {
-		if ref, ok := p.refuseMarked(markers, key, validation.Beta, ReasonBeta); ok {
+		if ref, ok := p.refuseMarked(markers, key, validation.Beta, tenancy.ReasonBeta); ok {
 			return ref
 		}
 	}
@@ -298,24 +215,10 @@ func refuseListed(patterns []string, key, reason string) (merge.Refusal, bool) {
 	return merge.Refusal{}, false
 }
 
-// TenantKeys is what tenants may set under the cluster configuration in
-// effect, worked out by the tenant policy itself from the configuration's
-// declaration: for a Kind, its top-level members (the ConfigMap keys); for
-// a Parsed kind, the keys its sections declare.
-type TenantKeys struct {
-	// Open is the gate: whether namespace layers apply at all.
-	Open bool
-	// Keys maps every key, named as its ConfigMap holds it ("max-replicas",
-	// or SECTION/KEY), to why a tenant may not set it: the zero Refusal
-	// where a tenant may. A key a tenant may set can still be refused for
-	// its value (a bound, a reference's shape).
-	Keys map[string]merge.Refusal
-}
-
-// tenantKeys is TenantKeys of cl, keys named by display.
-func tenantKeys[T any](cl *clusterState[T], display func(string) string) *TenantKeys {
+// tenantKeys is what tenants may set under cl, keys named by display.
+func tenantKeys[T any](cl *clusterState[T], display func(string) string) *tenancy.Keys {
 	p := cl.policy.tenant
-	out := &TenantKeys{Open: cl.policy.open, Keys: make(map[string]merge.Refusal, len(p.members))}
+	out := &tenancy.Keys{Open: cl.policy.open, Keys: make(map[string]merge.Refusal, len(p.members))}
 	for key, ref := range p.members {
 		if ref.Field != "" {
 			ref.Field = display(ref.Field)
@@ -338,9 +241,9 @@ type modelKeys interface {
 	keys() keyspace
 }
 
-// check checks the keys t names against the configuration's: each must be
+// checkPolicy checks the keys t names against the configuration's: each must be
 // a key of it, and a bound's constants numbers or durations.
-func (t *Tenancy) check(m modelKeys) error {
+func checkPolicy(t *tenancy.Policy, m modelKeys) error {
 	var errs []string
 	try := func(what, k string) {
 		if k == "" {
@@ -391,10 +294,10 @@ func (t *Tenancy) check(m modelKeys) error {
 	return nil
 }
 
-// policyFrom reads the gate, the lockdown list and the stability level
+// policyFrom reads t's gate, the lockdown list and the stability level
 // from data, the cluster layers' raw values by pointer, and puts the
 // bounds in effect. The error names the key.
-func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolicy, error) {
+func policyFrom(t *tenancy.Policy, data map[string]string, m modelKeys) (*clusterPolicy, error) {
 	ptr := func(k string) string {
 		p, _ := m.pointer(k) // checked by check
 		return p
@@ -452,7 +355,7 @@ func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolic
 	tenant := base
 	tenant.tenant = true
 	tenant.refLiterals = t.RefuseRefLiterals
-	bounds, err := t.boundsFrom(data, ptr)
+	bounds, err := boundsFrom(t, data, ptr)
 	if err != nil {
 		return nil, err
 	}
@@ -461,10 +364,10 @@ func (t *Tenancy) policyFrom(data map[string]string, m modelKeys) (*clusterPolic
 	return out, nil
 }
 
-// boundsFrom puts the bounds in effect: a cluster key's value where the
+// boundsFrom puts t's bounds in effect: a cluster key's value where the
 // cluster layers set it, the constant otherwise. A cluster key's value
 // that is neither a number nor a duration makes the cluster invalid.
-func (t *Tenancy) boundsFrom(data map[string]string, ptr func(string) string) (map[string][]bound, error) {
+func boundsFrom(t *tenancy.Policy, data map[string]string, ptr func(string) string) (map[string][]bound, error) {
 	out := map[string][]bound{}
 	for _, b := range t.Bounds {
 		for _, side := range []struct {
@@ -489,8 +392,12 @@ func (t *Tenancy) boundsFrom(data map[string]string, ptr func(string) string) (m
 	return out, nil
 }
 
-// system reports whether namespace ns never gets namespace layers.
-func (t *Tenancy) system(ns, own string) bool {
+// defaultSystemNamespaces are tenancy.DefaultSystemNamespaces, read once.
+var defaultSystemNamespaces = tenancy.DefaultSystemNamespaces()
+
+// system reports whether namespace ns never gets namespace layers under
+// t, own being the component's namespace.
+func system(t *tenancy.Policy, ns, own string) bool {
 	if ns == own {
 		return true
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/tekton/tektonconfig"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 func cm(ns, name string, labels, data map[string]string) *corev1.ConfigMap {
@@ -138,17 +139,17 @@ func TestNamespaceRules(t *testing.T) {
 		defaults := map[string]string{"default-forbidden-env": "A", "default-sidecar-log-polling-interval": "1s", "default-step-ref-concurrency-limit": "9"}
 		s := resolve(t, "team", clusterDefaults, clusterFlags(open), tenantDefaults("team", defaults), tenantFlags("team", flags))
 		for _, k := range never {
-			if got := refusal(s, "feature-flags/"+k); got != namespaced.ReasonNotOverridable {
+			if got := refusal(s, "feature-flags/"+k); got != tenancy.ReasonNotOverridable {
 				t.Errorf("%s: %q", k, got)
 			}
 		}
 		for _, k := range []string{"per-namespace-configuration", "non-overridable-fields", "enable-api-fields"} {
-			if got := refusal(s, "feature-flags/"+k); got != namespaced.ReasonPolicyKey {
+			if got := refusal(s, "feature-flags/"+k); got != tenancy.ReasonPolicyKey {
 				t.Errorf("%s: %q", k, got)
 			}
 		}
 		for k := range defaults {
-			if got := refusal(s, "config-defaults/"+k); got != namespaced.ReasonNotOverridable {
+			if got := refusal(s, "config-defaults/"+k); got != tenancy.ReasonNotOverridable {
 				t.Errorf("%s: %q", k, got)
 			}
 		}
@@ -168,10 +169,10 @@ func TestNamespaceRules(t *testing.T) {
 			level       string // the cluster's enable-api-fields; "" leaves it to Tekton's default, beta
 			alpha, beta string // the refusal of each flag: "" applied
 		}{
-			{"stable", namespaced.ReasonAlpha, namespaced.ReasonBeta},
-			{"beta", namespaced.ReasonAlpha, ""},
+			{"stable", tenancy.ReasonAlpha, tenancy.ReasonBeta},
+			{"beta", tenancy.ReasonAlpha, ""},
 			{"alpha", "", ""},
-			{"", namespaced.ReasonAlpha, ""},
+			{"", tenancy.ReasonAlpha, ""},
 		} {
 			flags := map[string]string{"per-namespace-configuration": "true"}
 			if tc.level != "" {
@@ -192,7 +193,7 @@ func TestNamespaceRules(t *testing.T) {
 		s := resolve(t, "team", clusterDefaults, clusterFlags(flags),
 			tenantDefaults("team", map[string]string{"default-service-account": "root", "default-timeout-minutes": "30"}),
 			tenantFlags("team", map[string]string{"coschedule": "disabled", "keep-pod-on-cancel": "true"}))
-		if refusal(s, "config-defaults/default-service-account") != namespaced.ReasonLocked || refusal(s, "feature-flags/coschedule") != namespaced.ReasonLocked {
+		if refusal(s, "config-defaults/default-service-account") != tenancy.ReasonLocked || refusal(s, "feature-flags/coschedule") != tenancy.ReasonLocked {
 			t.Errorf("rejected %v", s.Rejected())
 		}
 		if s.Object.Defaults.DefaultServiceAccount != "cluster-sa" || s.Object.Defaults.DefaultTimeoutMinutes != 30 || !s.Object.FeatureFlags.EnableKeepPodOnCancel {

@@ -14,6 +14,7 @@ import (
 	"github.com/tektoncd/pipeline/pkg/apis/config"
 
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // Config is one namespace's Tekton configuration: both sections from one
@@ -137,7 +138,7 @@ func Options(system string) namespaced.Options[*Config] {
 					Alpha: flagsOf(config.AlphaAPIFields), Beta: flagsOf(config.BetaAPIFields)},
 			},
 		},
-		Tenancy: namespaced.Tenancy{
+		Tenancy: tenancy.Policy{
 			GateKey: FeatureFlagsSection + "/" + GateKey, GateOpen: "true", GateClosed: "false",
 			LockKey:          FeatureFlagsSection + "/" + LockKey,
 			StabilityKey:     FeatureFlagsSection + "/enable-api-fields",

@@ -28,6 +28,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // server is the etcd and kube-apiserver this package's tests share; each
@@ -105,7 +106,7 @@ func (w *world) options() namespaced.Options[*jobDefaults] {
 		Name: "strata-test", Kind: kind,
 		Namespace: w.system, ClusterConfigMap: "defaults", NamespaceConfigMaps: []string{"overrides"},
 		Labels: tenantLabels, TenantKeysDoc: "strata-test keys",
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster,
+		Tenancy: tenancy.Policy{GateKey: "enforced-config-level", GateOpen: testkind.LevelNamespace, GateClosed: testkind.LevelCluster,
 			LockKey: "non-overridable-fields"},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/layers/namespaced/namespacedtest"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
@@ -21,7 +22,7 @@ func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
 	return namespaced.Options[*testkind.Defaults]{
 		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
 		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: map[string]string{"config.strata.dev/type": "namespace"},
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster",
+		Tenancy: tenancy.Policy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster",
 			LockKey: "non-overridable-fields"},
 		Selectors: &namespaced.Selectors{Labels: map[string]string{"config.strata.dev/type": "selector"}},
 	}
@@ -43,7 +44,7 @@ func TestResolverThroughAChange(t *testing.T) {
 	if err != nil || *s.Object.DefaultTimeoutSeconds != 60 {
 		t.Fatalf("team-a: %v, %v", s, err)
 	}
-	if got := namespacedtest.Rejected(s); got["default-service-account"] != namespaced.ReasonLocked || len(got) != 1 {
+	if got := namespacedtest.Rejected(s); got["default-service-account"] != tenancy.ReasonLocked || len(got) != 1 {
 		t.Errorf("rejected %v", got)
 	}
 	var notified []string

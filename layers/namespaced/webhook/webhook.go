@@ -33,6 +33,7 @@ import (
 	"github.com/stratacfg/strata/internal/admissionreview"
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/layers/namespaced"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // Checker checks a ConfigMap as a resolver would read it:
@@ -101,7 +102,7 @@ func Configuration[T any](o namespaced.Options[T], name string, client admission
 	const nameLabel = "kubernetes.io/metadata.name" // set on every namespace since Kubernetes 1.22
 	system := o.Tenancy.SystemNamespaces
 	if system == nil {
-		system = namespaced.DefaultSystemNamespaces()
+		system = tenancy.DefaultSystemNamespaces()
 	}
 	excluded := append([]string{o.Namespace}, system...)
 	ignore, none, scope := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.NamespacedScope

@@ -18,6 +18,7 @@ import (
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
 	"github.com/stratacfg/strata/layers/namespaced/namespacedtest"
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/layers/namespaced/webhook"
 )
 
@@ -30,7 +31,7 @@ func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
 	return namespaced.Options[*testkind.Defaults]{
 		Kind: kind, Namespace: "strata-system", ClusterConfigMap: "strata-defaults",
 		NamespaceConfigMaps: []string{"strata-overrides"}, Labels: map[string]string{"config.strata.dev/type": "namespace"},
-		Tenancy: namespaced.Tenancy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster",
+		Tenancy: tenancy.Policy{GateKey: "enforced-config-level", GateOpen: "namespace", GateClosed: "cluster",
 			LockKey: "non-overridable-fields"},
 	}
 }
