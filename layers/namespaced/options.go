@@ -29,8 +29,7 @@ const (
 	defaultMaxConfigMapKeys  = 512
 )
 
-// DefaultSelectorAnnotation holds the namespace label selector of a
-// selector ConfigMap.
+// DefaultSelectorAnnotation holds a selector ConfigMap's namespace selector.
 const DefaultSelectorAnnotation = "config.strata.dev/namespace-selector"
 
 // Options configure a Resolver. T is the configuration: the hub type of
@@ -71,7 +70,8 @@ type Options[T any] struct {
 	// decompressed, within MaxConfigMapBytes; other binaryData is
 	// refused either way.
 	KeepGzip bool
-	Tenancy  tenancy.Policy
+	// Tenancy is the operator's say over what tenants may set.
+	Tenancy tenancy.Policy
 	// TenantKeysDoc says where tenants read what they may set (a URL, or
 	// a command that prints TenantKeys): every warning and Event about a
 	// refused key points there.

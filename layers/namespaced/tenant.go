@@ -16,7 +16,7 @@ import (
 	"github.com/stratacfg/strata/validation"
 )
 
-// Stability levels of StabilityKey.
+// Stability levels of tenancy.Policy.StabilityKey.
 const (
 	stabilityStable = "stable"
 	stabilityBeta   = "beta"
