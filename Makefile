@@ -10,8 +10,9 @@ FUZZTIME ?= 10s
 
 .PHONY: test vet lint schemas unit bench bench-scale bench-lib fuzz demo tools generate api
 
-## test: everything CI runs: vet, staticcheck, the race-enabled test suite
-## (which needs the real servers and writers that `make tools` builds).
+## test: everything CI runs: vet, staticcheck, the size ceilings of
+## hack/apisize, the race-enabled test suite (which needs the real servers
+## and writers that `make tools` builds).
 test: vet lint tools schemas unit
 
 # The programs integration tests run, built from hack/tools (its own modules,

@@ -86,7 +86,7 @@ type Version struct {
 	// struct tags, keyed by JSON pointer patterns ("*" matches one
 	// segment): the fields of types the author does not own. apiVersion,
 	// kind and the structs of k8s.io/component-base come ready-made
-	// (validation.ReadyMade).
+	// (validation.FieldsFor).
 	Markers map[string]validation.Marker
 	// OS declares the operating system of fields of types the author does
 	// not own, as `strata:"os=linux"` does of tagged fields: key → GOOS

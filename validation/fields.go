@@ -111,8 +111,9 @@ type patternMarker struct {
 // and adds declared, keyed by JSON pointer patterns ("*" matches one
 // segment), and oses, the operating system of fields whose type has no
 // such tag (key → GOOS, as `strata:"os=GOOS"` says it). Some come ready-made: apiVersion and kind are not paths, and
-// the structs of k8s.io/component-base a configuration embeds carry their
-// markers wherever they are (ReadyMade). It fails on an unknown tag value,
+// the structs of k8s.io/component-base a configuration embeds
+// (ClientConnectionConfiguration, LeaderElectionConfiguration,
+// LoggingConfiguration) carry their markers wherever they are. It fails on an unknown tag value,
 // on a declared key that is no field of t, and on a field marked both path
 // and not-path.
 func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]string) (*Fields, error) {

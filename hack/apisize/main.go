@@ -1,9 +1,11 @@
 // Command apisize prints, per package of the library, its non-test lines
 // and its exported names (types, functions, methods of exported types,
-// constants and variables), each figure against its budget and its
-// ceiling below. It exits 1 when a figure passes its ceiling, so that
-// `make test` keeps any figure from growing; with -budgets (`make api`),
-// also when one passes its budget. It runs from the repository's root.
+// constants and variables), and four figures against their budgets and
+// their ceilings below. It exits 1 when one of the four is above its
+// ceiling, or below a ceiling that is above its budget, so that `make
+// test` keeps them from growing and a change that lowers one lowers its
+// ceiling with it; with -budgets (`make api`), also when one is above its
+// budget. It runs from the repository's root.
 package main
 
 import (
@@ -31,7 +33,7 @@ const (
 
 // The ceilings: the figures as they stand, which no change may raise while
 // they are above their budgets. A change that lowers a figure lowers its
-// ceiling with it; the script says when one may come down.
+// ceiling with it, down to the budget at the lowest.
 const (
 	namespacedLinesCeiling    = 5514
 	namespacedCoreCeiling     = 2034
@@ -109,10 +111,10 @@ func main() {
 		switch {
 		case got > ceiling:
 			mark, failed = fmt.Sprintf("  ABOVE THE CEILING %d", ceiling), true
+		case got < ceiling && ceiling > budget:
+			mark, failed = fmt.Sprintf("  below the ceiling: lower it from %d to %d", ceiling, max(got, budget)), true
 		case got > budget && *budgets:
 			mark, failed = "  OVER", true
-		case got > budget && got < ceiling:
-			mark = fmt.Sprintf("  over; lower its ceiling from %d to %d", ceiling, got)
 		case got > budget:
 			mark = "  over"
 		}

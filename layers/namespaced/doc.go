@@ -3,7 +3,7 @@
 // granularity, most generic first:
 //
 //   - the cluster ConfigMap, in the component's own namespace, which also
-//     holds the tenant policy (Options.Tenancy, a tenancy.Policy): a
+//     holds the tenant policy's live keys (Options.Tenancy names them): a
 //     gate that opens namespace overrides, a list of keys locked by the
 //     operator, and the stability level tenants may use;
 //   - selector ConfigMaps, in the component's namespace, each applying to

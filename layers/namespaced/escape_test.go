@@ -101,14 +101,14 @@ func newNestedResolver(t testing.TB, mutate ...func(*tenancy.Policy)) *DryRun[*n
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenancy := tenancy.Policy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"}
+	policy := tenancy.Policy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off", LockKey: "locked", StabilityKey: "stability"}
 	for _, m := range mutate {
-		m(&tenancy)
+		m(&policy)
 	}
 	return newDryRun(t, Options[*nestedConfig]{
 		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
 		Labels:  map[string]string{"config": "tenant"},
-		Tenancy: tenancy,
+		Tenancy: policy,
 		Kind:    kind,
 	})
 }

@@ -480,8 +480,8 @@ func TestLazyStartedAgainDuringMiss(t *testing.T) {
 }
 
 // TestLazyLabelChangeDuringMiss changes a namespace's labels while its
-// first resolve lists its ConfigMaps, having read the labels before: the
-// resolve reads again, and a selector layer the new labels match applies.
+// first resolve lists its ConfigMaps: the snapshot it returns is built
+// from the new labels, and a selector layer they match applies.
 func TestLazyLabelChangeDuringMiss(t *testing.T) {
 	s := newScripted("")
 	ctx := t.Context()

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // DryRun resolves namespaces from objects instead of a cluster:

@@ -11,11 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // pipelineConfig is a configuration in the knative pattern: two sections,

@@ -6,9 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // Resolver turns the cluster ConfigMap, selector ConfigMaps and namespace

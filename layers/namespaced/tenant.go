@@ -45,7 +45,7 @@ type tenantPolicy struct {
 	members     map[string]merge.Refusal // the refusal of each top-level member, worked out once
 }
 
-// bound is a Bound with its value in effect.
+// bound is a tenancy.Bound with its value in effect.
 type bound struct {
 	atMost bool
 	value  string // JSON
@@ -241,8 +241,8 @@ type modelKeys interface {
 	keys() keyspace
 }
 
-// checkPolicy checks the keys t names against the configuration's: each must be
-// a key of it, and a bound's constants numbers or durations.
+// checkPolicy checks the keys t names against the configuration's: each
+// must be a key of it, and a bound's constants numbers or durations.
 func checkPolicy(t *tenancy.Policy, m modelKeys) error {
 	var errs []string
 	try := func(what, k string) {
@@ -299,7 +299,7 @@ func checkPolicy(t *tenancy.Policy, m modelKeys) error {
 // bounds in effect. The error names the key.
 func policyFrom(t *tenancy.Policy, data map[string]string, m modelKeys) (*clusterPolicy, error) {
 	ptr := func(k string) string {
-		p, _ := m.pointer(k) // checked by check
+		p, _ := m.pointer(k) // checked by checkPolicy
 		return p
 	}
 	base := tenantPolicy{keys: m.keys()}
@@ -398,13 +398,11 @@ var defaultSystemNamespaces = tenancy.DefaultSystemNamespaces()
 // system reports whether namespace ns never gets namespace layers under
 // t, own being the component's namespace.
 func system(t *tenancy.Policy, ns, own string) bool {
-	if ns == own {
-		return true
+	list := t.SystemNamespaces
+	if list == nil {
+		list = defaultSystemNamespaces
 	}
-	if t.SystemNamespaces == nil {
-		return slices.Contains(defaultSystemNamespaces, ns)
-	}
-	return slices.Contains(t.SystemNamespaces, ns)
+	return ns == own || slices.Contains(list, ns)
 }
 
 // keyPointer reads k as a JSON pointer when it starts with "/", and as one

@@ -10,10 +10,11 @@ package tenancy
 
 import "github.com/stratacfg/strata/merge"
 
-// Policy is the operator's control over what namespace layers may set.
-// The gate, the lockdown list and the stability level are keys of the
-// cluster layer, so the operator changes them live; no namespace or
-// selector layer can ever set them.
+// Policy is the operator's control over what namespace layers may set; a
+// resolver takes it in namespaced.Options.Tenancy. The gate, the lockdown
+// list and the stability level are keys of the cluster layer, so the
+// operator changes them live; no namespace or selector layer can ever set
+// them.
 type Policy struct {
 	// GateKey is the cluster key that opens namespace overrides. It is
 	// open only when it holds GateOpen; absent, it holds GateClosed. Any
@@ -26,8 +27,9 @@ type Policy struct {
 	// invalid, so a typo never leaves a key open.
 	LockKey string
 	// StabilityKey is the cluster key that says which fields marked
-	// alpha or beta (a namespaced.Parsed section's Alpha and Beta keys) tenants may
-	// set: "stable" (neither), "beta", or "alpha" (both).
+	// alpha or beta (of a Parsed kind, the keys a namespaced.Section
+	// lists as Alpha and Beta) tenants may set: "stable" (neither),
+	// "beta", or "alpha" (both).
 	// StabilityDefault is the level when the cluster layers do not set
 	// it; "stable" when empty.
 	StabilityKey, StabilityDefault string
@@ -76,8 +78,10 @@ func DefaultSystemNamespaces() []string {
 	return []string{"kube-system", "kube-public", "kube-node-lease"}
 }
 
-// Reasons a tenant policy gives for a dropped key. They are few and fixed,
-// so that they serve as metric labels.
+// Reasons a tenant policy gives for a dropped key (merge.Refusal.Reason,
+// and the snapshot's rejected keys); not the reasons of the Events a
+// resolver records. They are few and fixed, so that they serve as metric
+// labels.
 const (
 	ReasonPolicyKey      = "tenant policy key: only the cluster layer sets it"
 	ReasonClusterOnly    = "cluster-only key"
@@ -95,7 +99,7 @@ const (
 // effect, worked out by the resolver's policy itself from the
 // configuration's declaration: for a Kind, its top-level members (the
 // ConfigMap keys); for a namespaced.Parsed kind, the keys its sections
-// declare.
+// declare. A resolver's TenantKeys returns it, as a DryRun's does.
 type Keys struct {
 	// Open is the gate: whether namespace layers apply at all.
 	Open bool
