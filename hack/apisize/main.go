@@ -107,17 +107,8 @@ func main() {
 	ns := sizes["layers/namespaced"]
 	failed := false
 	check := func(what string, got, budget, ceiling int) {
-		mark := ""
-		switch {
-		case got > ceiling:
-			mark, failed = fmt.Sprintf("  ABOVE THE CEILING %d", ceiling), true
-		case got < ceiling && ceiling > budget:
-			mark, failed = fmt.Sprintf("  below the ceiling: lower it from %d to %d", ceiling, max(got, budget)), true
-		case got > budget && *budgets:
-			mark, failed = "  OVER", true
-		case got > budget:
-			mark = "  over"
-		}
+		mark, fail := verdict(got, budget, ceiling, *budgets)
+		failed = failed || fail
 		fmt.Printf("%-40s %6d (budget %d)%s\n", what, got, budget, mark)
 	}
 	fmt.Println()
@@ -128,6 +119,23 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// verdict says what to print after a figure, got, and whether it fails:
+// above its ceiling; below a ceiling above its budget (the ceiling comes
+// down with the figure); with budgets, above its budget.
+func verdict(got, budget, ceiling int, budgets bool) (mark string, fail bool) {
+	switch {
+	case got > ceiling:
+		return fmt.Sprintf("  ABOVE THE CEILING %d", ceiling), true
+	case got < ceiling && ceiling > budget:
+		return fmt.Sprintf("  below the ceiling: lower it from %d to %d", ceiling, max(got, budget)), true
+	case got > budget && budgets:
+		return "  OVER", true
+	case got > budget:
+		return "  over", false
+	}
+	return "", false
 }
 
 // exported counts f's exported names.
