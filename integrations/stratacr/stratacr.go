@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +37,7 @@ import (
 type Resolver[T any] struct {
 	*namespaced.Resolver[T]
 	mgr       manager.Manager
+	index     *configMapIndex
 	selectors bool
 	ready     chan struct{}
 }
@@ -41,8 +45,10 @@ type Resolver[T any] struct {
 // New builds a resolver that reads ConfigMaps (and, with selector layers,
 // Namespaces) through mgr's cache, and adds it to mgr. When the manager
 // starts, the resolver waits for the cache's ConfigMap informer, reads the
-// cluster ConfigMap, and then follows every change the informers see; it
-// stops with the manager. It runs on every replica, leader or not, since
+// cluster ConfigMap, and then follows every change the informers see,
+// reading a namespace's ConfigMaps from an index of the cache's objects
+// its handler keeps, without the cache's per-call cost; it stops with the
+// manager. It runs on every replica, leader or not, since
 // webhooks and reconciles on each need the configuration.
 //
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
@@ -67,7 +73,8 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	if own {
 		o.Metrics = namespaced.NewMetrics(metricsPrefix(name))
 	}
-	r, err := namespaced.NewFromReader(ClientReader(mgr.GetCache()), o)
+	index := &configMapIndex{byNS: map[string][]*corev1.ConfigMap{}}
+	r, err := namespaced.NewFromReader(indexedReader{clientReader{mgr.GetCache()}, index}, o)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +86,7 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
 		}
 	}
-	out := &Resolver[T]{Resolver: r, mgr: mgr, selectors: o.Selectors != nil, ready: make(chan struct{})}
+	out := &Resolver[T]{Resolver: r, mgr: mgr, index: index, selectors: o.Selectors != nil, ready: make(chan struct{})}
 	if err := mgr.Add(out); err != nil {
 		if own {
 			o.Metrics.Unregister(ctrlmetrics.Registry)
@@ -100,7 +107,8 @@ func metricsPrefix(name string) string { return strings.NewReplacer("-", "_", ".
 //     through the cache;
 //  3. add the resolver's event handler to the informers and wait until
 //     they have replayed what they hold, so that nothing changed between
-//     (2) and (3) is missed;
+//     (2) and (3) is missed; the ConfigMaps' handler also fills the
+//     index a resolve reads a namespace's ConfigMaps from from then on;
 //  4. close Ready, and run until ctx is done.
 func (r *Resolver[T]) Start(ctx context.Context) error {
 	objs := []client.Object{&corev1.ConfigMap{}}
@@ -124,8 +132,18 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 		return err
 	}
 	defer r.Resolver.Stop()
-	for _, inf := range infs { // (3)
-		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: r.Invalidate, UpdateFunc: func(_, obj any) { r.Invalidate(obj) }, DeleteFunc: r.Invalidate})
+	r.index.reset()
+	defer r.index.reset()
+	for i, inf := range infs { // (3)
+		h := toolscache.ResourceEventHandlerFuncs{AddFunc: r.Invalidate, UpdateFunc: func(_, obj any) { r.Invalidate(obj) }, DeleteFunc: r.Invalidate}
+		if i == 0 { // the ConfigMaps': indexed, then read again
+			h = toolscache.ResourceEventHandlerFuncs{
+				AddFunc:    func(obj any) { r.index.put(obj); r.Invalidate(obj) },
+				UpdateFunc: func(_, obj any) { r.index.put(obj); r.Invalidate(obj) },
+				DeleteFunc: func(obj any) { r.index.del(obj); r.Invalidate(obj) },
+			}
+		}
+		reg, err := inf.AddEventHandler(h)
 		if err != nil {
 			return fmt.Errorf("stratacr: %w", err)
 		}
@@ -134,6 +152,7 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 			return fmt.Errorf("stratacr: the resolver's event handler did not sync: %w", context.Cause(ctx))
 		}
 	}
+	r.index.serving.Store(true)
 	close(r.ready) // (4)
 	<-ctx.Done()
 	return nil
@@ -309,6 +328,100 @@ func (r clientReader) ConfigMaps(ctx context.Context, namespace string, sel labe
 		out[i] = &list.Items[i]
 	}
 	return out, nil
+}
+
+// configMapIndex holds the ConfigMaps the manager's informer delivers, by
+// namespace, kept by the resolver's own event handler. A resolve reads a
+// namespace's ConfigMaps from it with a map lookup: through the
+// manager's cache, each read pays a REST mapping (apiutil.IsObjectNamespaced,
+// for a cache of one kind in several namespace configurations, as
+// CacheByObject's is) and a reflective copy into a list, most of a cold
+// webhook call's time. It holds the cache's own objects, never copies,
+// and serves only from the time the handler has replayed the informer's
+// contents until the resolver stops; the cache serves otherwise. Like any
+// handler it may trail the cache by an event, which then reads the
+// namespace again.
+type configMapIndex struct {
+	mu      sync.RWMutex
+	byNS    map[string][]*corev1.ConfigMap
+	serving atomic.Bool
+}
+
+// put adds or replaces obj, a ConfigMap, by namespace and name.
+func (x *configMapIndex) put(obj any) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cms := x.byNS[cm.Namespace]
+	for i, have := range cms {
+		if have.Name == cm.Name {
+			cms[i] = cm
+			return
+		}
+	}
+	x.byNS[cm.Namespace] = append(cms, cm)
+}
+
+// del removes obj, a ConfigMap or the last state of a deleted one.
+func (x *configMapIndex) del(obj any) {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cms := slices.DeleteFunc(x.byNS[cm.Namespace], func(have *corev1.ConfigMap) bool { return have.Name == cm.Name })
+	if len(cms) == 0 {
+		delete(x.byNS, cm.Namespace)
+		return
+	}
+	x.byNS[cm.Namespace] = cms
+}
+
+// reset stops serving and forgets what the index held, for the handler
+// to fill it again.
+func (x *configMapIndex) reset() {
+	x.serving.Store(false)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	clear(x.byNS)
+}
+
+// list returns the ConfigMaps of namespace that sel matches, and whether
+// the index serves.
+func (x *configMapIndex) list(namespace string, sel labels.Selector) ([]*corev1.ConfigMap, bool) {
+	if !x.serving.Load() {
+		return nil, false
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []*corev1.ConfigMap
+	for _, cm := range x.byNS[namespace] {
+		if sel.Matches(labels.Set(cm.Labels)) {
+			out = append(out, cm)
+		}
+	}
+	return out, true
+}
+
+// indexedReader is clientReader with a namespace's ConfigMaps read from
+// index while it serves.
+type indexedReader struct {
+	clientReader
+	index *configMapIndex
+}
+
+func (r indexedReader) ConfigMaps(ctx context.Context, namespace string, sel labels.Selector) ([]*corev1.ConfigMap, error) {
+	if cms, ok := r.index.list(namespace, sel); ok {
+		return cms, nil
+	}
+	return r.clientReader.ConfigMaps(ctx, namespace, sel)
 }
 
 func (r clientReader) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {

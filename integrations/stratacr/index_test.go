@@ -1,0 +1,68 @@
+package stratacr
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// TestConfigMapIndex drives the index as the informer's handler does and
+// reads it as a resolve does.
+func TestConfigMapIndex(t *testing.T) {
+	cm := func(ns, name, version string, lbls map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: version, Labels: lbls}}
+	}
+	tenant := map[string]string{"config": "tenant"}
+	sel := labels.SelectorFromSet(tenant)
+	names := func(cms []*corev1.ConfigMap) []string {
+		var out []string
+		for _, c := range cms {
+			out = append(out, c.Name+"@"+c.ResourceVersion)
+		}
+		slices.Sort(out)
+		return out
+	}
+	x := &configMapIndex{byNS: map[string][]*corev1.ConfigMap{}}
+	x.put(cm("a", "overrides", "1", tenant))
+	if _, ok := x.list("a", sel); ok {
+		t.Fatal("the index served before the handler had replayed the informer")
+	}
+	x.put(cm("a", "other", "2", nil))
+	x.put(cm("b", "overrides", "3", tenant))
+	x.put(&corev1.Namespace{}) // not a ConfigMap: ignored
+	x.serving.Store(true)
+
+	for _, c := range []struct {
+		step string
+		do   func()
+		ns   string
+		want []string
+	}{
+		{"as replayed", func() {}, "a", []string{"overrides@1"}},
+		{"an update replaces", func() { x.put(cm("a", "overrides", "4", tenant)) }, "a", []string{"overrides@4"}},
+		{"a ConfigMap that gains the labels", func() { x.put(cm("a", "other", "5", tenant)) }, "a", []string{"other@5", "overrides@4"}},
+		{"a deletion", func() { x.del(cm("a", "overrides", "6", tenant)) }, "a", []string{"other@5"}},
+		{"a deletion the informer missed", func() {
+			x.del(toolscache.DeletedFinalStateUnknown{Key: "a/other", Obj: cm("a", "other", "5", tenant)})
+		}, "a", nil},
+		{"another namespace untouched", func() {}, "b", []string{"overrides@3"}},
+		{"a namespace with none", func() {}, "c", nil},
+	} {
+		c.do()
+		got, ok := x.list(c.ns, sel)
+		if !ok || !slices.Equal(names(got), c.want) {
+			t.Errorf("%s: namespace %s lists %v (serving %v), want %v", c.step, c.ns, names(got), ok, c.want)
+		}
+	}
+	if _, ok := x.byNS["a"]; ok {
+		t.Error("a namespace whose last ConfigMap was deleted is still held")
+	}
+	x.reset()
+	if _, ok := x.list("b", sel); ok || len(x.byNS) > 0 {
+		t.Error("a reset index still serves or holds ConfigMaps")
+	}
+}
