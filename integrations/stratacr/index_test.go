@@ -34,7 +34,7 @@ func TestConfigMapIndex(t *testing.T) {
 	x.put(cm("a", "other", "2", nil))
 	x.put(cm("b", "overrides", "3", tenant))
 	x.put(&corev1.Namespace{}) // not a ConfigMap: ignored
-	x.serving.Store(true)
+	x.serve()
 
 	for _, c := range []struct {
 		step string
@@ -45,6 +45,8 @@ func TestConfigMapIndex(t *testing.T) {
 		{"as replayed", func() {}, "a", []string{"overrides@1"}},
 		{"an update replaces", func() { x.put(cm("a", "overrides", "4", tenant)) }, "a", []string{"overrides@4"}},
 		{"a ConfigMap that gains the labels", func() { x.put(cm("a", "other", "5", tenant)) }, "a", []string{"other@5", "overrides@4"}},
+		{"a ConfigMap that loses them, still delivered", func() { x.put(cm("a", "other", "5a", nil)) }, "a", []string{"overrides@4"}},
+		{"and gains them again", func() { x.put(cm("a", "other", "5", tenant)) }, "a", []string{"other@5", "overrides@4"}},
 		{"a deletion", func() { x.del(cm("a", "overrides", "6", tenant)) }, "a", []string{"other@5"}},
 		{"a deletion the informer missed", func() {
 			x.del(toolscache.DeletedFinalStateUnknown{Key: "a/other", Obj: cm("a", "other", "5", tenant)})
@@ -61,7 +63,24 @@ func TestConfigMapIndex(t *testing.T) {
 	if _, ok := x.byNS["a"]; ok {
 		t.Error("a namespace whose last ConfigMap was deleted is still held")
 	}
-	x.reset()
+
+	// What a read returned is the resolver's: the cache's own objects,
+	// in a slice no later event changes.
+	first := cm("d", "one", "7", tenant)
+	x.put(first)
+	x.put(cm("d", "two", "8", tenant))
+	held, _ := x.list("d", sel)
+	x.del(first)
+	x.put(cm("d", "two", "9", tenant))
+	if got := names(held); !slices.Equal(got, []string{"one@7", "two@8"}) {
+		t.Errorf("a list read earlier changed under its reader: %v", got)
+	}
+	if now, _ := x.list("d", sel); len(now) != 1 || now[0].ResourceVersion != "9" {
+		t.Errorf("after the events, namespace d lists %v, want two@9", names(now))
+	} else if held[0] != first && held[1] != first {
+		t.Error("the index handed out a copy, not the object the informer delivered")
+	}
+	x.stop()
 	if _, ok := x.list("b", sel); ok || len(x.byNS) > 0 {
 		t.Error("a reset index still serves or holds ConfigMaps")
 	}

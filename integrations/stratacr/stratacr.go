@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,7 +47,11 @@ type Resolver[T any] struct {
 // cluster ConfigMap, and then follows every change the informers see,
 // reading a namespace's ConfigMaps from an index of the cache's objects
 // its handler keeps, without the cache's per-call cost; it stops with the
-// manager. It runs on every replica, leader or not, since
+// manager. The index holds what the manager's ConfigMap informer delivers:
+// where the manager's cache holds only some namespaces
+// (cache.Options.DefaultNamespaces without cache.AllNamespaces), the
+// others get no namespace layers, where a read through the cache would
+// fail. CacheByObject's cache holds every namespace. It runs on every replica, leader or not, since
 // webhooks and reconciles on each need the configuration.
 //
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
@@ -107,8 +110,10 @@ func metricsPrefix(name string) string { return strings.NewReplacer("-", "_", ".
 //     through the cache;
 //  3. add the resolver's event handler to the informers and wait until
 //     they have replayed what they hold, so that nothing changed between
-//     (2) and (3) is missed; the ConfigMaps' handler also fills the
-//     index a resolve reads a namespace's ConfigMaps from from then on;
+//     (2) and (3) is missed; the ConfigMaps' handler also fills an index,
+//     from which, once every handler has replayed, the resolver reads
+//     the ConfigMaps of a namespace, and of its own (the selector
+//     ConfigMaps), until Start returns;
 //  4. close Ready, and run until ctx is done.
 func (r *Resolver[T]) Start(ctx context.Context) error {
 	objs := []client.Object{&corev1.ConfigMap{}}
@@ -132,8 +137,7 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 		return err
 	}
 	defer r.Resolver.Stop()
-	r.index.reset()
-	defer r.index.reset()
+	defer r.index.stop()
 	for i, inf := range infs { // (3)
 		h := toolscache.ResourceEventHandlerFuncs{AddFunc: r.Invalidate, UpdateFunc: func(_, obj any) { r.Invalidate(obj) }, DeleteFunc: r.Invalidate}
 		if i == 0 { // the ConfigMaps': indexed, then read again
@@ -152,7 +156,7 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 			return fmt.Errorf("stratacr: the resolver's event handler did not sync: %w", context.Cause(ctx))
 		}
 	}
-	r.index.serving.Store(true)
+	r.index.serve()
 	close(r.ready) // (4)
 	<-ctx.Done()
 	return nil
@@ -300,8 +304,8 @@ func slimConfigMap(obj any) (any, error) {
 }
 
 // ClientReader adapts a controller-runtime client.Reader (a manager's
-// cache) to namespaced.Reader. Objects are read without a deep copy: the
-// resolver never changes them.
+// cache) to namespaced.Reader. Lists are read without a deep copy: the
+// resolver never changes what it reads.
 func ClientReader(c client.Reader) namespaced.Reader { return clientReader{c} }
 
 type clientReader struct{ c client.Reader }
@@ -338,13 +342,13 @@ func (r clientReader) ConfigMaps(ctx context.Context, namespace string, sel labe
 // CacheByObject's is) and a reflective copy into a list, most of a cold
 // webhook call's time. It holds the cache's own objects, never copies,
 // and serves only from the time the handler has replayed the informer's
-// contents until the resolver stops; the cache serves otherwise. Like any
+// contents until Start returns; the cache serves otherwise. Like any
 // handler it may trail the cache by an event, which then reads the
 // namespace again.
 type configMapIndex struct {
 	mu      sync.RWMutex
 	byNS    map[string][]*corev1.ConfigMap
-	serving atomic.Bool
+	serving bool // guarded by mu, so that a read sees it with what it guards
 }
 
 // put adds or replaces obj, a ConfigMap, by namespace and name.
@@ -384,23 +388,30 @@ func (x *configMapIndex) del(obj any) {
 	x.byNS[cm.Namespace] = cms
 }
 
-// reset stops serving and forgets what the index held, for the handler
-// to fill it again.
-func (x *configMapIndex) reset() {
-	x.serving.Store(false)
+// serve starts serving what the index holds.
+func (x *configMapIndex) serve() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.serving = true
+}
+
+// stop stops serving and forgets what the index held: reads go to the
+// cache, which outlives the resolver's handler.
+func (x *configMapIndex) stop() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.serving = false
 	clear(x.byNS)
 }
 
 // list returns the ConfigMaps of namespace that sel matches, and whether
 // the index serves.
 func (x *configMapIndex) list(namespace string, sel labels.Selector) ([]*corev1.ConfigMap, bool) {
-	if !x.serving.Load() {
-		return nil, false
-	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if !x.serving {
+		return nil, false
+	}
 	var out []*corev1.ConfigMap
 	for _, cm := range x.byNS[namespace] {
 		if sel.Matches(labels.Set(cm.Labels)) {
