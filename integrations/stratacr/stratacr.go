@@ -47,12 +47,14 @@ type Resolver[T any] struct {
 // cluster ConfigMap, and then follows every change the informers see,
 // reading a namespace's ConfigMaps from an index of the cache's objects
 // its handler keeps, without the cache's per-call cost; it stops with the
-// manager. The index holds what the manager's ConfigMap informer delivers:
-// where the manager's cache holds only some namespaces
+// manager. It runs on every replica, leader or not, since webhooks and
+// reconciles on each need the configuration.
+//
+// The index holds what the manager's ConfigMap informer delivers: where
+// the manager's cache holds only some namespaces
 // (cache.Options.DefaultNamespaces without cache.AllNamespaces), the
 // others get no namespace layers, where a read through the cache would
-// fail. CacheByObject's cache holds every namespace. It runs on every replica, leader or not, since
-// webhooks and reconciles on each need the configuration.
+// fail. CacheByObject's cache holds every namespace.
 //
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
 // recorder, its lines through the manager's logger, and its metrics
