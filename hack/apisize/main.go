@@ -35,7 +35,7 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5514
+	namespacedLinesCeiling    = 5509
 	namespacedCoreCeiling     = 2034
 	namespacedExportedCeiling = 64
 	libraryExportedCeiling    = 449

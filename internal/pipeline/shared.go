@@ -136,6 +136,20 @@ func (sh *shared) get(res *merge.Result, n int, s *setSum) *built {
 	return b
 }
 
+// Room returns m, or a new map when m is nil or holds most entries: a
+// memo bounded by starting again. A new memo starts small (a Stack is made
+// per cluster change, and most keep few); one that starts again full is
+// sized for most, as it will fill again.
+func Room[K comparable, V any](m map[K]V, most int) map[K]V {
+	switch {
+	case m == nil:
+		return map[K]V{}
+	case len(m) >= most:
+		return make(map[K]V, most)
+	}
+	return m
+}
+
 // set returns what res's layers from the n-th on set, whose sum is s.
 func (sh *shared) set(res *merge.Result, n int, s *setSum) map[string]string {
 	set := make(map[string]string, s.n)
@@ -153,12 +167,7 @@ func (sh *shared) keep(s *setSum, set map[string]string, hub, versioned runtime.
 	if b := sh.by[s.sum]; b != nil && maps.Equal(b.set, set) {
 		return b
 	}
-	switch {
-	case sh.by == nil:
-		sh.by = map[uint64]*built{} // a stack per cluster change: most keep few
-	case len(sh.by) >= sharedMost:
-		sh.by = make(map[uint64]*built, sharedMost) // it will fill again
-	}
+	sh.by = Room(sh.by, sharedMost)
 	b := &built{set: set, hub: hub, versioned: versioned}
 	sh.by[s.sum] = b
 	return b

@@ -110,3 +110,20 @@ func TestDoorkeeper(t *testing.T) {
 		}
 	}
 }
+
+func TestRoom(t *testing.T) {
+	if m := Room[string, int](nil, 4); m == nil || len(m) != 0 {
+		t.Fatalf("Room(nil) = %v, want an empty map", m)
+	}
+	m := map[string]int{"a": 1, "b": 2}
+	if got := Room(m, 4); len(got) != 2 || got["a"] != 1 {
+		t.Errorf("a memo with room was replaced: %v", got)
+	}
+	m["c"], m["d"] = 3, 4
+	if got := Room(m, 4); len(got) != 0 {
+		t.Errorf("a full memo was kept: %v", got)
+	}
+	if len(m) != 4 {
+		t.Errorf("starting again changed the full memo itself: %v", m)
+	}
+}

@@ -144,12 +144,7 @@ func (p *parsedLayers) put(cm *corev1.ConfigMap, l *merge.Layer, err error) {
 	e.layer.Store(l)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.m == nil:
-		p.m = map[parsedKey]*parsedLayer{}
-	case len(p.m) >= maxParsed:
-		p.m = make(map[parsedKey]*parsedLayer, maxParsed) // it will fill again
-	}
+	p.m = pipeline.Room(p.m, maxParsed)
 	p.m[parsedKey{cm.Namespace, cm.Name, cm.ResourceVersion}] = e
 }
 
