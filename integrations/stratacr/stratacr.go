@@ -140,15 +140,12 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 	}
 	defer r.Resolver.Stop()
 	defer r.index.stop()
-	for i, inf := range infs { // (3)
-		h := toolscache.ResourceEventHandlerFuncs{AddFunc: r.Invalidate, UpdateFunc: func(_, obj any) { r.Invalidate(obj) }, DeleteFunc: r.Invalidate}
-		if i == 0 { // the ConfigMaps': indexed, then read again
-			h = toolscache.ResourceEventHandlerFuncs{
-				AddFunc:    func(obj any) { r.index.put(obj); r.Invalidate(obj) },
-				UpdateFunc: func(_, obj any) { r.index.put(obj); r.Invalidate(obj) },
-				DeleteFunc: func(obj any) { r.index.del(obj); r.Invalidate(obj) },
-			}
-		}
+	h := toolscache.ResourceEventHandlerFuncs{ // a ConfigMap indexed, then anything read again
+		AddFunc:    func(obj any) { r.index.put(obj); r.Invalidate(obj) },
+		UpdateFunc: func(_, obj any) { r.index.put(obj); r.Invalidate(obj) },
+		DeleteFunc: func(obj any) { r.index.del(obj); r.Invalidate(obj) },
+	}
+	for _, inf := range infs { // (3)
 		reg, err := inf.AddEventHandler(h)
 		if err != nil {
 			return fmt.Errorf("stratacr: %w", err)
@@ -353,7 +350,8 @@ type configMapIndex struct {
 	serving bool // guarded by mu, so that a read sees it with what it guards
 }
 
-// put adds or replaces obj, a ConfigMap, by namespace and name.
+// put adds or replaces obj, a ConfigMap, by namespace and name; anything
+// else (a Namespace) it leaves alone.
 func (x *configMapIndex) put(obj any) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
