@@ -75,9 +75,9 @@ type Layer struct {
 // Policy decides which keys a layer may set. Implementations must be safe
 // for concurrent use.
 type Policy interface {
-	// Admit returns the zero Refusal when layer l may set key, and why
-	// it may not otherwise.
-	Admit(l *Layer, key string) Refusal
+	// Admit returns the zero Refusal when a layer under the policy may
+	// set key to value (JSON), and why it may not otherwise.
+	Admit(key, value string) Refusal
 }
 
 // Refusal is why a policy refuses a key.
@@ -96,12 +96,6 @@ type Refusal struct {
 
 // Refused reports whether r refuses the key.
 func (r Refusal) Refused() bool { return r.Reason != "" }
-
-// PolicyFunc adapts a function to Policy.
-type PolicyFunc func(l *Layer, key string) Refusal
-
-// Admit calls f.
-func (f PolicyFunc) Admit(l *Layer, key string) Refusal { return f(l, key) }
 
 // Dropped is a key a policy refused, with the layer that tried to set it.
 type Dropped struct {
@@ -153,7 +147,7 @@ type Rules struct {
 // Admit implements Policy. A key two Deny patterns refuse is refused by
 // the one that covers it, then by the first in sorted order, so that the
 // refusal never depends on map order.
-func (r *Rules) Admit(_ *Layer, key string) Refusal {
+func (r *Rules) Admit(key, _ string) Refusal {
 	var out Refusal
 	best := ""
 	for p, reason := range r.Deny {

@@ -224,7 +224,7 @@ func (r *Result) merge(from int, flatOnly bool) bool {
 		appends := l.Lists.appends()
 		for k, v := range l.Values {
 			if l.Policy != nil {
-				if ref := l.Policy.Admit(l, k); ref.Refused() {
+				if ref := l.Policy.Admit(k, v); ref.Refused() {
 					r.dropped = append(r.dropped, Dropped{Source: l.Source, Key: k, Value: v, Reason: ref.Reason, Field: ref.Field, Detail: ref.Detail})
 					continue
 				}

@@ -35,10 +35,10 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5509
+	namespacedLinesCeiling    = 5498
 	namespacedCoreCeiling     = 2034
-	namespacedExportedCeiling = 64
-	libraryExportedCeiling    = 449
+	namespacedExportedCeiling = 62
+	libraryExportedCeiling    = 445
 )
 
 // coreFiles are layers/namespaced's concurrency core.

@@ -350,7 +350,7 @@ func WrapContext[T any](wc func(context.Context) context.Context, put func(conte
 		if wc != nil {
 			ctx = wc(ctx)
 		}
-		if snap, ok := namespaced.FromContext[T](ctx); ok {
+		if snap, ok := ctx.Value(admittedKey{}).(*namespaced.Snapshot[T]); ok {
 			ctx = put(ctx, snap)
 		}
 		return ctx
@@ -392,6 +392,10 @@ type admission[T any] struct {
 	r reader[T]
 }
 
+// admittedKey carries, from Admission to WrapContext, the snapshot of the
+// namespace of the request under admission.
+type admittedKey struct{}
+
 // reader is what IntoContext and Admission read a namespace's
 // configuration from: a Resolver of this package, or any of
 // layers/namespaced's (a Resolver, a Direct one for a webhook that keeps
@@ -406,7 +410,7 @@ func (a *admission[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequ
 		if err != nil {
 			return webhook.MakeErrorStatus("the configuration of namespace %s cannot be read: %v", req.Namespace, err)
 		}
-		ctx = namespaced.NewContext(ctx, snap)
+		ctx = context.WithValue(ctx, admittedKey{}, snap)
 	}
 	return a.admissionReconciler.Admit(ctx, req)
 }

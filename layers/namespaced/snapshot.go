@@ -1,7 +1,6 @@
 package namespaced
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -166,20 +165,6 @@ func (s *Snapshot[T]) Annotate(obj metav1.Object) bool {
 	a[AnnotationResolvedHash], a[AnnotationSources] = s.Hash(), sources
 	obj.SetAnnotations(a)
 	return true
-}
-
-type snapshotKey struct{}
-
-// NewContext returns a copy of ctx that carries s, for the code a reconcile
-// calls.
-func NewContext[T any](ctx context.Context, s *Snapshot[T]) context.Context {
-	return context.WithValue(ctx, snapshotKey{}, s)
-}
-
-// FromContext returns the snapshot NewContext put in ctx.
-func FromContext[T any](ctx context.Context) (*Snapshot[T], bool) {
-	s, ok := ctx.Value(snapshotKey{}).(*Snapshot[T])
-	return s, ok
 }
 
 // contentHash hashes the effective raw keys and values, length-prefixed so

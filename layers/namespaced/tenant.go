@@ -39,10 +39,17 @@ type tenantPolicy struct {
 	locked      []string
 	allow       []string
 	clusterOnly []string
-	bounds      map[string][]bound       // by key, tenants only
-	refLiterals bool                     // refuse values of a reference's shape, tenants only
-	stability   validation.Marker        // the markers tenants may set: 0, Beta, or Alpha|Beta
-	members     map[string]merge.Refusal // the refusal of each top-level member, worked out once
+	bounds      map[string][]bound    // by key, tenants only
+	refLiterals bool                  // refuse values of a reference's shape, tenants only
+	stability   validation.Marker     // the markers tenants may set: 0, Beta, or Alpha|Beta
+	members     map[string]*admission // each top-level member's, worked out once
+}
+
+// admission is what a policy says of one key: its refusal, whatever its
+// value, and the bounds its value must keep.
+type admission struct {
+	ref    merge.Refusal
+	bounds []bound
 }
 
 // bound is a tenancy.Bound with its value in effect.
@@ -55,42 +62,38 @@ type bound struct {
 // withMembers returns p with the refusals of the document's top-level
 // members worked out: every ConfigMap key is one of them.
 func (p tenantPolicy) withMembers() *tenantPolicy {
-	p.members = map[string]merge.Refusal{}
+	p.members = map[string]*admission{}
 	for _, key := range p.keys.members() {
-		p.members[key] = p.admit(key)
+		p.members[key] = &admission{p.admit(key), p.bounds[key]}
 	}
 	return &p
 }
 
 // Admit implements merge.Policy.
-func (p *tenantPolicy) Admit(l *merge.Layer, key string) merge.Refusal {
-	ref, ok := p.members[key]
-	if !ok {
-		ref = p.admit(key)
+func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
+	a := p.members[key]
+	if a == nil {
+		a = &admission{p.admit(key), p.bounds[key]}
 	}
-	if ref.Refused() {
-		return ref
+	if a.ref.Refused() {
+		return a.ref
 	}
-	if p.refLiterals && merge.LooksLikeRef(l.Values[key]) {
+	if p.refLiterals && merge.LooksLikeRef(value) {
 		return merge.Refusal{Reason: tenancy.ReasonRefLiteral}
 	}
-	if len(p.bounds[key]) == 0 {
-		return ref
+	if len(a.bounds) == 0 {
+		return a.ref
 	}
-	return checkBounds(p.bounds[key], l.Values[key])
+	return checkBounds(a.bounds, value)
 }
 
 // checkBounds refuses value when it lies beyond a bound.
 func checkBounds(bounds []bound, value string) merge.Refusal {
 	for _, b := range bounds {
 		c, err := compareValues(value, b.value)
-		reason := tenancy.ReasonAboveBound
+		reason, limit := tenancy.ReasonAboveBound, "at most"
 		if !b.atMost {
-			reason = tenancy.ReasonBelowBound
-		}
-		limit := "at most"
-		if !b.atMost {
-			limit = "at least"
+			reason, limit = tenancy.ReasonBelowBound, "at least"
 		}
 		detail := fmt.Sprintf("%s %s, %s", limit, unquote(b.value), b.from)
 		switch {
@@ -219,7 +222,8 @@ func refuseListed(patterns []string, key, reason string) (merge.Refusal, bool) {
 func tenantKeys[T any](cl *clusterState[T], display func(string) string) *tenancy.Keys {
 	p := cl.policy.tenant
 	out := &tenancy.Keys{Open: cl.policy.open, Keys: make(map[string]merge.Refusal, len(p.members))}
-	for key, ref := range p.members {
+	for key, a := range p.members {
+		ref := a.ref
 		if ref.Field != "" {
 			ref.Field = display(ref.Field)
 		}
