@@ -64,11 +64,13 @@ type Options struct {
 	// checks it for the kind; nil means a DNS subdomain (RFC 1123), the
 	// rule of most kinds, the admission kinds among them.
 	ValidateName apivalidation.ValidateNameFunc
-	// Rules are the rules of the whole set: names unique within their
-	// kind, and the name suffix.
-	Rules validation.SetRules
+	// NameSuffix, when not empty, is required at the end of every name
+	// (KEP-5793's ".static.k8s.io"), so that a static object can never be
+	// confused with, or shadowed by, one from the API. Names are unique
+	// within their kind whatever it is.
+	NameSuffix string
 	// References lists the objects obj names, which must be in the set.
-	References func(obj runtime.Object) []validation.Reference
+	References func(obj runtime.Object) []Reference
 	// ValidateSet, when set, checks the set as a whole once every object
 	// was accepted, named and referenced well.
 	ValidateSet func(objects []*Manifest) []error
@@ -190,20 +192,20 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 	if validateName == nil {
 		validateName = apivalidation.NameIsDNSSubdomain
 	}
-	members := make([]validation.Member, 0, len(set.Objects))
+	members := make([]member, 0, len(set.Objects))
 	for _, m := range set.Objects {
 		if m.Name == "" {
 			errs = append(errs, &validation.Error{Err: field.Required(field.NewPath("metadata", "name"), ""), Source: m.Source()})
 		} else if msgs := validateName(m.Name, false); len(msgs) > 0 {
 			errs = append(errs, &validation.Error{Err: field.Invalid(field.NewPath("metadata", "name"), m.Name, strings.Join(msgs, "; ")), Source: m.Source()})
 		}
-		member := validation.Member{Kind: m.Kind, Name: m.Name, Source: m.Source()}
+		mb := member{kind: m.Kind, name: m.Name, source: m.Source()}
 		if opts.References != nil {
-			member.References = opts.References(m.Object)
+			mb.references = opts.References(m.Object)
 		}
-		members = append(members, member)
+		members = append(members, mb)
 	}
-	for _, e := range validation.ValidateSet(members, opts.Rules) {
+	for _, e := range validateSet(members, opts.NameSuffix) {
 		errs = append(errs, e)
 	}
 	if len(errs) == 0 && opts.ValidateSet != nil {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/watchtest"
-	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -41,7 +40,7 @@ func policyOptions(t testing.TB) Options {
 	return Options{
 		Decoder:    serializer.NewCodecFactory(s, serializer.EnableStrict).UniversalDeserializer(),
 		Accept:     acceptPolicies,
-		Rules:      validation.SetRules{NameSuffix: suffix},
+		NameSuffix: suffix,
 		References: bindingReferences,
 	}
 }
@@ -69,9 +68,9 @@ func acceptPolicies(obj runtime.Object) ([]runtime.Object, error) {
 	return nil, fmt.Errorf("%w %T", ErrUnsupportedType, obj)
 }
 
-func bindingReferences(obj runtime.Object) []validation.Reference {
+func bindingReferences(obj runtime.Object) []Reference {
 	if b, ok := obj.(*admissionv1.ValidatingAdmissionPolicyBinding); ok {
-		return []validation.Reference{{Field: field.NewPath("spec", "policyName"), Kind: "ValidatingAdmissionPolicy", Name: b.Spec.PolicyName}}
+		return []Reference{{Field: field.NewPath("spec", "policyName"), Kind: "ValidatingAdmissionPolicy", Name: b.Spec.PolicyName}}
 	}
 	return nil
 }

@@ -22,7 +22,6 @@ import (
 	admissionvalidation "k8s.io/kubernetes/pkg/apis/admissionregistration/validation"
 
 	"github.com/stratacfg/strata/manifests"
-	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -59,13 +58,13 @@ func newScheme() *runtime.Scheme {
 // kube-apiserver's defaulting, validation and static-manifest rules.
 func Options(plugin string) (manifests.Options, error) {
 	o := manifests.Options{
-		Decoder: serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer(),
-		Rules:   validation.SetRules{NameSuffix: StaticSuffix},
+		Decoder:    serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer(),
+		NameSuffix: StaticSuffix,
 	}
 	switch plugin {
 	case ValidatingAdmissionPolicy:
 		o.Accept = acceptValidatingPolicies
-		o.References = func(obj runtime.Object) []validation.Reference {
+		o.References = func(obj runtime.Object) []manifests.Reference {
 			if b, ok := obj.(*admissionv1.ValidatingAdmissionPolicyBinding); ok {
 				return policyReference(ValidatingAdmissionPolicy, b.Spec.PolicyName)
 			}
@@ -73,7 +72,7 @@ func Options(plugin string) (manifests.Options, error) {
 		}
 	case MutatingAdmissionPolicy:
 		o.Accept = acceptMutatingPolicies
-		o.References = func(obj runtime.Object) []validation.Reference {
+		o.References = func(obj runtime.Object) []manifests.Reference {
 			if b, ok := obj.(*admissionv1.MutatingAdmissionPolicyBinding); ok {
 				return policyReference(MutatingAdmissionPolicy, b.Spec.PolicyName)
 			}
@@ -89,8 +88,8 @@ func Options(plugin string) (manifests.Options, error) {
 	return o, nil
 }
 
-func policyReference(kind, name string) []validation.Reference {
-	return []validation.Reference{{Field: field.NewPath("spec", "policyName"), Kind: kind, Name: name}}
+func policyReference(kind, name string) []manifests.Reference {
+	return []manifests.Reference{{Field: field.NewPath("spec", "policyName"), Kind: kind, Name: name}}
 }
 
 // Load reads dir as one generation and loads it for plugin, as the

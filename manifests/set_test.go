@@ -1,4 +1,4 @@
-package validation
+package manifests
 
 import (
 	"strings"
@@ -17,28 +17,28 @@ func TestValidateSet(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
-		members []Member
+		members []member
 		want    []string // one substring per error, in order
 	}{
-		{"valid", []Member{
-			{Kind: "Policy", Name: "a.x", Source: src("a.yaml#1")},
-			{Kind: "Binding", Name: "a.x", Source: src("a.yaml#2"), References: ref("Policy", "a.x")},
+		{"valid", []member{
+			{kind: "Policy", name: "a.x", source: src("a.yaml#1")},
+			{kind: "Binding", name: "a.x", source: src("a.yaml#2"), references: ref("Policy", "a.x")},
 		}, nil},
-		{"same name, other kind, is fine", []Member{
-			{Kind: "Policy", Name: "a.x", Source: src("a.yaml")},
-			{Kind: "Other", Name: "a.x", Source: src("b.yaml")},
+		{"same name, other kind, is fine", []member{
+			{kind: "Policy", name: "a.x", source: src("a.yaml")},
+			{kind: "Other", name: "a.x", source: src("b.yaml")},
 		}, nil},
-		{"duplicate", []Member{
-			{Kind: "Policy", Name: "a.x", Source: src("a.yaml")},
-			{Kind: "Policy", Name: "a.x", Source: src("b.yaml")},
+		{"duplicate", []member{
+			{kind: "Policy", name: "a.x", source: src("a.yaml")},
+			{kind: "Policy", name: "a.x", source: src("b.yaml")},
 		}, []string{"manifest b.yaml: metadata.name: Duplicate value: \"Policy a.x is also defined by manifest a.yaml\""}},
-		{"suffix", []Member{{Kind: "Policy", Name: "a", Source: src("a.yaml")}},
+		{"suffix", []member{{kind: "Policy", name: "a", source: src("a.yaml")}},
 			[]string{`manifest a.yaml: metadata.name: Invalid value: "a": Policy names must end in ".x"`}},
-		{"dangling reference", []Member{{Kind: "Binding", Name: "b.x", Source: src("b.yaml"), References: ref("Policy", "gone.x")}},
+		{"dangling reference", []member{{kind: "Binding", name: "b.x", source: src("b.yaml"), references: ref("Policy", "gone.x")}},
 			[]string{"manifest b.yaml: spec.policyName: Not found: \"Policy gone.x is not in the set\""}},
 	}
 	for _, c := range cases {
-		errs := ValidateSet(c.members, SetRules{NameSuffix: ".x"})
+		errs := validateSet(c.members, ".x")
 		if len(errs) != len(c.want) {
 			t.Errorf("%s: %d errors, want %d: %v", c.name, len(errs), len(c.want), errs)
 			continue
