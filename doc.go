@@ -47,7 +47,7 @@
 //	    by it.
 //	  - validation knows what types cannot say: which fields are paths,
 //	    restart-only or cluster-only; it attaches to every field error the
-//	    layer that set the offending key; it validates sets of manifests.
+//	    layer that set the offending key.
 //	  - watch keeps configuration from mounted files live: consistent reads
 //	    of what kubelet's AtomicWriter and git-sync publish, fsnotify plus
 //	    polling, validate before apply, keep the last good value, reload
@@ -56,8 +56,9 @@
 //	    of their hashes, and the check that serves what a pod mounted
 //	    only when it matches.
 //	  - manifests loads a directory of manifests as one validated set, as
-//	    kube-apiserver loads its admission manifests, and keeps it live
-//	    through watch.
+//	    kube-apiserver loads its admission manifests (names unique and
+//	    suffixed, references inside the set), and keeps it live through
+//	    watch.
 //	  - zpages serves /configz, /flagz and /statusz, each value with where
 //	    it came from.
 //

@@ -144,7 +144,7 @@ func (s *Set) Names() []string {
 //     a document, and an error, as it is to kube-apiserver.
 //  3. Each document is decoded by Decoder (a List expanded), accepted by
 //     Accept, and its name checked; then the set: names unique within
-//     their kind and carrying Rules.NameSuffix, References resolved
+//     their kind and ending in NameSuffix, References resolved
 //     inside the set, ValidateSet.
 //
 // The set loads whole or not at all, so related objects (a policy and its
