@@ -192,20 +192,14 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 	if validateName == nil {
 		validateName = apivalidation.NameIsDNSSubdomain
 	}
-	members := make([]member, 0, len(set.Objects))
 	for _, m := range set.Objects {
 		if m.Name == "" {
 			errs = append(errs, &validation.Error{Err: field.Required(field.NewPath("metadata", "name"), ""), Source: m.Source()})
 		} else if msgs := validateName(m.Name, false); len(msgs) > 0 {
 			errs = append(errs, &validation.Error{Err: field.Invalid(field.NewPath("metadata", "name"), m.Name, strings.Join(msgs, "; ")), Source: m.Source()})
 		}
-		mb := member{kind: m.Kind, name: m.Name, source: m.Source()}
-		if opts.References != nil {
-			mb.references = opts.References(m.Object)
-		}
-		members = append(members, mb)
 	}
-	for _, e := range validateSet(members, opts.NameSuffix) {
+	for _, e := range validateSet(set.Objects, opts) {
 		errs = append(errs, e)
 	}
 	if len(errs) == 0 && opts.ValidateSet != nil {

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/validation"
 )
 
@@ -19,37 +18,33 @@ type Reference struct {
 	Name  string
 }
 
-// member is one object of a set, as the rules of the whole set see it.
-type member struct {
-	kind, name string
-	source     merge.Source // a file and document
-	references []Reference
-}
-
-// validateSet checks a set of objects as a whole: every name is unique
-// within its kind and ends in suffix (when not empty), and every
-// reference resolves inside the set. It returns every error at once, each
-// naming the object's source.
-func validateSet(members []member, suffix string) validation.ErrorList {
+// validateSet checks objs as a whole set under opts: every name is unique
+// within its kind and ends in opts.NameSuffix (when not empty), and every
+// reference opts.References finds resolves inside the set. It returns
+// every error at once, each naming the object's source.
+func validateSet(objs []*Manifest, opts Options) validation.ErrorList {
 	var errs validation.ErrorList
-	add := func(m member, e *field.Error) {
-		errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.source})
+	add := func(m *Manifest, e *field.Error) {
+		errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.Source()})
 	}
 	name := field.NewPath("metadata", "name")
-	first := map[[2]string]member{}
-	for _, m := range members {
-		if suffix != "" && !strings.HasSuffix(m.name, suffix) {
-			add(m, field.Invalid(name, m.name, fmt.Sprintf("%s names must end in %q", m.kind, suffix)))
+	first := map[[2]string]*Manifest{}
+	for _, m := range objs {
+		if suffix := opts.NameSuffix; suffix != "" && !strings.HasSuffix(m.Name, suffix) {
+			add(m, field.Invalid(name, m.Name, fmt.Sprintf("%s names must end in %q", m.Kind, suffix)))
 		}
-		id := [2]string{m.kind, m.name}
+		id := [2]string{m.Kind, m.Name}
 		if prev, dup := first[id]; dup {
-			add(m, field.Duplicate(name, fmt.Sprintf("%s %s is also defined by %s", m.kind, m.name, prev.source)))
+			add(m, field.Duplicate(name, fmt.Sprintf("%s %s is also defined by %s", m.Kind, m.Name, prev.Source())))
 			continue
 		}
 		first[id] = m
 	}
-	for _, m := range members {
-		for _, r := range m.references {
+	if opts.References == nil {
+		return errs
+	}
+	for _, m := range objs {
+		for _, r := range opts.References(m.Object) {
 			if _, ok := first[[2]string{r.Kind, r.Name}]; !ok {
 				add(m, field.NotFound(r.Field, fmt.Sprintf("%s %s is not in the set", r.Kind, r.Name)))
 			}
