@@ -63,7 +63,9 @@ func (f *fixture) start(mode string, cacheSize int) *resolver {
 	}
 	f.reg = metrics.NewKubeRegistry()
 	o.Metrics = namespaced.NewMetrics("test")
-	o.Metrics.MustRegister(f.reg)
+	if _, err := o.Metrics.Register(f.reg.Registerer()); err != nil {
+		f.t.Fatal(err)
+	}
 	r, err := newResolver(f.c, mode, o)
 	if err != nil {
 		f.t.Fatal(err)

@@ -254,7 +254,11 @@ func explain(kind *scheme.Kind, ns string, snap *namespaced.Snapshot[*v1alpha1.J
 		out.Ignored = append(out.Ignored, err.Error())
 	}
 	for _, s := range snap.Sources() {
-		out.Sources = append(out.Sources, namespaced.SourceRef(s))
+		ref := s.Origin + ":" + s.Name // as the sources annotation names a layer
+		if s.Version != "" {
+			ref += "@" + s.Version
+		}
+		out.Sources = append(out.Sources, ref)
 	}
 	out.Overrides = append(out.Overrides, snap.Overrides()...)
 	return out, nil
@@ -306,7 +310,9 @@ func runController(ctx context.Context, client kubernetes.Interface, mode string
 	}
 	reg := metrics.NewKubeRegistry()
 	o.Metrics = namespaced.NewMetrics("example_controller")
-	o.Metrics.MustRegister(reg)
+	if _, err := o.Metrics.Register(reg.Registerer()); err != nil {
+		return err
+	}
 	r, err := newResolver(client, mode, o)
 	if err != nil {
 		return err

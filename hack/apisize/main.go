@@ -35,10 +35,10 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5498
+	namespacedLinesCeiling    = 5455
 	namespacedCoreCeiling     = 2034
-	namespacedExportedCeiling = 62
-	libraryExportedCeiling    = 442
+	namespacedExportedCeiling = 57
+	libraryExportedCeiling    = 437
 )
 
 // coreFiles are layers/namespaced's concurrency core.

@@ -83,8 +83,9 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	if err != nil {
 		return nil, err
 	}
+	unregister := func() {}
 	if own {
-		if err := o.Metrics.Register(ctrlmetrics.Registry); err != nil {
+		if unregister, err = o.Metrics.Register(ctrlmetrics.Registry); err != nil {
 			if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
 				return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: metrics named %s_… are registered already, by another resolver of that name: set Options.Name to tell the resolvers apart, or Options.Metrics to register metrics of your own: %w", metricsPrefix(name), err)
 			}
@@ -93,9 +94,7 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	}
 	out := &Resolver[T]{Resolver: r, mgr: mgr, index: index, selectors: o.Selectors != nil, ready: make(chan struct{})}
 	if err := mgr.Add(out); err != nil {
-		if own {
-			o.Metrics.Unregister(ctrlmetrics.Registry)
-		}
+		unregister()
 		return nil, fmt.Errorf("stratacr: adding the resolver to the manager: %w", err)
 	}
 	return out, nil

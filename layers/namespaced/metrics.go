@@ -32,7 +32,7 @@ type Metrics struct {
 
 // NewMetrics returns a resolver's metrics; subsystem is the metric
 // name prefix, for example "example_controller". Register them with
-// MustRegister.
+// Register.
 func NewMetrics(subsystem string) *Metrics {
 	gauge := func(name, help string) *metrics.Gauge {
 		return metrics.NewGauge(&metrics.GaugeOpts{Subsystem: subsystem, Name: name, Help: help, StabilityLevel: metrics.ALPHA})
@@ -64,35 +64,29 @@ func NewMetrics(subsystem string) *Metrics {
 	}
 }
 
-// MustRegister registers the metrics with r.
-func (m *Metrics) MustRegister(r metrics.KubeRegistry) {
-	r.MustRegister(m.collectors()...)
-}
-
-// Register registers the metrics with a Prometheus registerer, such as
-// controller-runtime's metrics.Registry, which serves the manager's
-// /metrics.
-// On an error nothing stays registered.
-func (m *Metrics) Register(r prometheus.Registerer) error {
+// Register registers the metrics with r and returns how to unregister
+// them, as a resolver that failed to start, or a test, needs. r is a
+// Prometheus registerer, such as controller-runtime's metrics.Registry,
+// which serves the manager's /metrics, or a component-base registry's
+// (legacyregistry.Registerer(), KubeRegistry.Registerer()). On an error
+// nothing stays registered.
+func (m *Metrics) Register(r prometheus.Registerer) (unregister func(), err error) {
 	cs := m.collectors()
+	unregister = func() {
+		for _, c := range cs {
+			r.Unregister(c)
+		}
+	}
 	for i, c := range cs {
 		c.Create(nil) // what a KubeRegistry does before registering
 		if err := r.Register(c); err != nil {
 			for _, done := range cs[:i] {
 				r.Unregister(done)
 			}
-			return err
+			return nil, err
 		}
 	}
-	return nil
-}
-
-// Unregister removes the metrics from r, as a resolver that failed to
-// start, or a test, needs.
-func (m *Metrics) Unregister(r prometheus.Registerer) {
-	for _, c := range m.collectors() {
-		r.Unregister(c)
-	}
+	return unregister, nil
 }
 
 func (m *Metrics) collectors() []metrics.Registerable {

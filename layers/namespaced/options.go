@@ -102,8 +102,7 @@ type Options[T any] struct {
 	// NoEvents records no Event at all, as a read-only command must not.
 	NoEvents bool
 	// Metrics count what the resolver does; unregistered ones when nil.
-	// Register them with MustRegister (component-base) or Register (a
-	// Prometheus registerer, such as controller-runtime's).
+	// Register them with Metrics.Register.
 	Metrics *Metrics
 	// Logger is where the resolver logs; klog's, named
 	// "strata-resolver", when nil. integrations/stratacr passes the

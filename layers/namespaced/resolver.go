@@ -3,10 +3,8 @@ package namespaced
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/stratacfg/strata/layers/namespaced/tenancy"
@@ -171,11 +169,11 @@ func (r *Resolver[T]) miss(ctx context.Context, ns string) (*Snapshot[T], error)
 	return r.st.miss(ctx, ns, r.src.first)
 }
 
-// Cached returns the snapshot the resolver holds for namespace ns, without
+// cached returns the snapshot the resolver holds for namespace ns, without
 // reading anything or changing what it holds: for a debugging page that a
 // caller must not use to make the resolver read namespaces or push others
 // out.
-func (r *Resolver[T]) Cached(ns string) (*Snapshot[T], bool) {
+func (r *Resolver[T]) cached(ns string) (*Snapshot[T], bool) {
 	if e := r.st.cache.get(ns); e != nil {
 		if s := e.snap.Load(); s != nil {
 			return s, true
@@ -233,40 +231,6 @@ func (r *Resolver[T]) TenantKeys(ctx context.Context) (*tenancy.Keys, error) {
 		return nil, err
 	}
 	return tenantKeys(v.cl, r.c.display), nil
-}
-
-// AffectedNamespaces returns, sorted, the namespaces whose configuration
-// cm feeds: for the cluster ConfigMap, every cached namespace; for a
-// selector ConfigMap, the cached namespaces its selector matches now or
-// matched when it was last read; for a ConfigMap named as a namespace
-// layer, its namespace (unless it is a system namespace), cached or not;
-// for any other ConfigMap, none.
-func (r *Resolver[T]) AffectedNamespaces(cm *corev1.ConfigMap) []string {
-	c := r.c
-	var out []string
-	switch {
-	case c.isCluster(cm):
-		r.st.each(func(ns string, _ *record[T]) { out = append(out, ns) })
-	case cm.Namespace == c.o.Namespace && c.o.Selectors != nil:
-		next := c.readSelectors([]*corev1.ConfigMap{cm})[0]
-		r.st.mu.Lock()
-		var prev *selectorLayer
-		for _, sl := range r.st.selectors {
-			if sl.cm.Name == cm.Name {
-				prev = sl
-			}
-		}
-		for ns, rec := range r.st.records {
-			if (c.isSelector(cm) && next.applies(rec.labels)) || (prev != nil && prev.applies(rec.labels)) {
-				out = append(out, ns)
-			}
-		}
-		r.st.mu.Unlock()
-	case slices.Contains(c.ownCMs, cm.Name) && !c.system(cm.Namespace):
-		out = append(out, cm.Namespace)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Invalidate tells the resolver that obj, a ConfigMap or a Namespace (or

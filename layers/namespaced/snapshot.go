@@ -131,19 +131,19 @@ func (s *Snapshot[T]) Overrides() []string {
 	return out
 }
 
-// sourcesAnnotation is the value of AnnotationSources: the SourceRef of
+// sourcesAnnotation is the value of AnnotationSources: the sourceRef of
 // each layer, comma-separated.
 func (s *Snapshot[T]) sourcesAnnotation() string {
 	parts := make([]string, len(s.sources))
 	for i, src := range s.sources {
-		parts[i] = SourceRef(src)
+		parts[i] = sourceRef(src)
 	}
 	return strings.Join(parts, ",")
 }
 
-// SourceRef names a layer with its version: "kind:namespace/name@version",
+// sourceRef names a layer with its version: "kind:namespace/name@version",
 // or without "@version" when it has none.
-func SourceRef(s merge.Source) string {
+func sourceRef(s merge.Source) string {
 	out := s.Origin + ":" + s.Name
 	if s.Version != "" {
 		out += "@" + s.Version

@@ -189,9 +189,6 @@ func TestSelectorChangeNotifiesWhatItMatches(t *testing.T) {
 		t.Fatalf("a: timeout %d", *s.Object.Timeout)
 	}
 	next := sel("2", "tier in (gold,silver)", "300")
-	if got := r.AffectedNamespaces(next); fmt.Sprint(got) != "[a b]" {
-		t.Errorf("AffectedNamespaces of the selector: %v", got)
-	}
 	objs.set(next)
 	r.Invalidate(next)
 	// a's selector layer has a new version; b gets it; c is untouched.
@@ -203,26 +200,6 @@ func TestSelectorChangeNotifiesWhatItMatches(t *testing.T) {
 	r.Invalidate(withLabels("c", nil))
 	if got := n.take(); fmt.Sprint(got) != "[c]" {
 		t.Errorf("relabel notified %v", got)
-	}
-}
-
-func TestAffectedNamespaces(t *testing.T) {
-	objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on"}))
-	r, _ := readerResolver(t, objs, nil)
-	for _, tc := range []struct {
-		cm   *corev1.ConfigMap
-		want string
-	}{
-		{configMap("ops", "config", nil, nil), "[a b c]"},
-		{tenantCM("a", nil), "[a]"},
-		{tenantCM("zzz", nil), "[zzz]"}, // not cached: it still feeds zzz
-		{tenantCM("kube-system", nil), "[]"},
-		{configMap("a", "unrelated", nil, nil), "[]"},
-		{configMap("ops", "other", nil, nil), "[]"},
-	} {
-		if got := r.AffectedNamespaces(tc.cm); fmt.Sprint(got) != tc.want {
-			t.Errorf("AffectedNamespaces(%s/%s) = %v, want %s", tc.cm.Namespace, tc.cm.Name, got, tc.want)
-		}
 	}
 }
 
@@ -500,7 +477,7 @@ func TestChangeOfAnEvictedNamespaceIsTold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok := r.Cached("a"); ok {
+	if _, ok := r.cached("a"); ok {
 		t.Fatal("a is still cached")
 	}
 	close(release)

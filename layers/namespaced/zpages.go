@@ -66,7 +66,7 @@ func (r *Resolver[T]) ZPages(name string, flags *pflag.FlagSet) zpages.Pages {
 				return nil, fmt.Errorf("%w: namespace %q: %s", zpages.ErrBadRequest, ns, strings.Join(validation.IsDNS1123Label(ns), "; "))
 			default:
 				var ok bool
-				if snap, ok = r.Cached(ns); !ok {
+				if snap, ok = r.cached(ns); !ok {
 					return nil, fmt.Errorf("%w: the resolver holds no configuration for namespace %s: it holds those of the namespaces reconciles and admissions read", zpages.ErrNotFound, ns)
 				}
 			}
@@ -92,7 +92,7 @@ func (r *Resolver[T]) ZPages(name string, flags *pflag.FlagSet) zpages.Pages {
 			if _, err := r.st.view(ctx); err != nil {
 				return zpages.Status{LastError: "the resolver has not read the cluster ConfigMap yet"}
 			}
-			snap, ok := r.Cached(own)
+			snap, ok := r.cached(own)
 			if !ok {
 				var err error
 				if snap, err = r.ForNamespace(ctx, own); err != nil {

@@ -282,26 +282,6 @@ func TestModesAgainstAPIServer(t *testing.T) {
 			if got := timeoutOf(t, r, a); got != 7 {
 				t.Errorf("a after the cluster edit: %d, want its override 7", got)
 			}
-
-			cm, err := w.c.CoreV1().ConfigMaps(a).Get(ctx, "overrides", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cr, ok := r.(*namespaced.Resolver[*jobDefaults])
-			if !ok {
-				return // Direct: nothing cached, nothing affected
-			}
-			if got := cr.AffectedNamespaces(cm); fmt.Sprint(got) != fmt.Sprint([]string{a}) {
-				t.Errorf("AffectedNamespaces(%s/overrides) = %v", a, got)
-			}
-			cluster, err := w.c.CoreV1().ConfigMaps(w.system).Get(ctx, "defaults", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := []string{a, b}
-			if got := cr.AffectedNamespaces(cluster); !slices.Equal(got, want) {
-				t.Errorf("AffectedNamespaces(cluster) = %v, want %v", got, want)
-			}
 		})
 	}
 }
