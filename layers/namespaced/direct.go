@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -68,46 +68,37 @@ func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (w
 // ForNamespace reads and returns the snapshot of namespace ns. The error
 // is about reading; invalid tenant input never fails a resolve.
 func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
-	c := d.c
-	cms := d.client.CoreV1()
-	clusters, err := c.clusters(ctx, d.get)
+	c, r := d.c, apiReader{d.client}
+	cms, err := c.clusters(ctx, r.ConfigMap)
 	if err != nil {
 		return nil, err
 	}
-	var objs []runtime.Object
-	for _, name := range c.clusterCMs {
-		if cm := clusters[name]; cm != nil {
-			objs = append(objs, cm)
-		}
+	cl, err := d.parse.parse(c, cms)
+	if err != nil {
+		return nil, err
 	}
-	if c.o.Selectors != nil {
-		sels, err := d.selectorConfigMaps(ctx)
+	sels, err := c.selectors(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := c.labels(ctx, r, ns)
+	if err != nil {
+		return nil, err
+	}
+	in := inputs[T]{cluster: cl, selectors: c.readSelectors(sels), labels: ls, system: c.system(ns), parsed: &d.parse.parsed}
+	for _, name := range c.ownCMs {
+		if in.system {
+			break
+		}
+		cm, err := r.ConfigMap(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
-		for _, cm := range sels {
-			objs = append(objs, cm)
-		}
-		n, err := cms.Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading namespace %s: %w", ns, err)
-		}
-		if err == nil {
-			objs = append(objs, n)
+		if cm != nil && c.isNamespaceLayer(cm) {
+			in.cms = append(in.cms, cm)
 		}
 	}
-	if !c.system(ns) {
-		for _, name := range c.ownCMs {
-			cm, err := d.get(ctx, ns, name)
-			if err != nil {
-				return nil, err
-			}
-			if cm != nil {
-				objs = append(objs, cm)
-			}
-		}
-	}
-	s, ignored, err := c.resolveObjects(&d.parse, ns, objs)
+	s, ignored, err := c.build(in)
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +107,9 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 			c.ignored(d.events, ig)
 		}
 	}
-	for _, r := range refusals(s, nil, ownOf(objs, ns), c.o.TenantKeysDoc) {
-		if d.events != nil && d.reported.first("refused:"+r.cm.Namespace+"/"+r.cm.Name, r.cm.ResourceVersion) {
-			d.events.warn(r.cm, ReasonKeysRefused, "Merge", r.note)
+	for _, rf := range refusals(s, nil, in.cms, c.o.TenantKeysDoc) {
+		if d.events != nil && d.reported.first("refused:"+rf.cm.Namespace+"/"+rf.cm.Name, rf.cm.ResourceVersion) {
+			d.events.warn(rf.cm, ReasonKeysRefused, "Merge", rf.note)
 		}
 	}
 	return s, nil
@@ -129,15 +120,20 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 // the last valid state this resolver parsed, or the defaults, with them
 // and why.
 func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
-	cms, err := d.c.clusters(ctx, d.get)
+	r := apiReader{d.client}
+	cms, err := d.c.clusters(ctx, r.ConfigMap)
 	if err != nil {
 		return clusterView[T]{}, err
 	}
+	selectors := func(ctx context.Context) ([]*selectorLayer, error) {
+		cms, err := d.c.selectors(ctx, r)
+		return d.c.readSelectors(cms), err
+	}
 	cl, invalid := d.parse.parse(d.c, cms)
 	if invalid == nil {
-		return clusterView[T]{cl: cl, selectors: d.selectors}, nil
+		return clusterView[T]{cl: cl, selectors: selectors}, nil
 	}
-	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid, selectors: d.selectors}
+	v := clusterView[T]{cl: d.parse.last.Load(), stored: cms, invalid: invalid, selectors: selectors}
 	if v.cl == nil {
 		var err error
 		if v.cl, err = d.c.parseCluster(nil); err != nil {
@@ -147,35 +143,11 @@ func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 	return v, nil
 }
 
-// selectorConfigMaps lists the selector ConfigMaps.
-func (d *Direct[T]) selectorConfigMaps(ctx context.Context) ([]*corev1.ConfigMap, error) {
-	list, err := d.client.CoreV1().ConfigMaps(d.c.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: d.c.selectorCMs.String()})
-	if err != nil {
-		return nil, fmt.Errorf("listing selector ConfigMaps in %s: %w", d.c.o.Namespace, err)
-	}
-	out := make([]*corev1.ConfigMap, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out, nil
-}
+// apiReader is a Reader that reads with a GET or a LIST on every call.
+type apiReader struct{ client kubernetes.Interface }
 
-// selectors reads the selector layers (clusterView.selectors).
-func (d *Direct[T]) selectors(ctx context.Context) ([]*selectorLayer, error) {
-	if d.c.o.Selectors == nil {
-		return nil, nil
-	}
-	cms, err := d.selectorConfigMaps(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return d.c.readSelectors(cms), nil
-}
-
-// get reads the ConfigMap namespace/name with a GET: nil when there is
-// none.
-func (d *Direct[T]) get(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	cm, err := d.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+func (a apiReader) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	cm, err := a.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -185,13 +157,25 @@ func (d *Direct[T]) get(ctx context.Context, namespace, name string) (*corev1.Co
 	return cm, nil
 }
 
-// ownOf returns the ConfigMaps of namespace ns among objs.
-func ownOf(objs []runtime.Object, ns string) []*corev1.ConfigMap {
-	var out []*corev1.ConfigMap
-	for _, o := range objs {
-		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Namespace == ns {
-			out = append(out, cm)
-		}
+func (a apiReader) ConfigMaps(ctx context.Context, namespace string, selector labels.Selector) ([]*corev1.ConfigMap, error) {
+	list, err := a.client.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the ConfigMaps labelled %s in %s: %w", selector, namespace, err)
 	}
-	return out
+	out := make([]*corev1.ConfigMap, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func (a apiReader) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	n, err := a.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return n.Labels, nil
 }

@@ -110,7 +110,7 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 	var few [4]*corev1.ConfigMap // the cluster ConfigMaps, without a map while they are the ones parsed last
 	cluster := few[:0]
 	var selectorCMs []*corev1.ConfigMap
-	var own []*corev1.ConfigMap
+	var own []*corev1.ConfigMap // the namespace layers of ns
 	in := inputs[T]{system: c.system(ns)}
 	for _, o := range objs {
 		switch o := o.(type) {
@@ -124,7 +124,7 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 				cluster = append(cluster, o)
 			case c.isSelector(o):
 				selectorCMs = append(selectorCMs, o)
-			case o.Namespace == ns:
+			case o.Namespace == ns && c.isNamespaceLayer(o):
 				own = append(own, o)
 			}
 		}
@@ -140,7 +140,12 @@ func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (
 			return nil, nil, err
 		}
 	}
-	in.cluster, in.cms, in.parsed = st, present(c.ownConfigMaps(own)), &m.parsed
+	if len(own) > 1 { // in NamespaceConfigMaps order; one of each name (unique, or GETs)
+		slices.SortFunc(own, func(a, b *corev1.ConfigMap) int {
+			return slices.Index(c.ownCMs, a.Name) - slices.Index(c.ownCMs, b.Name)
+		})
+	}
+	in.cluster, in.cms, in.parsed = st, own, &m.parsed
 	in.selectors = c.readSelectors(selectorCMs)
 	return c.build(in)
 }
