@@ -35,8 +35,8 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5444
-	namespacedCoreCeiling     = 2018
+	namespacedLinesCeiling    = 5436
+	namespacedCoreCeiling     = 2017
 	namespacedExportedCeiling = 57
 	libraryExportedCeiling    = 437
 )

@@ -132,15 +132,3 @@ type clusterView[T any] struct {
 	// them.
 	selectors func(context.Context) ([]*selectorLayer, error)
 }
-
-// joinKeys returns the keys of a and b.
-func joinKeys[V any](a, b map[string]V) map[string]bool {
-	out := map[string]bool{}
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
-}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -265,11 +265,4 @@ func configMapSource(cm *corev1.ConfigMap, origin string) merge.Source {
 	return merge.Source{Origin: origin, Name: cm.Namespace + "/" + cm.Name, Version: cm.ResourceVersion}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

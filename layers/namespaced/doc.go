@@ -44,11 +44,13 @@
 // A Resolver is level-triggered, as a controller is. A ConfigMap edit in
 // Lazy mode takes this path, through four files:
 //
-//	lazy.go       lazyMode.follow: the shared watch's event, newer than what
-//	              the namespace's record holds (record.take), is put there
-//	state.go      state.hold queues the namespace; a worker (state.work)
-//	              reads the record as it is now, state.build builds, and
-//	              publishes unless the record changed meanwhile
+//	lazy.go       lazyMode.follow hands the shared watch's event to the
+//	              state (state.seen), the owner of every record
+//	state.go      the event, newer than what the namespace's record holds
+//	              (record.take), is put there and the namespace queued; a
+//	              worker (state.work) reads the record as it is now,
+//	              state.build builds, and publishes unless the record
+//	              changed meanwhile
 //	build.go      core.build merges the layers into the snapshot
 //	subscribe.go  each subscription is queued the namespace, and its
 //	              goroutine calls the subscriber from what it saw last

@@ -66,16 +66,7 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }),
 			informers.WithTransform(func(obj any) (any, error) {
 				if cm, ok := obj.(*corev1.ConfigMap); ok {
-					slimmed := slim(cm)
-					for _, a := range annotations {
-						if v, ok := cm.Annotations[a]; ok {
-							if slimmed.Annotations == nil {
-								slimmed.Annotations = map[string]string{}
-							}
-							slimmed.Annotations[a] = v
-						}
-					}
-					return slimmed, nil
+					return slim(cm, annotations...), nil
 				}
 				return obj, nil
 			}))

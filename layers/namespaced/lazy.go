@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
@@ -45,10 +44,6 @@ type lazyMode[T any] struct {
 	inf     *informerSet
 	relists atomic.Pointer[relistQueue] // nil before the first start
 	wg      sync.WaitGroup              // the watch and the relist workers
-	// epoch counts the times the server's versions went back: a list
-	// begun in an earlier epoch may hold versions newer than the server's
-	// now, and is dropped.
-	epoch atomic.Uint64
 	// relisted is told of each relist a worker ended (export_test.go).
 	relisted func(ns, rv string)
 }
@@ -109,70 +104,19 @@ func (m *lazyMode[T]) stop() {
 func (m *lazyMode[T]) invalidate(obj any) {
 	if cm, ok := deletedObject(obj).(*corev1.ConfigMap); ok && slices.Contains(m.c.ownCMs, cm.Name) && !m.c.isCluster(cm) {
 		if q := m.relists.Load(); q != nil {
-			m.relist(*q, cm.Namespace)
+			m.st.relist(*q, cm.Namespace)
 		}
 		return
 	}
 	m.st.changed(obj)
 }
 
-// first lists the namespace layers of ns into its record.
-func (m *lazyMode[T]) first(ctx context.Context, ns string, hold func(func(*record[T]) bool)) error {
+// first lists the namespace layers of ns.
+func (m *lazyMode[T]) first(ctx context.Context, ns string) (*listing, error) {
 	if m.c.system(ns) {
-		return nil
+		return nil, nil
 	}
-	epoch := m.epoch.Load()
-	own, rv, err := m.list(ctx, ns)
-	if err != nil {
-		return err
-	}
-	hold(m.listed(own, rv, epoch))
-	return nil
-}
-
-// writable gives rec places of its own to change: a build may be reading
-// the ones it has.
-func (rec *record[T]) writable(n int) {
-	own, versions := make([]*corev1.ConfigMap, n), make([]string, n)
-	copy(own, rec.own)
-	copy(versions, rec.versions)
-	rec.own, rec.versions = own, versions
-}
-
-// take puts cm, seen at rv, at place i of what rec holds (nil: none
-// there), unless rec holds the place from a newer event; one event
-// applies only when newer than what rec holds there. A list counts at its
-// own version, not its objects': after etcd is restored with its revision
-// bumped, the objects' versions went back, the list's forward. Versions
-// that are not comparable (objects without one, from client-go's fake
-// clientset) apply in the order they come. It reports whether what rec
-// holds changed; rec is writable.
-func (rec *record[T]) take(i int, cm *corev1.ConfigMap, rv string, list bool) bool {
-	if older(rv, rec.versions[i]) || !list && !newer(rv, rec.versions[i]) {
-		return false
-	}
-	rec.versions[i] = rv
-	if sameConfigMap(rec.own[i], cm) {
-		return false
-	}
-	rec.own[i] = cm
-	return true
-}
-
-// listed returns how to put what a list of a namespace begun in epoch
-// gave at rv into its record.
-func (m *lazyMode[T]) listed(places []*corev1.ConfigMap, rv string, epoch uint64) func(*record[T]) bool {
-	return func(rec *record[T]) bool {
-		if m.epoch.Load() != epoch {
-			return false // the server's versions went back since: listed again
-		}
-		rec.writable(len(places))
-		changed := false
-		for i, cm := range places {
-			changed = rec.take(i, cm, rv, true) || changed
-		}
-		return changed
-	}
+	return m.list(ctx, ns)
 }
 
 // listOptions selects the namespace layers: the required labels and, with
@@ -186,15 +130,16 @@ func (m *lazyMode[T]) listOptions(o metav1.ListOptions) metav1.ListOptions {
 	return o
 }
 
-// list reads the namespace layers of ns, slimmed, at their places, and
+// list reads the namespace layers of ns, slimmed, at their places, with
 // the version they are at, listPage ConfigMaps per request.
-func (m *lazyMode[T]) list(ctx context.Context, ns string) ([]*corev1.ConfigMap, string, error) {
+func (m *lazyMode[T]) list(ctx context.Context, ns string) (*listing, error) {
 	var own []*corev1.ConfigMap
+	epoch := m.st.epoch.Load()
 	o := m.listOptions(metav1.ListOptions{Limit: listPage})
 	for {
 		list, err := m.client.CoreV1().ConfigMaps(ns).List(ctx, o)
 		if err != nil {
-			return nil, "", fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
+			return nil, fmt.Errorf("reading the ConfigMaps of namespace %s: %w", ns, err)
 		}
 		for i := range list.Items {
 			if cm := &list.Items[i]; m.c.isNamespaceLayer(cm) {
@@ -202,7 +147,7 @@ func (m *lazyMode[T]) list(ctx context.Context, ns string) ([]*corev1.ConfigMap,
 			}
 		}
 		if list.Continue == "" {
-			return m.c.ownConfigMaps(own), list.ResourceVersion, nil
+			return &listing{places: m.c.ownConfigMaps(own), rv: list.ResourceVersion, epoch: epoch}, nil
 		}
 		o.Continue = list.Continue
 	}
@@ -294,11 +239,7 @@ func (m *lazyMode[T]) follow(ctx context.Context, rv *string) (resume bool) {
 		if ev.Type != watch.Deleted && m.c.isNamespaceLayer(cm) {
 			now = slim(cm)
 		}
-		i, n := slices.Index(m.c.ownCMs, cm.Name), len(m.c.ownCMs)
-		m.st.hold(cm.Namespace, func(rec *record[T]) bool {
-			rec.writable(n)
-			return rec.take(i, now, cm.ResourceVersion, false)
-		}, true)
+		m.st.seen(cm.Namespace, slices.Index(m.c.ownCMs, cm.Name), now, cm.ResourceVersion)
 	}
 }
 
@@ -313,8 +254,7 @@ func (m *lazyMode[T]) ended(st metav1.Status) (resume bool) {
 	switch {
 	case versionsWentBack(st):
 		m.c.log.Info("The API server's resource versions went back (etcd restored from a snapshot?); listing every cached namespace again", "message", st.Message)
-		m.epoch.Add(1)
-		m.st.each(func(_ string, rec *record[T]) { rec.versions = nil })
+		m.st.wentBack()
 		return false
 	case st.Code == http.StatusGone || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone:
 		m.c.log.Info("The ConfigMap watch expired; starting again from now", "message", st.Message)
@@ -328,15 +268,9 @@ func (m *lazyMode[T]) ended(st metav1.Status) (resume bool) {
 // server has not reached: its versions went back. Retrying the same
 // version would wait for ever.
 func versionsWentBack(st metav1.Status) bool {
-	if st.Details == nil {
-		return false
-	}
-	for _, c := range st.Details.Causes {
-		if c.Type == metav1.CauseTypeResourceVersionTooLarge {
-			return true
-		}
-	}
-	return false
+	return st.Details != nil && slices.ContainsFunc(st.Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Type == metav1.CauseTypeResourceVersionTooLarge
+	})
 }
 
 // sleep waits d on the resolver's clock and reports false if ctx ended.
@@ -362,18 +296,11 @@ func (m *lazyMode[T]) relistAll() {
 	})
 	q := *m.relists.Load()
 	for _, ns := range todo {
-		m.relist(q, ns)
+		m.st.relist(q, ns)
 	}
-	n := len(todo)
-	if n > 0 {
-		m.c.log.Info("Listing the cached namespaces again", "namespaces", n)
+	if len(todo) > 0 {
+		m.c.log.Info("Listing the cached namespaces again", "namespaces", len(todo))
 	}
-}
-
-// relist queues ns on q for a relist.
-func (m *lazyMode[T]) relist(q relistQueue, ns string) {
-	m.st.relistQueued(ns)
-	q.Add(ns)
 }
 
 // relistWorker lists the namespaces q holds, until q shuts down. One
@@ -387,16 +314,15 @@ func (m *lazyMode[T]) relistWorker(ctx context.Context, q relistQueue) {
 		if shutdown {
 			return
 		}
-		seq := m.st.relistTaken(ns)
+		relisted := m.st.relistTaken(ns)
 		if m.st.cache.get(ns) == nil { // no longer cached
 			q.Forget(ns)
-			m.st.relistDone(ns, seq)
+			relisted()
 			q.Done(ns)
 			continue
 		}
-		epoch := m.epoch.Load()
 		lctx, cancel := context.WithTimeout(ctx, relistTimeout)
-		own, rv, err := m.list(lctx, ns)
+		l, err := m.list(lctx, ns)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -404,32 +330,12 @@ func (m *lazyMode[T]) relistWorker(ctx context.Context, q relistQueue) {
 			q.AddRateLimited(ns) // still owed: WaitForSubscribers waits for it
 		case err == nil:
 			q.Forget(ns)
-			m.st.hold(ns, m.listed(own, rv, epoch), true)
-			m.st.relistDone(ns, seq)
+			m.st.listed(ns, l)
+			relisted()
 			if m.relisted != nil {
-				m.relisted(ns, rv)
+				m.relisted(ns, l.rv)
 			}
 		}
 		q.Done(ns)
 	}
-}
-
-// newer reports whether resourceVersion v is newer than have. Versions
-// that are not comparable count as newer.
-func newer(v, have string) bool {
-	if have == "" {
-		return true
-	}
-	c, err := resourceversion.CompareResourceVersion(v, have)
-	return err != nil || c > 0
-}
-
-// older reports whether resourceVersion v is older than have; versions
-// that are not comparable are not.
-func older(v, have string) bool {
-	if v == "" || have == "" {
-		return false
-	}
-	c, err := resourceversion.CompareResourceVersion(v, have)
-	return err == nil && c < 0
 }

@@ -118,13 +118,11 @@ type readerMode[T any] struct {
 	r  Reader
 }
 
-func (m *readerMode[T]) start(context.Context) (Reader, error) { return m.r, nil }
-func (m *readerMode[T]) started(context.Context) error         { return nil }
-func (m *readerMode[T]) stop()                                 {}
-func (m *readerMode[T]) first(context.Context, string, func(func(*record[T]) bool)) error {
-	return nil
-}
-func (m *readerMode[T]) invalidate(obj any) { m.st.changed(obj) }
+func (m *readerMode[T]) start(context.Context) (Reader, error)           { return m.r, nil }
+func (m *readerMode[T]) started(context.Context) error                   { return nil }
+func (m *readerMode[T]) stop()                                           {}
+func (m *readerMode[T]) first(context.Context, string) (*listing, error) { return nil, nil }
+func (m *readerMode[T]) invalidate(obj any)                              { m.st.changed(obj) }
 
 // informerMode is readerMode over informers of its own, whose handlers
 // tell it of changes: NewInformer's mode, as knative's informed watcher

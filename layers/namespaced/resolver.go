@@ -37,9 +37,9 @@ type source[T any] interface {
 	started(ctx context.Context) error
 	// stop waits for what start began.
 	stop()
-	// first is a miss's first read of namespace ns, put in its record
-	// with hold; a source that holds nothing reads nothing.
-	first(ctx context.Context, ns string, hold func(func(*record[T]) bool)) error
+	// first is a miss's first read of namespace ns, for its record; a
+	// source that holds nothing reads nothing (nil).
+	first(ctx context.Context, ns string) (*listing, error)
 	// invalidate reads again what obj feeds.
 	invalidate(obj any)
 }

@@ -106,12 +106,13 @@ func (c *core[T]) ownConfigMaps(items []*corev1.ConfigMap) []*corev1.ConfigMap {
 	return out
 }
 
-// slim returns a copy of cm with only what a namespace layer needs of it:
-// its identity, version, labels and data. The rest (managedFields, a
-// last-applied annotation) can be larger than the data; a resolver that
-// keeps the ConfigMaps of every cached namespace (Lazy) keeps this.
-func slim(cm *corev1.ConfigMap) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+// slim returns a copy of cm with only what a layer needs of it: its
+// identity, version, labels, data and, of its annotations, those named.
+// The rest (managedFields, a last-applied annotation) can be larger than
+// the data; a resolver that keeps the ConfigMaps of every cached
+// namespace (Lazy) keeps this.
+func slim(cm *corev1.ConfigMap, annotations ...string) *corev1.ConfigMap {
+	out := &corev1.ConfigMap{
 		TypeMeta: cm.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID, ResourceVersion: cm.ResourceVersion,
 			Labels: cm.Labels, CreationTimestamp: cm.CreationTimestamp},
@@ -119,6 +120,15 @@ func slim(cm *corev1.ConfigMap) *corev1.ConfigMap {
 		BinaryData: cm.BinaryData,
 		Immutable:  cm.Immutable,
 	}
+	for _, a := range annotations {
+		if v, ok := cm.Annotations[a]; ok {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[a] = v
+		}
+	}
+	return out
 }
 
 // present returns the ConfigMaps there are at places, in order.

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -121,6 +122,10 @@ type state[T any] struct {
 	// clusterSeen counts the cluster and selector changes seen, for start
 	// to read again one that came while it read.
 	clusterSeen atomic.Uint64
+	// epoch counts the times the server's versions went back (Lazy
+	// mode), changed under mu: a list begun in an earlier epoch may hold
+	// versions newer than the server's now, and is dropped.
+	epoch atomic.Uint64
 }
 
 func newState[T any](c *core[T]) *state[T] {
@@ -344,7 +349,7 @@ func sameSlice[E comparable](a, b []E) bool {
 // a change seen meanwhile lands in the record and makes the build run
 // again. A namespace evicted while it is read gets the snapshot of what
 // was read, not cached.
-func (s *state[T]) miss(ctx context.Context, ns string, first func(ctx context.Context, ns string, hold func(func(*record[T]) bool)) error) (*Snapshot[T], error) {
+func (s *state[T]) miss(ctx context.Context, ns string, first func(ctx context.Context, ns string) (*listing, error)) (*Snapshot[T], error) {
 	s.mu.Lock()
 	if s.queue == nil {
 		s.mu.Unlock()
@@ -363,17 +368,16 @@ func (s *state[T]) miss(ctx context.Context, ns string, first func(ctx context.C
 	}
 	s.mu.Unlock()
 	if first != nil && rec.entry.snap.Load() == nil {
-		hold := func(fn func(*record[T]) bool) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if fn(rec) {
-				rec.gen++
-			}
-		}
-		if err := first(ctx, ns, hold); err != nil {
+		l, err := first(ctx, ns)
+		if err != nil {
 			s.forget(ns, rec)
 			return nil, err
 		}
+		s.mu.Lock()
+		if l != nil && s.put(rec, l) {
+			rec.gen++
+		}
+		s.mu.Unlock()
 	}
 	for {
 		snap, current, err := s.build(ctx, ns, rec)
@@ -447,6 +451,105 @@ func (s *state[T]) hold(ns string, fn func(*record[T]) bool, tenant bool) {
 	s.queue.Add(ns)
 }
 
+// listing is what a list of a namespace's own ConfigMaps gave (Lazy
+// mode): them at their places in NamespaceConfigMaps (nil: none there),
+// the version the list was at, and the epoch it began in.
+type listing struct {
+	places []*corev1.ConfigMap
+	rv     string
+	epoch  uint64
+}
+
+// wentBack begins a new epoch: the server's versions went back (etcd
+// restored from a snapshot), so every version a record holds is
+// forgotten, since every list and event would be older than it, and a
+// list begun before is dropped.
+func (s *state[T]) wentBack() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epoch.Add(1)
+	for _, rec := range s.records {
+		rec.versions = nil
+	}
+}
+
+// listed puts what a relist of ns gave into its record, and seen what
+// the shared watch saw of the ConfigMap at place i of ns, cm at version
+// rv (nil: none there now), as hold.
+func (s *state[T]) listed(ns string, l *listing) {
+	s.hold(ns, func(rec *record[T]) bool { return s.put(rec, l) }, true)
+}
+
+func (s *state[T]) seen(ns string, i int, cm *corev1.ConfigMap, rv string) {
+	s.hold(ns, func(rec *record[T]) bool {
+		rec.writable(len(s.c.ownCMs))
+		return rec.take(i, cm, rv, false)
+	}, true)
+}
+
+// put puts l into rec unless l began in an earlier epoch, and reports
+// whether what rec holds changed; s.mu is held.
+func (s *state[T]) put(rec *record[T], l *listing) bool {
+	if l.epoch != s.epoch.Load() {
+		return false // the server's versions went back since: listed again
+	}
+	rec.writable(len(l.places))
+	changed := false
+	for i, cm := range l.places {
+		changed = rec.take(i, cm, l.rv, true) || changed
+	}
+	return changed
+}
+
+// writable gives rec places of its own to change: a build may be reading
+// the ones it has.
+func (rec *record[T]) writable(n int) {
+	own, versions := make([]*corev1.ConfigMap, n), make([]string, n)
+	copy(own, rec.own)
+	copy(versions, rec.versions)
+	rec.own, rec.versions = own, versions
+}
+
+// take puts cm, seen at rv, at place i of what rec holds (nil: none
+// there), unless rec holds the place from a newer event; one event
+// applies only when newer than what rec holds there. A list counts at its
+// own version, not its objects': after etcd is restored with its revision
+// bumped, the objects' versions went back, the list's forward. Versions
+// that are not comparable (objects without one, from client-go's fake
+// clientset) apply in the order they come. It reports whether what rec
+// holds changed; rec is writable.
+func (rec *record[T]) take(i int, cm *corev1.ConfigMap, rv string, list bool) bool {
+	if older(rv, rec.versions[i]) || !list && !newer(rv, rec.versions[i]) {
+		return false
+	}
+	rec.versions[i] = rv
+	if sameConfigMap(rec.own[i], cm) {
+		return false
+	}
+	rec.own[i] = cm
+	return true
+}
+
+// newer reports whether resourceVersion v is newer than have. Versions
+// that are not comparable count as newer.
+func newer(v, have string) bool {
+	if have == "" {
+		return true
+	}
+	c, err := resourceversion.CompareResourceVersion(v, have)
+	return err != nil || c > 0
+}
+
+// older reports whether resourceVersion v is older than have; versions
+// that are not comparable are not.
+func older(v, have string) bool {
+	if v == "" || have == "" {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(v, have)
+	return err == nil && c < 0
+}
+
 // touchAll queues every cached namespace: the cluster state or the
 // selectors changed. s.mu is held.
 func (s *state[T]) touchAll() {
@@ -498,10 +601,11 @@ func (s *state[T]) readCluster(ctx context.Context) error {
 		return nil
 	}
 	s.setCluster(cl)
-	for name := range joinKeys(cms, cur.cms) {
-		if cm := cms[name]; cm == nil {
+	for _, name := range c.clusterCMs {
+		switch cm, old := cms[name], cur.cms[name]; {
+		case cm == nil && old != nil:
 			c.log.Info("Cluster ConfigMap deleted", "configMap", c.o.Namespace+"/"+name)
-		} else if !sameConfigMap(cm, cur.cms[name]) {
+		case cm != nil && !sameConfigMap(cm, old):
 			c.log.Info("Cluster ConfigMap applied", "configMap", cm.Namespace+"/"+cm.Name, "resourceVersion", cm.ResourceVersion)
 		}
 	}
@@ -570,29 +674,29 @@ func (s *state[T]) waitSettled(ctx context.Context) error {
 	return waitWhile(ctx, &s.mu, s.settled, func() bool { return len(s.dirty) > 0 || len(s.relists) > 0 || s.working > 0 })
 }
 
-// relistQueued records that ns is queued for a relist (Lazy mode).
-func (s *state[T]) relistQueued(ns string) {
+// relist queues ns on q for a relist (Lazy mode), and records it.
+func (s *state[T]) relist(q relistQueue, ns string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.relistSeq++
 	s.relists[ns] = s.relistSeq
+	s.mu.Unlock()
+	q.Add(ns)
 }
 
-// relistTaken returns which queuing of ns a relist now under way answers.
-func (s *state[T]) relistTaken(ns string) uint64 {
+// relistTaken notes the queuing of ns that a relist now under way
+// answers, and returns how to record its end, once its result is held
+// (and ns queued).
+func (s *state[T]) relistTaken(ns string) (done func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.relists[ns]
-}
-
-// relistDone records the end of the relist of ns that answered queuing
-// seq, its result held (and ns queued) already.
-func (s *state[T]) relistDone(ns string, seq uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.relists[ns] == seq {
-		delete(s.relists, ns)
-		s.settle()
+	seq := s.relists[ns]
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.relists[ns] == seq {
+			delete(s.relists, ns)
+			s.settle()
+		}
 	}
 }
 
