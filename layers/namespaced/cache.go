@@ -190,13 +190,6 @@ func (c *nsCache[T]) each(fn func(ns string, e *entry[T])) {
 	}
 }
 
-// clear removes every entry; the caller serialises writes.
-func (c *nsCache[T]) clear() {
-	c.tab.Store(newNSTable[T](minCacheSlots))
-	c.n, c.dead = 0, 0
-	c.ring, c.hand = nil, 0
-}
-
 // hash hashes a namespace name: every byte is read, eight at a time, and
 // mixed by 128-bit multiplication (the folded multiply of wyhash). The seed
 // is random per process, so names cannot be chosen to collide.

@@ -69,9 +69,11 @@ func TestNSCache(t *testing.T) {
 	if seen != len(names) {
 		t.Errorf("each visited %d, want %d", seen, len(names))
 	}
-	c.clear()
-	if c.n != 0 || c.get(names[10]) != nil {
-		t.Error("clear left entries")
+	for _, ns := range names {
+		c.del(ns)
+	}
+	if c.n != 0 || c.get(names[10]) != nil || len(c.ring) != 0 {
+		t.Error("deleting every name left entries")
 	}
 }
 
@@ -154,8 +156,7 @@ func TestClockEviction(t *testing.T) {
 	if v := c.victim("a"); v != "c" {
 		t.Fatalf("victim = %q, want c", v)
 	}
-	c.clear()
-	if c.victim("") != "" {
+	if newNSCache[*tenantConfig]().victim("") != "" {
 		t.Error("a victim in an empty cache")
 	}
 }

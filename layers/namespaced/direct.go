@@ -11,15 +11,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Direct resolves a namespace by reading every layer with direct GETs on
-// each call, and caches no snapshot: for admission webhooks and one-shot
-// commands. Concurrent calls share nothing mutable but the cluster
-// ConfigMaps parsed last and a lossy table of the ConfigMaps already
-// reported, both read and written without a lock, and the namespace
-// ConfigMaps parsed last (at most 1,024, each by its version and data),
-// behind a lock held only to look one up. It has no subscriptions and
-// nothing to invalidate: what it keeps is used only for the very
-// version and data it was made from.
+// Direct resolves a namespace by reading every layer with GETs (and a
+// LIST of the selector ConfigMaps) on each call, and caches no snapshot:
+// for admission webhooks and one-shot commands. Concurrent calls share
+// nothing mutable but the cluster ConfigMaps parsed last and a lossy
+// table of the ConfigMaps already reported, both read and written
+// without a lock, and the namespace ConfigMaps parsed last (at most
+// 1,024, each by its version and data), behind a lock held only to look
+// one up. It has no subscriptions and nothing to invalidate: what it
+// keeps is used only for the very version and data it was made from.
 type Direct[T any] struct {
 	c        *core[T]
 	client   kubernetes.Interface
@@ -69,7 +69,7 @@ func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (w
 // is about reading; invalid tenant input never fails a resolve.
 func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
 	c, r := d.c, apiReader{d.client}
-	cms, err := c.clusters(ctx, r.ConfigMap)
+	cms, err := c.clusters(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -85,16 +85,13 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 	if err != nil {
 		return nil, err
 	}
-	in := inputs[T]{cluster: cl, selectors: c.readSelectors(sels), labels: ls, system: c.system(ns), parsed: &d.parse.parsed}
+	in := inputs[T]{cluster: cl, selectors: sels, labels: ls, system: c.system(ns), parsed: &d.parse.parsed}
 	for _, name := range c.ownCMs {
-		if in.system {
-			break
-		}
 		cm, err := r.ConfigMap(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
-		if cm != nil && c.isNamespaceLayer(cm) {
+		if cm != nil && c.isNamespaceLayer(cm) { // never in a system namespace
 			in.cms = append(in.cms, cm)
 		}
 	}
@@ -107,9 +104,17 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 			c.ignored(d.events, ig)
 		}
 	}
-	for _, rf := range refusals(s, nil, in.cms, c.o.TenantKeysDoc) {
-		if d.events != nil && d.reported.first("refused:"+rf.cm.Namespace+"/"+rf.cm.Name, rf.cm.ResourceVersion) {
+	if d.events == nil {
+		return s, nil
+	}
+	for _, rf := range refusals(s, in.selectors, in.cms, c.o.TenantKeysDoc) {
+		if d.reported.first("refused:"+rf.cm.Namespace+"/"+rf.cm.Name, rf.cm.ResourceVersion) {
 			d.events.warn(rf.cm, ReasonKeysRefused, "Merge", rf.note)
+		}
+	}
+	for _, ct := range contestNotes(s, in.selectors) {
+		if d.reported.first("contested:"+ct.cm.Namespace+"/"+ct.cm.Name+":"+ct.note, ct.cm.ResourceVersion) {
+			d.events.warn(ct.cm, ReasonContestedKeys, "Merge", ct.note)
 		}
 	}
 	return s, nil
@@ -121,14 +126,11 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 // and why.
 func (d *Direct[T]) cluster(ctx context.Context) (clusterView[T], error) {
 	r := apiReader{d.client}
-	cms, err := d.c.clusters(ctx, r.ConfigMap)
+	cms, err := d.c.clusters(ctx, r)
 	if err != nil {
 		return clusterView[T]{}, err
 	}
-	selectors := func(ctx context.Context) ([]*selectorLayer, error) {
-		cms, err := d.c.selectors(ctx, r)
-		return d.c.readSelectors(cms), err
-	}
+	selectors := func(ctx context.Context) ([]*selectorLayer, error) { return d.c.selectors(ctx, r) }
 	cl, invalid := d.parse.parse(d.c, cms)
 	if invalid == nil {
 		return clusterView[T]{cl: cl, selectors: selectors}, nil

@@ -34,8 +34,8 @@
 //     through Invalidate.
 //
 // A Direct resolver (NewDirect) is a type of its own, for admission
-// webhooks and one-shot commands: direct GETs on every call, no cache, so
-// no subscriptions; DryRun resolves objects a caller holds.
+// webhooks and one-shot commands: GETs and LISTs on every call, no cache,
+// so no subscriptions; DryRun resolves objects a caller holds.
 //
 // ForNamespace is what a reconcile calls: on a cached namespace it takes no
 // lock and allocates nothing. Subscribe tells a controller which

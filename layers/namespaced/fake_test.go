@@ -2,6 +2,8 @@ package namespaced_test
 
 import (
 	"context"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/internal/watchtest"
@@ -279,5 +282,57 @@ func TestParsedOnFakeClientsets(t *testing.T) {
 			update("team", "own-a", map[string]string{})
 			waitFor(sectioned{Timeout: "200", Retries: "7"})
 		})
+	}
+}
+
+// TestDirectReportsSelectorRefusals resolves, through a Direct resolver,
+// a namespace that two selector ConfigMaps as specific as each other
+// apply to, one of which sets a key the policy keeps from selector
+// layers: as a caching resolver does, it records a KeysRefused Event on
+// that ConfigMap and a ContestedKeys Event on each, once per version.
+func TestDirectReportsSelectorRefusals(t *testing.T) {
+	o := fakeOptions(t)
+	rec := record.NewFakeRecorder(16)
+	o.Recorder = rec
+	o.Selectors = &namespaced.Selectors{Labels: map[string]string{"layer": "selector"}}
+	selector := func(name, timeout string, extra map[string]string) *corev1.ConfigMap {
+		data := map[string]string{"default-timeout-seconds": timeout}
+		maps.Copy(data, extra)
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: name, Labels: map[string]string{"layer": "selector"},
+			Annotations: map[string]string{namespaced.DefaultSelectorAnnotation: "tier=gold"}}, Data: data}
+	}
+	c := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"}, Data: map[string]string{"enforced-config-level": "namespace"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{"tier": "gold"}}},
+		selector("gold-a", "7", map[string]string{"enforced-config-level": "cluster"}),
+		selector("gold-b", "8", nil))
+	r, err := namespaced.NewDirect(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	for range 2 {
+		if _, err := r.ForNamespace(t.Context(), "team"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for len(rec.Events) > 0 {
+		got = append(got, <-rec.Events)
+	}
+	refused, contested := 0, 0
+	for _, e := range got {
+		switch {
+		case strings.HasPrefix(e, "Warning "+namespaced.ReasonKeysRefused) && strings.Contains(e, `key "enforced-config-level"`):
+			refused++
+		case strings.HasPrefix(e, "Warning "+namespaced.ReasonContestedKeys) && strings.Contains(e, `"default-timeout-seconds"`):
+			contested++
+		}
+	}
+	if refused != 1 || contested != 2 {
+		t.Errorf("Events %q: want one KeysRefused on gold-a and one ContestedKeys on each selector ConfigMap", got)
 	}
 }

@@ -314,10 +314,10 @@ func (m *lazyMode[T]) relistWorker(ctx context.Context, q relistQueue) {
 		if shutdown {
 			return
 		}
-		relisted := m.st.relistTaken(ns)
+		done := m.st.relistTaken(ns)
 		if m.st.cache.get(ns) == nil { // no longer cached
 			q.Forget(ns)
-			relisted()
+			done()
 			q.Done(ns)
 			continue
 		}
@@ -331,7 +331,7 @@ func (m *lazyMode[T]) relistWorker(ctx context.Context, q relistQueue) {
 		case err == nil:
 			q.Forget(ns)
 			m.st.listed(ns, l)
-			relisted()
+			done()
 			if m.relisted != nil {
 				m.relisted(ns, l.rv)
 			}

@@ -323,6 +323,28 @@ func TestLazyStartedAgain(t *testing.T) {
 	eventually(t, r, 9, "the change made while the resolver was stopped")
 }
 
+// TestInvalidateWhileStopped invalidates a namespace ConfigMap of a
+// stopped Lazy resolver: nothing is listed, and once started again,
+// WaitForSubscribers does not wait for that list (it waited for ever).
+func TestInvalidateWhileStopped(t *testing.T) {
+	s := newScripted("")
+	s.script(overrides("", 5))
+	r := s.lazy(t)
+	if v := timeoutOf(t, r, "team"); v != 5 {
+		t.Fatalf("timeout %d", v)
+	}
+	r.Stop()
+	r.Invalidate(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "overrides", Labels: tenantLabels}})
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := r.WaitForSubscribers(ctx); err != nil {
+		t.Fatalf("WaitForSubscribers after a start: %v", err)
+	}
+}
+
 // blockingReader is a Reader over ConfigMaps the test holds whose first
 // list of namespace "team" waits for release.
 type blockingReader struct {

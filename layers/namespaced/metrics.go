@@ -68,8 +68,8 @@ func NewMetrics(subsystem string) *Metrics {
 // them, as a resolver that failed to start, or a test, needs. r is a
 // Prometheus registerer, such as controller-runtime's metrics.Registry,
 // which serves the manager's /metrics, or a component-base registry's
-// (legacyregistry.Registerer(), KubeRegistry.Registerer()). On an error
-// nothing stays registered.
+// (legacyregistry.Registerer(), KubeRegistry.Registerer()), whose Reset
+// then leaves them as they are. On an error nothing stays registered.
 func (m *Metrics) Register(r prometheus.Registerer) (unregister func(), err error) {
 	cs := m.collectors()
 	unregister = func() {

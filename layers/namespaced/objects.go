@@ -46,7 +46,48 @@ func (d *DryRun[T]) Resolve(ns string, objs []runtime.Object) (*Snapshot[T], err
 	if err := unique(objs); err != nil {
 		return nil, err
 	}
-	s, _, err := d.c.resolveObjects(&d.last, ns, objs)
+	c, m := d.c, &d.last
+	var few [4]*corev1.ConfigMap // the cluster ConfigMaps, without a map while they are the ones parsed last
+	cluster := few[:0]
+	var selectorCMs []*corev1.ConfigMap
+	var own []*corev1.ConfigMap // the namespace layers of ns
+	in := inputs[T]{system: c.system(ns)}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *corev1.Namespace:
+			if o.Name == ns {
+				in.labels = o.Labels
+			}
+		case *corev1.ConfigMap:
+			switch {
+			case c.isCluster(o):
+				cluster = append(cluster, o)
+			case c.isSelector(o):
+				selectorCMs = append(selectorCMs, o)
+			case o.Namespace == ns && c.isNamespaceLayer(o):
+				own = append(own, o)
+			}
+		}
+	}
+	st := m.lastOf(cluster)
+	if st == nil {
+		byName := make(map[string]*corev1.ConfigMap, len(cluster))
+		for _, cm := range cluster {
+			byName[cm.Name] = cm
+		}
+		var err error
+		if st, err = m.parse(c, byName); err != nil {
+			return nil, err
+		}
+	}
+	if len(own) > 1 { // in NamespaceConfigMaps order; one of each name (unique)
+		slices.SortFunc(own, func(a, b *corev1.ConfigMap) int {
+			return slices.Index(c.ownCMs, a.Name) - slices.Index(c.ownCMs, b.Name)
+		})
+	}
+	in.cluster, in.cms, in.parsed = st, own, &m.parsed
+	in.selectors = c.readSelectors(selectorCMs)
+	s, _, err := c.build(in)
 	return s, err
 }
 
@@ -103,51 +144,6 @@ func unique(objs []runtime.Object) error {
 		}
 	}
 	return nil
-}
-
-// resolveObjects is DryRun.Resolve, returning the layers it ignored.
-func (c *core[T]) resolveObjects(m *memo[T], ns string, objs []runtime.Object) (*Snapshot[T], []ignoredLayer, error) {
-	var few [4]*corev1.ConfigMap // the cluster ConfigMaps, without a map while they are the ones parsed last
-	cluster := few[:0]
-	var selectorCMs []*corev1.ConfigMap
-	var own []*corev1.ConfigMap // the namespace layers of ns
-	in := inputs[T]{system: c.system(ns)}
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *corev1.Namespace:
-			if o.Name == ns {
-				in.labels = o.Labels
-			}
-		case *corev1.ConfigMap:
-			switch {
-			case c.isCluster(o):
-				cluster = append(cluster, o)
-			case c.isSelector(o):
-				selectorCMs = append(selectorCMs, o)
-			case o.Namespace == ns && c.isNamespaceLayer(o):
-				own = append(own, o)
-			}
-		}
-	}
-	st := m.lastOf(cluster)
-	if st == nil {
-		byName := make(map[string]*corev1.ConfigMap, len(cluster))
-		for _, cm := range cluster {
-			byName[cm.Name] = cm
-		}
-		var err error
-		if st, err = m.parse(c, byName); err != nil {
-			return nil, nil, err
-		}
-	}
-	if len(own) > 1 { // in NamespaceConfigMaps order; one of each name (unique, or GETs)
-		slices.SortFunc(own, func(a, b *corev1.ConfigMap) int {
-			return slices.Index(c.ownCMs, a.Name) - slices.Index(c.ownCMs, b.Name)
-		})
-	}
-	in.cluster, in.cms, in.parsed = st, own, &m.parsed
-	in.selectors = c.readSelectors(selectorCMs)
-	return c.build(in)
 }
 
 // memo keeps the cluster ConfigMap parsed last, for resolves that read it

@@ -76,12 +76,12 @@ func orNil[O any](o *O, err error) (*O, error) {
 	return o, err
 }
 
-// clusters reads the cluster ConfigMaps by name with get (a Reader's
-// ConfigMap, or a Direct resolver's GET); one absent is left out.
-func (c *core[T]) clusters(ctx context.Context, get func(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)) (map[string]*corev1.ConfigMap, error) {
+// clusters reads the cluster ConfigMaps by name through r; one absent is
+// left out.
+func (c *core[T]) clusters(ctx context.Context, r Reader) (map[string]*corev1.ConfigMap, error) {
 	out := map[string]*corev1.ConfigMap{}
 	for _, name := range c.clusterCMs {
-		cm, err := get(ctx, c.o.Namespace, name)
+		cm, err := r.ConfigMap(ctx, c.o.Namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -92,13 +92,17 @@ func (c *core[T]) clusters(ctx context.Context, get func(ctx context.Context, na
 	return out, nil
 }
 
-// selectors reads the selector ConfigMaps through r; none without
-// selector layers.
-func (c *core[T]) selectors(ctx context.Context, r Reader) ([]*corev1.ConfigMap, error) {
+// selectors reads the selector ConfigMaps through r and parses them;
+// none without selector layers.
+func (c *core[T]) selectors(ctx context.Context, r Reader) ([]*selectorLayer, error) {
 	if c.selectorCMs == nil {
 		return nil, nil
 	}
-	return r.ConfigMaps(ctx, c.o.Namespace, c.selectorCMs)
+	cms, err := r.ConfigMaps(ctx, c.o.Namespace, c.selectorCMs)
+	if err != nil {
+		return nil, err
+	}
+	return c.readSelectors(cms), nil
 }
 
 // labels reads the labels of namespace ns through r; none without

@@ -149,7 +149,7 @@ const retryPause, retryPauseMost = 100 * time.Millisecond, 30 * time.Second
 func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error {
 	c := s.c
 	seen := s.clusterSeen.Load()
-	cms, err := c.clusters(ctx, r.ConfigMap)
+	cms, err := c.clusters(ctx, r)
 	if err != nil {
 		return fmt.Errorf("namespaced: reading the cluster ConfigMaps: %w", err)
 	}
@@ -180,7 +180,7 @@ func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error 
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: c.clock})
 	s.mu.Lock()
 	s.reader, s.events, s.queue = r, events, q
-	s.selectors = c.readSelectors(sels)
+	s.selectors = sels
 	s.setCluster(cl)
 	if invalid != nil {
 		s.invalid, s.stored = invalid, cms
@@ -473,13 +473,13 @@ func (s *state[T]) wentBack() {
 	}
 }
 
-// listed puts what a relist of ns gave into its record, and seen what
-// the shared watch saw of the ConfigMap at place i of ns, cm at version
-// rv (nil: none there now), as hold.
+// listed puts what a relist of ns gave into its record, as hold.
 func (s *state[T]) listed(ns string, l *listing) {
 	s.hold(ns, func(rec *record[T]) bool { return s.put(rec, l) }, true)
 }
 
+// seen puts what the shared watch saw of the ConfigMap at place i of ns,
+// cm at version rv (nil: none there now), into its record, as hold.
 func (s *state[T]) seen(ns string, i int, cm *corev1.ConfigMap, rv string) {
 	s.hold(ns, func(rec *record[T]) bool {
 		rec.writable(len(s.c.ownCMs))
@@ -576,7 +576,7 @@ func (s *state[T]) readCluster(ctx context.Context) error {
 	if r == nil {
 		return nil // not started: Start reads them
 	}
-	cms, err := c.clusters(ctx, r.ConfigMap)
+	cms, err := c.clusters(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -634,11 +634,10 @@ func (s *state[T]) readSelectors(ctx context.Context) error {
 	if r == nil {
 		return nil
 	}
-	cms, err := s.c.selectors(ctx, r)
+	sels, err := s.c.selectors(ctx, r)
 	if err != nil {
 		return err
 	}
-	sels := s.c.readSelectors(cms)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.selectors = sels
@@ -674,9 +673,14 @@ func (s *state[T]) waitSettled(ctx context.Context) error {
 	return waitWhile(ctx, &s.mu, s.settled, func() bool { return len(s.dirty) > 0 || len(s.relists) > 0 || s.working > 0 })
 }
 
-// relist queues ns on q for a relist (Lazy mode), and records it.
+// relist queues ns on q for a relist (Lazy mode), and records it, unless
+// stopped: a start lists every cached namespace again.
 func (s *state[T]) relist(q relistQueue, ns string) {
 	s.mu.Lock()
+	if s.queue == nil {
+		s.mu.Unlock()
+		return
+	}
 	s.relistSeq++
 	s.relists[ns] = s.relistSeq
 	s.mu.Unlock()
