@@ -22,12 +22,10 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
-	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -186,17 +184,6 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 				continue
 			}
 			set.Objects = append(set.Objects, objs...)
-		}
-	}
-	validateName := opts.ValidateName
-	if validateName == nil {
-		validateName = apivalidation.NameIsDNSSubdomain
-	}
-	for _, m := range set.Objects {
-		if m.Name == "" {
-			errs = append(errs, &validation.Error{Err: field.Required(field.NewPath("metadata", "name"), ""), Source: m.Source()})
-		} else if msgs := validateName(m.Name, false); len(msgs) > 0 {
-			errs = append(errs, &validation.Error{Err: field.Invalid(field.NewPath("metadata", "name"), m.Name, strings.Join(msgs, "; ")), Source: m.Source()})
 		}
 	}
 	for _, e := range validateSet(set.Objects, opts) {

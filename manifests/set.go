@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/stratacfg/strata/validation"
@@ -18,8 +19,9 @@ type Reference struct {
 	Name  string
 }
 
-// validateSet checks objs as a whole set under opts: every name is unique
-// within its kind and ends in opts.NameSuffix (when not empty), and every
+// validateSet checks the names of objs and objs as a whole set under
+// opts: every name is present, valid (opts.ValidateName), unique within
+// its kind and ends in opts.NameSuffix (when not empty), and every
 // reference opts.References finds resolves inside the set. It returns
 // every error at once, each naming the object's source.
 func validateSet(objs []*Manifest, opts Options) validation.ErrorList {
@@ -28,6 +30,17 @@ func validateSet(objs []*Manifest, opts Options) validation.ErrorList {
 		errs = append(errs, &validation.Error{Err: e, Key: validation.KeyOf(e.Field), Source: m.Source()})
 	}
 	name := field.NewPath("metadata", "name")
+	validateName := opts.ValidateName
+	if validateName == nil {
+		validateName = apivalidation.NameIsDNSSubdomain
+	}
+	for _, m := range objs {
+		if m.Name == "" {
+			add(m, field.Required(name, ""))
+		} else if msgs := validateName(m.Name, false); len(msgs) > 0 {
+			add(m, field.Invalid(name, m.Name, strings.Join(msgs, "; ")))
+		}
+	}
 	first := map[[2]string]*Manifest{}
 	for _, m := range objs {
 		if suffix := opts.NameSuffix; suffix != "" && !strings.HasSuffix(m.Name, suffix) {

@@ -38,6 +38,11 @@ func TestValidateSet(t *testing.T) {
 		}, []string{"manifest b.yaml: metadata.name: Duplicate value: \"Policy a.x is also defined by manifest a.yaml\""}},
 		{"suffix", []*Manifest{manifest("Policy", "a", "a.yaml", 0, "", "")},
 			[]string{`manifest a.yaml: metadata.name: Invalid value: "a": Policy names must end in ".x"`}},
+		{"no name, and not a DNS subdomain", []*Manifest{
+			manifest("Policy", "", "a.yaml", 0, "", ""),
+			manifest("Policy", "Bad_Name.x", "b.yaml", 0, "", ""),
+		}, []string{"manifest a.yaml: metadata.name: Required value", `manifest b.yaml: metadata.name: Invalid value: "Bad_Name.x"`,
+			`manifest a.yaml: metadata.name: Invalid value: "": Policy names must end in ".x"`}},
 		{"dangling reference", []*Manifest{manifest("Binding", "b.x", "b.yaml", 0, "Policy", "gone.x")},
 			[]string{"manifest b.yaml: spec.policyName: Not found: \"Policy gone.x is not in the set\""}},
 	}
