@@ -337,11 +337,14 @@ func selectManifest(name string) string {
 // caller adds OnReload, Metrics and intervals, then calls New and Start.
 // last_config_info reports the hash kube-apiserver reports for the set in
 // effect (Set.APIServerHash).
-// An empty directory is an empty set; a missing one is an error.
+// An empty directory is an empty set; a missing one is an error. Files
+// are read as stored: kube-apiserver decompresses nothing, so a gzip'd
+// manifest is refused here as it is there, and the hash is of the bytes
+// it hashes.
 func Watch(dir string, opts Options) watch.Options[*Set] {
 	return watch.Options[*Set]{
 		Paths: []string{dir},
-		Read:  watch.ReadOptions{Select: selectManifest},
+		Read:  watch.ReadOptions{Select: selectManifest, KeepGzip: true},
 		Load: func(_ context.Context, c *watch.Contents) (*Set, error) {
 			return Load(c.Generations[0], opts)
 		},

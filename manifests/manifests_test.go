@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"maps"
@@ -287,4 +289,38 @@ func TestWatchIgnoresWhatIsNoManifest(t *testing.T) {
 	if _, err := Load(g, policyOptions(t)); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "linked.yaml")+": a symbolic link to a directory, not a file") {
 		t.Errorf("a link to a directory: %v", err)
 	}
+}
+
+// TestWatchReadsFilesAsStored: kube-apiserver reads a manifest with
+// os.ReadFile and decompresses nothing, so a gzip'd one does not decode
+// there, and its hash is of the stored bytes. The watcher's reads must
+// check that same file: the gzip'd manifest is refused, naming it.
+func TestWatchReadsFilesAsStored(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(policy("a" + suffix))); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := watch.Read(dir, Watch(dir, policyOptions(t)).Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Files[0].Data; !bytes.Equal(got, b.Bytes()) {
+		t.Fatalf("read %d bytes, want the %d stored", len(got), b.Len())
+	}
+	set, err := Load(g, policyOptions(t))
+	if err == nil {
+		t.Fatalf("a gzip'd manifest loaded as %v, hash %s; kube-apiserver cannot decode it", set.Names(), set.APIServerHash)
+	}
+	if !strings.Contains(err.Error(), "a.yaml") {
+		t.Errorf("error %q does not name a.yaml", err)
+	}
+	t.Log(err)
 }
