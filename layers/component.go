@@ -221,7 +221,17 @@ func (c *Component[T]) Reload(ctx context.Context, cl *CommandLine, files *watch
 	if err != nil || running == nil {
 		return next, err
 	}
-	pin := restartPins(c.Kind.MergeFields(), running.Provenance.Values(), next.Provenance.Values())
+	// Paths compare, and are kept, resolved: the running value is the one
+	// the process runs with, and a file moved changes what it means.
+	was, err := c.resolvePaths(running.Provenance)
+	if err != nil {
+		return nil, err
+	}
+	now, err := c.resolvePaths(next.Provenance)
+	if err != nil {
+		return nil, err
+	}
+	pin := restartPins(c.Kind.MergeFields(), was, now)
 	if len(pin) == 0 {
 		return next, nil
 	}
@@ -398,11 +408,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 	all := append(append(append(versionDefaults, legacy...), fileLayers...), flagLayers...)
 	out.Provenance = merge.Merge(all...)
 	// (4)
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("resolving relative paths: %w", err)
-	}
-	values, err := ResolvePaths(out.Provenance, c.Kind.MergeFields(), wd)
+	values, err := c.resolvePaths(out.Provenance)
 	if err != nil {
 		return nil, err
 	}
@@ -531,6 +537,16 @@ func withoutForeign(l *merge.Layer, fields *validation.Fields, goos string) *mer
 
 // fieldName writes a key as a field path, "clientConnection.qps".
 func fieldName(key string) string { return strings.ReplaceAll(strings.TrimPrefix(key, "/"), "/", ".") }
+
+// resolvePaths is ResolvePaths of r's values against the working
+// directory.
+func (c *Component[T]) resolvePaths(r *merge.Result) (map[string]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("resolving relative paths: %w", err)
+	}
+	return ResolvePaths(r, c.Kind.MergeFields(), wd)
+}
 
 // ResolvePaths returns the effective values of r with every relative path
 // made absolute: a path set by a file resolves against that file's

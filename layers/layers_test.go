@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
@@ -217,6 +219,55 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 	same, err := c.Reload(context.Background(), cl, fileSnapshot("/etc/c.yaml", head+"enableProfiling: true\n"), running)
 	if err != nil || len(same.RestartRequired) != 0 {
 		t.Fatalf("reload to the running values: %v, %v", same.RestartRequired, err)
+	}
+}
+
+// TestReloadKeepsRestartOnlyPathsResolved marks the path field
+// tlsCertFile restart-only (a serving certificate is loaded at start). A
+// reload that changes it keeps the value the process runs with: the path
+// resolved against the file that set it, not the relative text the file
+// holds.
+func TestReloadKeepsRestartOnlyPathsResolved(t *testing.T) {
+	cfg := configscheme.Config()
+	cfg.Versions[0].Markers = maps.Clone(cfg.Versions[0].Markers)
+	cfg.Versions[0].Markers["/tlsCertFile"] = validation.RestartOnly
+	kind, err := scheme.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := component(t)
+	c.Kind = kind
+	cl, err := c.NewCommandLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "etc", "c.yaml")
+	if err := cl.Parse([]string{"--config", path}); err != nil {
+		t.Fatal(err)
+	}
+	head := "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"
+	running, err := c.LoadFiles(context.Background(), cl, fileSnapshot(path, head+"tlsCertFile: a.crt\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(filepath.Dir(path), "a.crt")
+	if running.Object.TLSCertFile != want {
+		t.Fatalf("running tlsCertFile %q, want %q", running.Object.TLSCertFile, want)
+	}
+	next, err := c.Reload(context.Background(), cl, fileSnapshot(path, head+"tlsCertFile: b.crt\n"), running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(next.RestartRequired, ","); got != "/tlsCertFile" {
+		t.Fatalf("RestartRequired = %q, want /tlsCertFile", got)
+	}
+	if next.Object.TLSCertFile != want {
+		t.Errorf("after a reload that keeps the running tlsCertFile: %q, want the running value %q", next.Object.TLSCertFile, want)
+	}
+	// The same path written otherwise is the same file: nothing to pin.
+	same, err := c.Reload(context.Background(), cl, fileSnapshot(path, head+"tlsCertFile: ./a.crt\n"), running)
+	if err != nil || len(same.RestartRequired) != 0 || same.Object.TLSCertFile != want {
+		t.Errorf("reload to ./a.crt: RestartRequired %v, tlsCertFile %q, %v; want none, %q", same.RestartRequired, same.Object.TLSCertFile, err, want)
 	}
 }
 
