@@ -468,7 +468,7 @@ func resolve(path string) (string, bool, error) {
 	if st.IsDir() {
 		data := filepath.Join(path, DataLink)
 		if _, err := os.Lstat(data); err == nil {
-			r, err := filepath.EvalSymlinks(data)
+			r, err := dataGeneration(path, data)
 			return r, true, err
 		}
 	}
@@ -480,6 +480,32 @@ func resolve(path string) (string, bool, error) {
 		return path, false, nil
 	}
 	return r, st.IsDir(), err
+}
+
+// dataGeneration resolves data, the ..data link of dir, to the generation
+// it names. kubelet's names a directory beside it; one that leads
+// anywhere else (a ..data committed to a git-sync repository, pointing
+// out of the checkout) is refused, ErrOutside: the generation is what the
+// links-stay-inside rule protects, so it must lie inside the source. A
+// link to nothing, or a loop, is ErrDangling, naming the link; ENOENT
+// mid-swap stays retryable as either.
+func dataGeneration(dir, data string) (string, error) {
+	r, err := filepath.EvalSymlinks(data)
+	if err != nil {
+		if !errors.Is(err, fs.ErrPermission) {
+			to, _ := os.Readlink(data)
+			return "", &files.Error{Path: data, Problem: fmt.Sprintf("is %s (it points to %s: %v)", files.ErrDangling, to, err), Err: files.ErrDangling}
+		}
+		return "", err
+	}
+	parent, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if filepath.Dir(r) != parent {
+		return "", &files.Error{Path: data, Problem: "is " + files.ErrOutside.Error() + " (it leads to " + r + ", not to a directory beside it)", Err: files.ErrOutside}
+	}
+	return r, nil
 }
 
 // retryable reports whether err means the writer removed or replaced what

@@ -687,6 +687,44 @@ func TestReadLinksStayInside(t *testing.T) {
 	}
 }
 
+// TestReadDataLinkStaysInside: a directory's ..data names the generation
+// a read pins, and the links-stay-inside rule holds inside that
+// generation; so ..data itself must name a directory beside it, as
+// kubelet's does. One committed to a git-sync repository that leads out
+// of the checkout is refused by name, and nothing outside is read. One
+// that leads nowhere, or into a loop, is the content, not a writer at
+// work: ErrDangling naming the link, not ErrInconsistent.
+func TestReadDataLinkStaysInside(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	secret := filepath.Join(top, "secret")
+	watchtest.WriteFiles(t, secret, map[string]string{"token.yaml": "secret: outside"})
+	g := watchtest.NewGitSync(filepath.Join(top, "g"), "link")
+	if err := g.WriteLinks(map[string]string{"conf/a.yaml": "a", "conf/..inside/b.yaml": "b"},
+		map[string]string{"conf/..data": secret, "conf2/..data": "../conf/..inside"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"conf", "conf2"} {
+		conf := filepath.Join(g.Path(), dir)
+		s, err := Read(conf, ReadOptions{})
+		want := filepath.Join(conf, DataLink) + " is a symbolic link that leads outside its source"
+		if !errors.Is(err, files.ErrOutside) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, %v\nwant %s…", dir, s, err, want)
+		}
+	}
+	for name, target := range map[string]string{"dangling": "..2026_01_01_00_00_00.1", "loop": DataLink} {
+		dir := t.TempDir()
+		link := filepath.Join(dir, DataLink)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(dir, ReadOptions{})
+		if !errors.Is(err, files.ErrDangling) || errors.Is(err, ErrInconsistent) || !strings.HasPrefix(err.Error(), link+" is a symbolic link that leads to no file") {
+			t.Errorf("%s ..data: %v\nwant ErrDangling naming %s", name, err, link)
+		}
+	}
+}
+
 // TestReadBudgetAcrossTargets bounds a snapshot of several sources: gzip'd
 // shards that each stay under MaxBytes once decompressed are refused once
 // together they pass MaxTotalBytes, and a shard is never decompressed
