@@ -9,12 +9,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/watchtest"
@@ -723,6 +726,58 @@ func TestReadDataLinkStaysInside(t *testing.T) {
 			t.Errorf("%s ..data: %v\nwant ErrDangling naming %s", name, err, link)
 		}
 	}
+}
+
+// TestReadUnreadableNamed: a file or a subdirectory of a mounted
+// directory the process may not read (a ConfigMap volume of defaultMode 0,
+// a checkout's file owned by another user) fails the read with an error
+// naming it under the path the caller gave, not only its name inside the
+// hidden generation. The read runs on a thread without the capabilities
+// that let root read anything, so that modes apply as they would to the
+// component.
+func TestReadUnreadableNamed(t *testing.T) {
+	for _, rel := range []string{"a.yaml", "sub/b.yaml", "sub"} {
+		mount := t.TempDir()
+		watchtest.NewAtomicWriter(mount).Write(t, map[string]string{"a.yaml": "a", "sub/b.yaml": "b"})
+		gen, err := filepath.EvalSymlinks(filepath.Join(mount, DataLink))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(gen, rel), 0); err != nil {
+			t.Fatal(err)
+		}
+		tree := rel != "a.yaml"
+		withoutDAC(t, func() { _, err = Read(mount, ReadOptions{Tree: tree}) })
+		want := filepath.Join(mount, rel) + " cannot be read: permission denied"
+		if err == nil || err.Error() != want || !errors.Is(err, fs.ErrPermission) {
+			t.Errorf("%s unreadable: %v, want %s", rel, err, want)
+		}
+	}
+}
+
+// withoutDAC runs f on a thread without CAP_DAC_OVERRIDE and
+// CAP_DAC_READ_SEARCH, so that file modes apply even to root.
+// Capabilities are per thread: the thread stays locked, and ends with the
+// goroutine.
+func withoutDAC(t *testing.T, f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			t.Error(err)
+			return
+		}
+		data[0].Effective &^= 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			t.Error(err)
+			return
+		}
+		f()
+	}()
+	<-done
 }
 
 // TestReadBudgetAcrossTargets bounds a snapshot of several sources: gzip'd

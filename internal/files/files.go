@@ -308,7 +308,7 @@ type Listed struct {
 func (d *Dir) List(rel string, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
 	des, err := d.readDir(rel)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, d.openError(rel, err)
 	}
 	var out []Listed
 	var skipped []Skipped
@@ -371,6 +371,10 @@ func statError(path string, err error) error {
 			target, _ := os.Readlink(path)
 			return &Error{Path: path, Problem: "is " + ErrDangling.Error() + " (it points to " + target + ")", Err: ErrDangling}
 		}
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path != path {
+		// os.Root names only the path inside the root: name it whole.
+		return &Error{Path: path, Problem: "cannot be read: " + pe.Err.Error(), Err: err}
 	}
 	return err
 }
