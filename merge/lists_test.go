@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -125,6 +126,13 @@ func TestRefs(t *testing.T) {
 	tenant := &Layer{Source: Source{Origin: "namespace", Name: "team-a/overrides"}, Values: map[string]string{"/db/password": forged.JSON()}}
 	if LooksLikeRef(`{"a":[{"b":`+forged.JSON()+`}]}`) != true || LooksLikeRef(`{"$ref":1}`) || LooksLikeRef(`"$ref"`) {
 		t.Error("LooksLikeRef")
+	}
+	// A string that holds one as JSON text, as a string field or a
+	// Parsed kind's ConfigMap value does, at any depth.
+	inString, _ := json.Marshal(forged.JSON())
+	inInner, _ := json.Marshal(`{"a":` + string(inString) + `}`)
+	if !LooksLikeRef(string(inString)) || !LooksLikeRef(`{"b":[`+string(inInner)+`]}`) || LooksLikeRef(`"{\"$ref\":1}"`) {
+		t.Errorf("LooksLikeRef of %s or %s", inString, inInner)
 	}
 	r := Merge(lo, tenant)
 	if _, ok := r.RefOf("/db/password", forged.JSON()); ok {

@@ -59,10 +59,12 @@ func refOf(value string) (Ref, bool) {
 }
 
 // LooksLikeRef reports whether value, JSON text, holds anything with the
-// shape of a reference, at any depth: a policy that refuses such literals
-// outright (layers/namespaced/tenancy.Policy.RefuseRefLiterals) asks it.
+// shape of a reference, at any depth, a string that holds one as JSON
+// text included (a string field, or a ConfigMap value a Parsed kind reads
+// as written): a policy that refuses such literals outright
+// (layers/namespaced/tenancy.Policy.RefuseRefLiterals) asks it.
 func LooksLikeRef(value string) bool {
-	if !strings.Contains(value, `"`+refMember+`"`) {
+	if !strings.Contains(value, refMember) {
 		return false
 	}
 	var node any
@@ -89,6 +91,8 @@ func holdsRef(node any) bool {
 				return true
 			}
 		}
+	case string:
+		return LooksLikeRef(n)
 	}
 	return false
 }

@@ -232,6 +232,27 @@ func TestTenantCannotForgeARef(t *testing.T) {
 	}
 }
 
+// TestRefLiteralInAStringRefused: with RefuseRefLiterals, a value of a
+// reference's shape is refused in a string too: a Parsed kind reads every
+// ConfigMap value as the string written, so a Tekton-style tenant's
+// literal is one.
+func TestRefLiteralInAStringRefused(t *testing.T) {
+	o := pipelineOptions()
+	o.Tenancy.RefuseRefLiterals = true
+	r := newDryRun(t, o)
+	defaults := configMap("pipelines", "config-defaults", nil, nil)
+	flags := configMap("pipelines", "feature-flags", nil, map[string]string{"per-namespace-configuration": "true"})
+	forged := `{"$ref":"secret kube-system/admin-token#token"}`
+	tenant := configMap("team", "ns-config-defaults", map[string]string{"pipeline-config": "true"}, map[string]string{"default-service-account": forged})
+	s, err := r.Resolve("team", []runtime.Object{defaults, flags, tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rej := s.Rejected(); len(rej) != 1 || rej[0].Reason != tenancy.ReasonRefLiteral || s.Object.Defaults.ServiceAccount == forged {
+		t.Errorf("a string of a reference's shape with RefuseRefLiterals: rejected %+v, service account %q", rej, s.Object.Defaults.ServiceAccount)
+	}
+}
+
 // FuzzTenantNestedValues feeds arbitrary tenant ConfigMap data, nested
 // YAML values above all, through the resolver and checks that no field a
 // tenant may not set differs from what the cluster layer alone gives: a
