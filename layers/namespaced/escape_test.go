@@ -253,6 +253,60 @@ func TestRefLiteralInAStringRefused(t *testing.T) {
 	}
 }
 
+// TestBoundsHoldUnderAKeySetWhole: a bound on a field under an
+// overridable key (/tuning/workers) holds when a tenant sets the key
+// whole, since its value replaces the field: a value past it is refused,
+// naming the bounded field, and one within it is kept.
+func TestBoundsHoldUnderAKeySetWhole(t *testing.T) {
+	r := newNestedResolver(t, func(p *tenancy.Policy) {
+		p.Bounds = []tenancy.Bound{{Key: "/tuning/workers", AtMost: "8"}}
+	})
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "tuning": "{workers: 2}"})
+	s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"tuning": "{workers: 100000, verbose: true}"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rej := s.Rejected()
+	if len(rej) != 1 || rej[0].Key != "tuning" || rej[0].Reason != tenancy.ReasonAboveBound || rej[0].Field != "/tuning/workers" || s.Object.Tuning.Workers != 2 {
+		t.Errorf("tuning.workers past its bound: workers %d, rejected %+v", s.Object.Tuning.Workers, rej)
+	}
+	s, err = r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"tuning": "{workers: 8}"})})
+	if err != nil || len(s.Rejected()) != 0 || s.Object.Tuning.Workers != 8 {
+		t.Errorf("tuning.workers at its bound: %v, rejected %+v, %v", s.Object.Tuning, s.Rejected(), err)
+	}
+}
+
+// TestBoundsCompareExactly: values compare as the numbers they are, not
+// as float64s, which cannot tell integers apart above 2^53; durations
+// compare to the nanosecond.
+func TestBoundsCompareExactly(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  bool // refused
+	}{{"9007199254740993", true}, {"9007199254740992", false}} {
+		o := testOptions(t)
+		o.Tenancy.Bounds = []tenancy.Bound{{Key: "timeout", AtMost: "9007199254740992"}}
+		cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+		s, err := newDryRun(t, o).Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"timeout": c.value})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refused := len(s.Rejected()) == 1 && s.Rejected()[0].Reason == tenancy.ReasonAboveBound; refused != c.want {
+			t.Errorf("%s at most 9007199254740992: rejected %+v, want refused %t", c.value, s.Rejected(), c.want)
+		}
+	}
+	for _, c := range [][2]string{
+		{`9007199254740993`, `"9007199254740992"`},
+		{`1e3`, `999`},
+		{`"1000.5"`, `1000.4`},
+		{`"2562047h47m16.854775807s"`, `"2562047h47m16.854775806s"`},
+	} {
+		if got, err := compareValues(c[0], c[1]); err != nil || got != 1 {
+			t.Errorf("%s against %s: %d, %v; want 1", c[0], c[1], got, err)
+		}
+	}
+}
+
 // FuzzTenantNestedValues feeds arbitrary tenant ConfigMap data, nested
 // YAML values above all, through the resolver and checks that no field a
 // tenant may not set differs from what the cluster layer alone gives: a

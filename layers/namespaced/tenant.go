@@ -1,10 +1,12 @@
 package namespaced
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,9 +48,20 @@ type tenantPolicy struct {
 }
 
 // admission is what a policy says of one key: its refusal, whatever its
-// value, and the bounds its value must keep.
+// value, and the bounds its value must keep, its own and those of fields
+// under it (its value replaces them: a bound on /tuning/workers holds
+// when a tenant sets tuning whole).
 type admission struct {
 	ref    merge.Refusal
+	bounds []bound
+	under  []boundUnder
+}
+
+// boundUnder is the bounds of a field under a key: its pointer, and its
+// segments below the key ("*" matching any).
+type boundUnder struct {
+	key    string
+	rest   []string
 	bounds []bound
 }
 
@@ -64,16 +77,29 @@ type bound struct {
 func (p tenantPolicy) withMembers() *tenantPolicy {
 	p.members = map[string]*admission{}
 	for _, key := range p.keys.members() {
-		p.members[key] = &admission{p.admit(key), p.bounds[key]}
+		p.members[key] = p.admission(key)
 	}
 	return &p
+}
+
+// admission works out what p says of key.
+func (p *tenantPolicy) admission(key string) *admission {
+	a := &admission{ref: p.admit(key), bounds: p.bounds[key]}
+	for _, k := range slices.Sorted(maps.Keys(p.bounds)) {
+		if merge.Under(k, key) {
+			segs, _ := merge.Segments(k)
+			depth, _ := merge.Segments(key)
+			a.under = append(a.under, boundUnder{key: k, rest: segs[len(depth):], bounds: p.bounds[k]})
+		}
+	}
+	return a
 }
 
 // Admit implements merge.Policy.
 func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 	a := p.members[key]
 	if a == nil {
-		a = &admission{p.admit(key), p.bounds[key]}
+		a = p.admission(key)
 	}
 	if a.ref.Refused() {
 		return a.ref
@@ -81,10 +107,66 @@ func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 	if p.refLiterals && merge.LooksLikeRef(value) {
 		return merge.Refusal{Reason: tenancy.ReasonRefLiteral}
 	}
-	if len(a.bounds) == 0 {
-		return a.ref
+	if ref := checkBounds(a.bounds, value); ref.Refused() || len(a.under) == 0 {
+		return ref
 	}
-	return checkBounds(a.bounds, value)
+	doc, err := decodeExact(value)
+	if err != nil {
+		return merge.Refusal{} // not JSON: decoding the layer says so
+	}
+	for _, u := range a.under {
+		for _, v := range valuesAt(doc, u.rest) {
+			j, _ := json.Marshal(v)
+			if ref := checkBounds(u.bounds, string(j)); ref.Refused() {
+				ref.Field = u.key
+				return ref
+			}
+		}
+	}
+	return merge.Refusal{}
+}
+
+// valuesAt returns the values at the segments rest below doc, "*"
+// matching every member or element; null, a removal, is none.
+func valuesAt(doc any, rest []string) []any {
+	if doc == nil {
+		return nil
+	}
+	if len(rest) == 0 {
+		return []any{doc}
+	}
+	var out []any
+	switch d := doc.(type) {
+	case map[string]any:
+		if rest[0] == "*" {
+			for _, k := range slices.Sorted(maps.Keys(d)) {
+				out = append(out, valuesAt(d[k], rest[1:])...)
+			}
+		} else if v, ok := d[rest[0]]; ok {
+			out = valuesAt(v, rest[1:])
+		}
+	case []any:
+		for i, v := range d {
+			if rest[0] == "*" || rest[0] == strconv.Itoa(i) {
+				out = append(out, valuesAt(v, rest[1:])...)
+			}
+		}
+	}
+	return out
+}
+
+// decodeExact decodes v, one JSON value, its numbers kept as written.
+func decodeExact(v string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(v))
+	d.UseNumber()
+	var x any
+	if err := d.Decode(&x); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more than one value")
+	}
+	return x, nil
 }
 
 // checkBounds refuses value when it lies beyond a bound.
@@ -106,7 +188,8 @@ func checkBounds(bounds []bound, value string) merge.Refusal {
 	return merge.Refusal{}
 }
 
-// compareValues compares two JSON values as numbers, or as durations.
+// compareValues compares two JSON values as numbers, or as durations,
+// exactly: an integer one past a bound above 2^53 is past it.
 func compareValues(a, b string) (int, error) {
 	x, xd, err := numberOrDuration(a)
 	if err != nil {
@@ -119,29 +202,44 @@ func compareValues(a, b string) (int, error) {
 	if xd != yd {
 		return 0, fmt.Errorf("%s and %s are not both numbers or both durations", unquote(a), unquote(b))
 	}
-	return cmp.Compare(x, y), nil
+	return x.Cmp(y), nil
 }
 
 // numberOrDuration reads a JSON number, or a string holding a number or a
-// duration, as a number (durations in seconds) and whether it is a
+// duration, as an exact number (durations in seconds) and whether it is a
 // duration.
-func numberOrDuration(v string) (float64, bool, error) {
-	var x any
-	if err := json.Unmarshal([]byte(v), &x); err != nil {
-		return 0, false, fmt.Errorf("%s is not a value", v)
+func numberOrDuration(v string) (*big.Rat, bool, error) {
+	x, err := decodeExact(v)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s is not a value", v)
 	}
 	switch x := x.(type) {
-	case float64:
-		return x, false, nil
+	case json.Number:
+		if r, ok := exactNumber(string(x)); ok {
+			return r, false, nil
+		}
 	case string:
-		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return f, false, nil
+		if r, ok := exactNumber(strings.TrimSpace(x)); ok {
+			return r, false, nil
 		}
 		if d, err := time.ParseDuration(strings.TrimSpace(x)); err == nil {
-			return d.Seconds(), true, nil
+			return big.NewRat(int64(d), int64(time.Second)), true, nil
 		}
 	}
-	return 0, false, fmt.Errorf("%s is neither a number nor a duration", text.Quote(unquote(v)))
+	return nil, false, fmt.Errorf("%s is neither a number nor a duration", text.Quote(unquote(v)))
+}
+
+// exactNumber reads s, a finite number as strconv.ParseFloat reads one,
+// exactly.
+func exactNumber(s string) (*big.Rat, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, false
+	}
+	if r, ok := new(big.Rat).SetString(s); ok && !strings.Contains(s, "/") {
+		return r, true
+	}
+	return new(big.Rat).SetFloat64(f), true
 }
 
 // unquote is a JSON string's content, or the JSON as it is.

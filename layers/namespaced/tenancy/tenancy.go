@@ -56,12 +56,14 @@ type Policy struct {
 // Bound limits what a tenant may set a key to: at most or at least the
 // cluster layer's value of another key (an operator's maximum), or, when
 // the cluster layer does not set that key or there is none, a constant (a
-// system maximum). Values compare as numbers, or as durations ("90s",
-// "1h"); a tenant's value that is neither, or that lies beyond a bound,
+// system maximum). Values compare exactly as numbers, or as durations
+// ("90s", "1h"); a tenant's value that is neither, or that lies beyond a bound,
 // is refused, with the bound named, like any other refusal.
 type Bound struct {
 	// Key is the key bounded: a ConfigMap key, a JSON pointer, or for a
-	// namespaced.Parsed kind SECTION/KEY.
+	// namespaced.Parsed kind SECTION/KEY. A bound on a field under a
+	// ConfigMap key ("/tuning/workers") holds where a tenant sets that key
+	// whole, the refusal naming the field.
 	Key string
 	// AtMostKey and AtLeastKey name cluster keys whose values bound it.
 	AtMostKey, AtLeastKey string
