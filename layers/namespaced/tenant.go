@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -213,33 +212,20 @@ func numberOrDuration(v string) (*big.Rat, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("%s is not a value", v)
 	}
+	var s string
 	switch x := x.(type) {
 	case json.Number:
-		if r, ok := exactNumber(string(x)); ok {
-			return r, false, nil
-		}
+		s = string(x)
 	case string:
-		if r, ok := exactNumber(strings.TrimSpace(x)); ok {
-			return r, false, nil
-		}
-		if d, err := time.ParseDuration(strings.TrimSpace(x)); err == nil {
-			return big.NewRat(int64(d), int64(time.Second)), true, nil
-		}
+		s = strings.TrimSpace(x)
+	}
+	if r, ok := new(big.Rat).SetString(s); ok && !strings.Contains(s, "/") { // a number, not a fraction
+		return r, false, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return big.NewRat(int64(d), int64(time.Second)), true, nil
 	}
 	return nil, false, fmt.Errorf("%s is neither a number nor a duration", text.Quote(unquote(v)))
-}
-
-// exactNumber reads s, a finite number as strconv.ParseFloat reads one,
-// exactly.
-func exactNumber(s string) (*big.Rat, bool) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, false
-	}
-	if r, ok := new(big.Rat).SetString(s); ok && !strings.Contains(s, "/") {
-		return r, true
-	}
-	return new(big.Rat).SetFloat64(f), true
 }
 
 // unquote is a JSON string's content, or the JSON as it is.
