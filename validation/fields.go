@@ -194,6 +194,7 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 			f.oses[key] = goos
 		}
 	}
+	errs = append(errs, f.inLists(f.t.Root(), "", map[reflect.Type]bool{}, false)...)
 	for key, m := range f.markers {
 		if m&Path != 0 && m&NotPath != 0 {
 			errs = append(errs, fmt.Sprintf("field %s is marked both path and not-path", key))
@@ -207,7 +208,6 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 			}
 		}
 	}
-	errs = append(errs, inLists(f.t.Root(), "", map[reflect.Type]bool{}, false)...)
 	for key := range f.oses {
 		for p := parent(key); p != ""; p = parent(p) {
 			if goos := f.oses[p]; goos != "" && goos != f.oses[key] {
@@ -235,17 +235,19 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 	return f, nil
 }
 
-// inLists returns an error for each field inside a list element of t
-// that is tagged secret or os=: markers are kept for keys of object
-// members and map values, and a list element's key is its index or its
-// list-map key, so such a tag would silently not apply.
-func inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool) []string {
+// inLists records the markers of the fields inside list elements of t,
+// which Walk does not reach, under the list's key and "*" for the
+// element: so that a key that holds them (a tenant setting the list
+// whole) is refused for what is inside, and a keyed list's element field
+// marked path is resolved. It returns an error for each such field tagged
+// secret or os=, which would silently not apply there.
+func (f *Fields) inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool) []string {
 	t = deref(t)
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		return inLists(t.Elem(), key+"/*", seen, true)
+		return f.inLists(t.Elem(), key+"/*", seen, true)
 	case reflect.Map:
-		return inLists(t.Elem(), key+"/*", seen, inList)
+		return f.inLists(t.Elem(), key+"/*", seen, inList)
 	case reflect.Struct:
 	default:
 		return nil
@@ -260,12 +262,15 @@ func inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool
 		fk := key + "/" + name
 		if inList {
 			for _, opt := range strings.Split(sf.Tag.Get(TagName), ",") {
-				if opt = strings.TrimSpace(opt); opt == "secret" || strings.HasPrefix(opt, osTag) {
+				opt = strings.TrimSpace(opt)
+				if m, ok := parseMarker(opt); ok && m != Secret {
+					f.markers[fk] |= m
+				} else if opt == "secret" || strings.HasPrefix(opt, osTag) {
 					errs = append(errs, fmt.Sprintf("field %s: %s applies to no field inside a list element", fk, opt))
 				}
 			}
 		}
-		errs = append(errs, inLists(sf.Type, fk, seen, inList)...)
+		errs = append(errs, f.inLists(sf.Type, fk, seen, inList)...)
 	})
 	return errs
 }

@@ -3,6 +3,7 @@ package namespaced
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -304,6 +305,63 @@ func TestBoundsCompareExactly(t *testing.T) {
 		if got, err := compareValues(c[0], c[1]); err != nil || got != 1 {
 			t.Errorf("%s against %s: %d, %v; want 1", c[0], c[1], got, err)
 		}
+	}
+}
+
+// listConfig has an overridable list whose elements hold a path and a
+// cluster-only field.
+type listConfig struct {
+	metav1.TypeMeta `json:",inline"`
+	Tenancy         string      `json:"tenancy,omitempty" strata:"not-path"`
+	Mounts          []listMount `json:"mounts,omitempty" strata:"overridable"`
+	Names           []string    `json:"names,omitempty" strata:"overridable,not-path"`
+}
+
+type listMount struct {
+	Name     string `json:"name,omitempty" strata:"not-path"`
+	HostPath string `json:"hostPath,omitempty" strata:"path"`
+	Quota    *int64 `json:"quota,omitempty" strata:"cluster-only"`
+}
+
+func (in *listConfig) DeepCopyObject() runtime.Object {
+	out := *in
+	out.Mounts, out.Names = slices.Clone(in.Mounts), slices.Clone(in.Names)
+	return &out
+}
+
+// TestTenantCannotReachFieldsInListElements: a list a tenant may set
+// whole holds, in its elements, a path and a cluster-only field; setting
+// it sets them, so it is refused, naming the field, as an object holding
+// one is. A list of plain strings stays a tenant's.
+func TestTenantCannotReachFieldsInListElements(t *testing.T) {
+	gv := schema.GroupVersion{Group: "list.test.strata.dev", Version: "v1"}
+	kind, err := scheme.New(scheme.Config{
+		Group: gv.Group, Kind: "listConfig", Hub: "v1",
+		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
+			s.AddKnownTypes(gv, &listConfig{})
+			return nil
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newDryRun(t, Options[*listConfig]{
+		Namespace: "ops", ClusterConfigMap: "config", NamespaceConfigMaps: []string{"overrides"},
+		Labels:  map[string]string{"config": "tenant"},
+		Tenancy: tenancy.Policy{GateKey: "tenancy", GateOpen: "on", GateClosed: "off"},
+		Kind:    kind,
+	})
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on", "mounts": "[{name: data, hostPath: /var/data, quota: 5}]"})
+	s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"mounts": "[{name: data, hostPath: /etc, quota: 1000000}]", "names": "[a, b]"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rej := s.Rejected()
+	if len(rej) != 1 || rej[0].Key != "mounts" || (rej[0].Reason != tenancy.ReasonPath && rej[0].Reason != tenancy.ReasonClusterOnly) || !strings.HasPrefix(rej[0].Field, "/mounts/*/") {
+		t.Errorf("a list holding a path and a cluster-only field set by a tenant: rejected %+v", rej)
+	}
+	if len(s.Object.Mounts) != 1 || s.Object.Mounts[0].HostPath != "/var/data" || *s.Object.Mounts[0].Quota != 5 || len(s.Object.Names) != 2 {
+		t.Errorf("mounts %+v, names %v: want the cluster's mounts and the tenant's names", s.Object.Mounts, s.Object.Names)
 	}
 }
 
