@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,7 +90,9 @@ func (s legacySink) warn(cm *corev1.ConfigMap, reason, _, note string) {
 // reportTable remembers, lossily and without locking, the ConfigMap
 // versions already reported, so that a resolver with no cache (Direct)
 // does not record the same Event on every request. A slot holds one
-// ConfigMap's last reported version; a collision only reports again.
+// ConfigMap's last reported version; each ConfigMap has two, and takes
+// the second unless another's is there, so that two ConfigMaps whose
+// first slots meet both stay; a collision only reports again.
 type reportTable struct {
 	seed  maphash.Seed
 	slots [256]atomic.Pointer[string]
@@ -100,12 +103,17 @@ func newReportTable() *reportTable { return &reportTable{seed: maphash.MakeSeed(
 // first reports whether the ConfigMap id (kind, namespace and name) is
 // seen in version for the first time, and remembers it.
 func (t *reportTable) first(id, version string) bool {
-	slot := &t.slots[maphash.String(t.seed, id)%uint64(len(t.slots))]
+	h := maphash.String(t.seed, id)
+	a, b := &t.slots[h%256], &t.slots[h>>8%256]
 	v := id + "@" + version
-	if p := slot.Load(); p != nil && *p == v {
+	pa, pb := a.Load(), b.Load()
+	if pa != nil && *pa == v || pb != nil && *pb == v {
 		return false
 	}
-	slot.Store(&v)
+	if pb == nil || strings.HasPrefix(*pb, id+"@") {
+		a = b
+	}
+	a.Store(&v)
 	return true
 }
 

@@ -3,7 +3,6 @@ package namespaced
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math/big"
 	"slices"
@@ -154,18 +153,13 @@ func valuesAt(doc any, rest []string) []any {
 	return out
 }
 
-// decodeExact decodes v, one JSON value, its numbers kept as written.
-func decodeExact(v string) (any, error) {
+// decodeExact decodes v, a JSON value as a layer's conversion or a
+// bound's makes one, its numbers kept as written.
+func decodeExact(v string) (x any, err error) {
 	d := json.NewDecoder(strings.NewReader(v))
 	d.UseNumber()
-	var x any
-	if err := d.Decode(&x); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("more than one value")
-	}
-	return x, nil
+	err = d.Decode(&x)
+	return x, err
 }
 
 // checkBounds refuses value when it lies beyond a bound.
