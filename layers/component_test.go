@@ -515,3 +515,41 @@ func TestFlagsHookError(t *testing.T) {
 		t.Errorf("Load: %v", err)
 	}
 }
+
+// TestOlderVersionsReadAsTheMergeVersion holds a file of a version other
+// than the merge version to what one of the merge version gets: with
+// --decode-mode warn or ignore an unknown field is tolerated (kubelet
+// reads its file so, kubernetes#82924), and in a drop-in a null removes
+// the key (RFC 7386), a feature gate left to its default (on) rather
+// than turned off, a field left to what lies below.
+func TestOlderVersionsReadAsTheMergeVersion(t *testing.T) {
+	for _, version := range []string{"v1beta1", "v1alpha1"} {
+		typeMeta := "apiVersion: component.example.strata.dev/" + version + "\nkind: ComponentConfiguration\n"
+		for _, mode := range []string{"warn", "ignore"} {
+			cfg := writer(t, t.TempDir())("c.yaml", typeMeta+"port: 9000\nbogus: 1\n")
+			loaded, _, err := component(t).Load(context.Background(), []string{"--config", cfg, "--decode-mode", mode})
+			if err != nil || loaded.Object.Port != 9000 {
+				t.Errorf("%s file with an unknown field, --decode-mode %s: %v, %v", version, mode, loaded, err)
+			}
+		}
+		write := writer(t, t.TempDir())
+		cfg := write("c.yaml", head+"port: 9000\nenableProfiling: false\n")
+		field := "profiling" // v1beta1 renamed it
+		if version == "v1beta1" {
+			field = "enableProfiling"
+		}
+		write("conf.d/10.conf", typeMeta+"featureGates: {BetaThing: null}\n"+field+": null\n")
+		loaded, _, err := component(t).Load(context.Background(), []string{"--config", cfg, "--config-dir", filepath.Join(filepath.Dir(cfg), "conf.d")})
+		if err != nil {
+			t.Fatalf("%s drop-in of nulls: %v", version, err)
+		}
+		if on, set := loaded.Object.FeatureGates["BetaThing"]; set && !on {
+			src, _ := loaded.Provenance.SourceOf("/featureGates/BetaThing")
+			t.Errorf("%s drop-in removing BetaThing: the gate is off, from %s; want it left to its default", version, src)
+		}
+		if !loaded.Object.EnableProfiling {
+			src, _ := loaded.Provenance.SourceOf("/enableProfiling")
+			t.Errorf("%s drop-in removing %s: profiling off, from %s; want its default, on", version, field, src)
+		}
+	}
+}

@@ -10,28 +10,67 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
 
 // convertLeaves expresses a document written in another version as keys of
 // version into, the merge version: convertEach of its leaves, every leaf
-// mapping to at least one key. undefaulted is the whole document
-// converted, with no defaults, every key of version into.
+// mapping to at least one key. A leaf that is no field of its version
+// (Warn and Ignore modes let one through) maps to none and is left out; a
+// null, a removal (RFC 7386), removes the keys a value of its field would
+// map to. undefaulted is the whole document converted, with no defaults,
+// every key of version into.
 func convertLeaves(c *scheme.Kind, doc *scheme.Document, into schema.GroupVersion, dst *typed.Type) (keys, undefaulted map[string]string, err error) {
 	from := doc.GVK.GroupVersion()
 	srcObj, err := c.New(from)
 	if err != nil {
 		return nil, nil, err
 	}
-	leaves, err := typed.For(reflect.TypeOf(srcObj)).Flatten(doc.JSON)
+	src := typed.For(reflect.TypeOf(srcObj))
+	leaves, err := src.Flatten(doc.JSON)
 	if err != nil {
 		return nil, nil, err
 	}
 	delete(leaves, "/apiVersion")
 	delete(leaves, "/kind")
-	each, whole, base, err := convertEach(c, from, into, doc.JSON, leaves, dst)
+	probes := map[string]string{} // of the removals: where a value would go
+	for k, v := range leaves {
+		if _, ok := src.At(k); !ok {
+			delete(leaves, k)
+		} else if v == merge.Tombstone {
+			delete(leaves, k)
+			probes[k] = "{}"
+			if z, ok := zeroJSON(src, k); ok {
+				if p, ok := probeFor(src, k, z); ok {
+					probes[k] = p
+				}
+			}
+		}
+	}
+	all := doc.JSON
+	if len(probes) > 0 {
+		all = nil // converting its nulls would set zero values: the leaves are the document
+	}
+	each, whole, base, err := convertEach(c, from, into, all, leaves, dst)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(probes) > 0 {
+		removed, own, _, err := convertEach(c, from, into, nil, probes, dst)
+		if err != nil {
+			return nil, nil, err
+		}
+		for key := range probes {
+			to := removed[key]
+			if _, ok := own[key]; ok {
+				to = map[string]string{key: ""}
+			}
+			for k := range to {
+				to[k] = merge.Tombstone
+			}
+			each[key] = to
+		}
 	}
 	out, err := joinKeys(each, whole, into)
 	if err != nil {

@@ -254,10 +254,12 @@ func defaultDropInExtensions() []string { return []string{".conf", ".json", ".ya
 // with one of .conf, .json, .yaml and .yml, dot-files left out (a ConfigMap
 // mount's ..data and timestamped directories among them), each decoded
 // per --decode-mode, one that names neither apiVersion nor kind taking
-// the main file's, relative paths resolved against the drop-in's own
-// directory. The directory is read as every target of a component is
-// (watch.ReadContents): a mount's ..data or a git-sync link resolved once,
-// in the same generation as --config, bounded, gzip'd files decompressed.
+// the merge version's (not the main file's: a drop-in means what it says
+// whatever version the main file is migrated to), relative paths resolved
+// against the drop-in's own directory. The directory is read as every
+// target of a component is (watch.ReadContents): a mount's ..data or a
+// git-sync link resolved once, in the same generation as --config,
+// bounded, gzip'd files decompressed.
 type DropInPolicy struct {
 	// Extensions a drop-in's name ends with, compared exactly;
 	// .conf, .json, .yaml and .yml when empty. kubelet reads ".conf"
