@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/files"
+	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
@@ -147,7 +148,11 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 // addedByDefaults returns the keys of the merge version, other than those
 // the file set (own), that the defaults of the file's own version set:
 // where doc's object, defaulted in its version and converted to the merge
-// version, differs from the same document converted undefaulted.
+// version, differs from the same document converted undefaulted. A key
+// the file set that those defaults change (an explicit zero its version
+// reads as unset) takes, in own, the value its version gives it: the
+// file means that, whatever the merge version's defaults make of the
+// value as written.
 func addedByDefaults(doc *scheme.Document, t *typed.Type, own, undefaulted map[string]string) (map[string]string, error) {
 	defaulted, err := t.FlattenObject(doc.Object)
 	if err != nil {
@@ -158,7 +163,10 @@ func addedByDefaults(doc *scheme.Document, t *typed.Type, own, undefaulted map[s
 		if k == "/apiVersion" || k == "/kind" {
 			continue
 		}
-		if _, set := own[k]; set {
+		if ov, set := own[k]; set {
+			if ov != merge.Tombstone && !pipeline.SameValue(t, k, ov, v) {
+				own[k] = v
+			}
 			continue
 		}
 		if u, ok := undefaulted[k]; ok && u == v {

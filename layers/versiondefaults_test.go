@@ -125,6 +125,7 @@ func TestFileKeepsItsVersionsDefaults(t *testing.T) {
 	write := writer(t, dir)
 	old := write("old.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 2\n")
 	cur := write("new.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 2\n")
+	zero := write("zero.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nport: 0\nworkers: 2\n")
 	oldDropIns := filepath.Dir(write("old.d/10-workers.conf", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nworkers: 3\n"))
 	newDropIns := filepath.Dir(write("new.d/10-workers.conf", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nworkers: 3\n"))
 	for _, tc := range []struct {
@@ -140,6 +141,8 @@ func TestFileKeepsItsVersionsDefaults(t *testing.T) {
 		{"a v1 file and a v1alpha1 drop-in", []string{"--config", cur, "--config-dir", oldDropIns}, 8443, 3, "default"},
 		{"a v1alpha1 drop-in alone", []string{"--config-dir", oldDropIns}, 8443, 3, "default"},
 		{"a v1alpha1 file and a flag", []string{"--config", old, "--port", "9000"}, 9000, 2, "flag --port"},
+		// An explicit zero v1alpha1 reads as unset: the file means 8080.
+		{"a v1alpha1 file setting the port to 0", []string{"--config", zero}, 8080, 2, "file " + zero},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			loaded, _, err := proxyComponent(t).Load(context.Background(), tc.args)
@@ -178,6 +181,10 @@ func TestMigrateConfig(t *testing.T) {
 	if want := "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 8080\nworkers: 2\n"; code != 0 || out != want ||
 		errOut != "proxy: --migrate-config: "+old+" keeps port: 8080 (the target version would default it to 8443)\n" {
 		t.Errorf("v1alpha1 to v1: exit %d, %q (%s); want %q and the port kept", code, out, errOut, want)
+	}
+	zero := write("zero.yaml", "apiVersion: proxy.example.dev/v1alpha1\nkind: ProxyConfig\nport: 0\nworkers: 2\n")
+	if code, out, errOut = migrate(t, "--config", zero); code != 0 || out != "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 8080\nworkers: 2\n" {
+		t.Errorf("a v1alpha1 file setting the port to 0, which v1alpha1 reads as 8080: exit %d, %q (%s)", code, out, errOut)
 	}
 	cur := write("new.yaml", "apiVersion: proxy.example.dev/v1\nkind: ProxyConfig\nport: 7000\n")
 	code, out, errOut = migrate(t, "--config", cur, "--output-version", "v1alpha1")
