@@ -408,7 +408,7 @@ type tree struct {
 
 // dir reads the directory rel ("" for the target) at depth, its files at
 // depth+1.
-func (t *tree) dir(rel string, depth int) error {
+func (t *tree) dir(rel string, depth int) (err error) {
 	join := func(name string) string {
 		if rel == "" {
 			return name
@@ -418,6 +418,18 @@ func (t *tree) dir(rel string, depth int) error {
 	var takeDir func(string) string
 	if t.o.Tree {
 		takeDir = func(name string) string { return t.o.SelectDir(join(name)) }
+	}
+	// A directory kubelet's AtomicWriter writes inside the tree (a
+	// ConfigMap volume in a --config-dir) is read through its links into
+	// ..data, a file at a time: the same ..data after as before, or the
+	// snapshot is read again, as for a target's.
+	data := filepath.Join(t.root, filepath.FromSlash(join(DataLink)))
+	if gen, rerr := os.Readlink(data); rerr == nil && rel != "" {
+		defer func() {
+			if now, _ := os.Readlink(data); now != gen && err == nil {
+				err = movedError{filepath.Join(t.display, filepath.FromSlash(rel))}
+			}
+		}()
 	}
 	list, skipped, err := t.d.List(rel, func(name string) string { return t.o.Select(join(name)) }, takeDir)
 	if err != nil {

@@ -807,3 +807,30 @@ func TestReadBudgetAcrossTargets(t *testing.T) {
 		t.Errorf("four shards of 1000 bytes over 3500: %v\nwant %s", err, want)
 	}
 }
+
+// TestReadTreeWithAVolumeInside: a tree target (a --config-dir read
+// recursively) holds a ConfigMap volume as a subdirectory, whose files
+// are read through their links into ..data one at a time. kubelet
+// updating the ConfigMap between two of them is a read begun again, never
+// a snapshot of both generations.
+func TestReadTreeWithAVolumeInside(t *testing.T) {
+	top := t.TempDir()
+	vol := filepath.Join(top, "conf.d")
+	if err := os.Mkdir(vol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := watchtest.NewAtomicWriter(vol)
+	w.Write(t, map[string]string{"a.yaml": "gen1", "b.yaml": "gen1"})
+	var once sync.Once
+	opts := ReadOptions{Tree: true}
+	opts.pause = func() { // after the first file: kubelet updates the ConfigMap
+		once.Do(func() { w.Write(t, map[string]string{"a.yaml": "gen2", "b.yaml": "gen2"}) })
+	}
+	c, err := ReadContents([]string{top}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(c.Generations[0]); got != "conf.d/a.yaml=gen2,conf.d/b.yaml=gen2" {
+		t.Errorf("read %s; want the second generation whole", got)
+	}
+}
