@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -159,7 +161,10 @@ type Watcher[T any] struct {
 	warnings []string
 
 	// Owned by the goroutine that checks.
-	resolved    []string // what the last read of each path resolved to
+	resolved []string // what the last read of each path resolved to
+	// subdirs are the directories below a tree target that its last read
+	// went into: inotify is not recursive, so each is watched too.
+	subdirs     []string
 	badHash     string
 	lastFailure string
 	watchErr    string
@@ -579,9 +584,23 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 		return err
 	}
 	w.resolved = w.resolved[:0]
+	subdirs := map[string]bool{}
 	for _, s := range c.Generations {
 		w.resolved = append(w.resolved, s.Resolved)
+		if strings.HasPrefix(filepath.Base(s.Resolved), "..") {
+			continue // kubelet's generation: never changed, replaced whole
+		}
+		for _, f := range s.Files {
+			for d := path.Dir(f.Name); d != "."; d = path.Dir(d) {
+				sub := filepath.Join(s.Resolved, filepath.FromSlash(d))
+				if subdirs[sub] {
+					break // and its ancestors
+				}
+				subdirs[sub] = true
+			}
+		}
 	}
+	w.subdirs = slices.Sorted(maps.Keys(subdirs))
 	if cur := w.current.Load(); cur != nil && cur.hash == c.Hash {
 		w.lastFailure, w.pendingSince = "", time.Time{}
 		return nil
@@ -741,22 +760,25 @@ func (w *Watcher[T]) ensureWatches(n notifier) bool {
 		return false
 	}
 	added := false
-	var want []string
+	want := slices.Clone(w.subdirs)
 	for _, p := range w.opts.Paths {
-		for _, d := range watchDirs(p) {
-			if !slices.Contains(want, d) {
-				want = append(want, d)
-			}
-		}
+		want = append(want, watchDirs(p)...)
 	}
-	have := n.WatchList()
+	wanted, have := map[string]bool{}, map[string]bool{}
+	for _, d := range n.WatchList() {
+		have[d] = true
+	}
 	if w.watchedDirs == nil {
 		w.watchedDirs = map[string]os.FileInfo{}
 	}
 	var errs []error
 	for _, d := range want {
+		if wanted[d] {
+			continue
+		}
+		wanted[d] = true
 		now, statErr := os.Stat(d)
-		if slices.Contains(have, d) {
+		if have[d] {
 			// Watched, unless the directory was removed and made again
 			// since: the notifier may not have dropped the old watch yet.
 			if was, ok := w.watchedDirs[d]; !ok || statErr != nil || os.SameFile(was, now) {
@@ -774,8 +796,8 @@ func (w *Watcher[T]) ensureWatches(n notifier) bool {
 			errs = append(errs, fmt.Errorf("watching %s: %w", d, err))
 		}
 	}
-	for _, d := range have {
-		if !slices.Contains(want, d) {
+	for d := range have {
+		if !wanted[d] {
 			_ = n.Remove(d)
 			delete(w.watchedDirs, d)
 		}

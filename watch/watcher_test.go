@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -566,4 +567,40 @@ func TestStartFromInitial(t *testing.T) {
 			t.Fatalf("reported %+v, current %q", r, w.Current())
 		}
 	})
+}
+
+// TestTreeSubdirectoryChangeSeen: inotify is not recursive, so the
+// watcher watches each directory a tree read went into: a file replaced
+// (by rename, as editors and tools write) in a subdirectory is reloaded
+// at once, not at the next poll (an hour here).
+func TestTreeSubdirectoryChangeSeen(t *testing.T) {
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"sub/deeper/10.conf": "v1"})
+	rec := newRecorder[string]()
+	w, err := New(Options[string]{
+		Paths: []string{dir},
+		Read:  ReadOptions{Tree: true},
+		Load: func(_ context.Context, c *Contents) (string, error) {
+			return names(c.Generations[0]), nil
+		},
+		OnReload:     rec.record,
+		PollInterval: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, w, rec)
+	for i, sub := range []string{"sub/deeper", "sub"} {
+		v := "v" + strconv.Itoa(i+2)
+		tmp := filepath.Join(dir, sub, ".10.conf.tmp")
+		if err := os.WriteFile(tmp, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, sub, "10.conf")); err != nil {
+			t.Fatal(err)
+		}
+		if !watchtest.Until(5*time.Second, func() bool { return strings.Contains(w.Current(), sub+"/10.conf="+v) }) {
+			t.Fatalf("no reload within 5s of a change in %s: in effect %q", sub, w.Current())
+		}
+	}
 }
