@@ -195,6 +195,13 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 		}
 	}
 	errs = append(errs, f.inLists(f.t.Root(), "", map[reflect.Type]bool{}, false)...)
+	for list, member := range f.t.Lists() {
+		for key, m := range f.markers {
+			if member == merge.ListSet && m&Secret != 0 && (merge.Covers(key, list) || merge.Under(list, key)) {
+				errs = append(errs, fmt.Sprintf("field %s is a list merged as a set, and secret: its elements would be keys, which provenance and z-pages show", list))
+			}
+		}
+	}
 	for key, m := range f.markers {
 		if m&Path != 0 && m&NotPath != 0 {
 			errs = append(errs, fmt.Sprintf("field %s is marked both path and not-path", key))

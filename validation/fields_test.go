@@ -161,8 +161,9 @@ func TestOSMarkers(t *testing.T) {
 }
 
 // TestMarkersInLists: secret and os= are refused on a field inside a list
-// element, where they would not apply; os= on a field of a map's values
-// applies to every value.
+// element, where they would not apply, and the other markers there are
+// the list's; a secret merged as a set is refused; os= on a field of a
+// map's values applies to every value.
 func TestMarkersInLists(t *testing.T) {
 	type user struct {
 		Name     string `json:"name" strata:"not-path"`
@@ -175,13 +176,40 @@ func TestMarkersInLists(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "field /users/*/password: secret applies to no field inside a list element") {
 		t.Errorf("got %v", err)
 	}
+	// A marker inside a list element is the list's too: setting the list
+	// sets the field.
+	type mount struct {
+		HostPath string `json:"hostPath" strata:"path"`
+	}
+	type mounts struct {
+		Mounts []mount `json:"mounts"`
+	}
+	f, err := FieldsFor(reflect.TypeFor[mounts](), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if under, ok := f.Under("/mounts", Path); !ok || under != "/mounts/*/hostPath" {
+		t.Errorf("Under(/mounts, Path) = %q, %t", under, ok)
+	}
+	// A set's elements are keys, and keys are shown: a secret is no set.
+	type tokens struct {
+		Tokens []string `json:"tokens" strata:"secret,list-type=set"`
+	}
+	type holder struct {
+		Auth tokens `json:"auth" strata:"secret"`
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[tokens](), reflect.TypeFor[holder]()} {
+		if _, err := FieldsFor(typ, nil, nil); err == nil || !strings.Contains(err.Error(), "is a list merged as a set, and secret") {
+			t.Errorf("%s: got %v", typ, err)
+		}
+	}
 	type pool struct {
 		Driver string `json:"driver" strata:"os=linux,not-path"`
 	}
 	type pools struct {
 		Pools map[string]pool `json:"pools"`
 	}
-	f, err := FieldsFor(reflect.TypeFor[pools](), nil, nil)
+	f, err = FieldsFor(reflect.TypeFor[pools](), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
