@@ -1,6 +1,7 @@
 package zpages
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -54,7 +55,8 @@ func BenchmarkNegotiate(b *testing.B) {
 // each form the page has is worth the quality of the most specific range
 // that matches it; what negotiate answers is a form of the highest worth,
 // which is more than 0, and it refuses only when every form is worth 0.
-// A header of more than maxMediaRanges ranges is refused unparsed.
+// A header of more than maxMediaRanges ranges or maxParams parameters is
+// refused unparsed.
 func FuzzNegotiate(f *testing.F) {
 	for _, s := range []string{
 		"", "*/*", "text/plain", "application/json", "text/*;q=0, */*",
@@ -68,9 +70,9 @@ func FuzzNegotiate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, accept string) {
 		media, obj, ok := negotiate(accept, pagesReply)
-		if strings.Count(accept, ",") >= maxMediaRanges {
+		if strings.Count(accept, ",") >= maxMediaRanges || strings.Count(accept, ";") >= maxParams {
 			if ok {
-				t.Fatalf("%d ranges negotiated", strings.Count(accept, ",")+1)
+				t.Fatalf("%d ranges, %d parameters negotiated", strings.Count(accept, ",")+1, strings.Count(accept, ";"))
 			}
 			return
 		}
@@ -151,4 +153,40 @@ func worthRFC(accept string, rep *reply) map[string]float64 {
 	}
 	out["text/plain"] = plain("text/plain")
 	return out
+}
+
+// TestNegotiateParams: parameter names compare in any case, as RFC 9110
+// has them (Q=0 refuses a form as q=0 does); a tie goes to the range the
+// header names first however many ranges it has; and a header's
+// parameters are bounded as its ranges are, one range of a megabyte of
+// them refused unparsed.
+func TestNegotiateParams(t *testing.T) {
+	for _, accept := range []string{"text/plain;q=0", "text/plain;Q=0", "text/plain; Q=0"} {
+		if media, _, ok := negotiate(accept, &reply{text: "t"}); ok {
+			t.Errorf("%q: answered %s, the only form refused", accept, media)
+		}
+	}
+	if media, obj, ok := negotiate("application/json;Q=0, text/plain;q=0.5", pagesReply); !ok || obj != nil {
+		t.Errorf("application/json;Q=0, text/plain;q=0.5: answered %s %v, want text/plain", media, obj)
+	}
+	rep := &reply{text: "t", def: "configz"}
+	for n := range maxMediaRanges - 2 {
+		var tail []string
+		for i := range n {
+			tail = append(tail, fmt.Sprintf("x/y%d;q=0.%d", i, 1+i%9))
+		}
+		for first, second := range map[string]string{"text/plain": "application/json", "application/json": "text/plain"} {
+			accept := strings.Join(append([]string{first, second}, tail...), ",")
+			if media, _, ok := negotiate(accept, rep); !ok || media != first {
+				t.Errorf("%d ranges, %s first: answered %s", n+2, first, media)
+			}
+		}
+	}
+	params := "text/plain" + strings.Repeat(";p=x", 1<<18)
+	if _, _, ok := negotiate(params, pagesReply); ok {
+		t.Error("a range of 262,144 parameters was negotiated")
+	}
+	if n := testing.AllocsPerRun(5, func() { negotiate(params, pagesReply) }); n != 0 {
+		t.Errorf("%v allocations to refuse a megabyte of parameters, want none", n)
+	}
 }

@@ -78,10 +78,11 @@ func page(build func(*http.Request) (*reply, error)) http.Handler {
 }
 
 // maxMediaRanges bounds the media ranges of an Accept header the pages
-// read: one with more is answered 406 without being parsed, so that a
-// request's cost is bounded whatever its header holds (net/http allows a
-// megabyte of header, some eighty thousand ranges).
-const maxMediaRanges = 32
+// read, and maxParams its parameters: one with more is answered 406
+// without being parsed, so that a request's cost is bounded whatever its
+// header holds (net/http allows a megabyte of header, some eighty
+// thousand ranges, or a hundred thousand parameters of one range).
+const maxMediaRanges, maxParams = 32, 4 * maxMediaRanges
 
 // mediaRange is one range of an Accept header.
 type mediaRange struct {
@@ -126,7 +127,7 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 	if strings.TrimSpace(accept) == "" {
 		accept = "*/*"
 	}
-	if strings.Count(accept, ",") >= maxMediaRanges {
+	if strings.Count(accept, ",") >= maxMediaRanges || strings.Count(accept, ";") >= maxParams {
 		return "", nil, false
 	}
 	ranges := parseAccept(accept)
@@ -166,23 +167,28 @@ func negotiate(accept string, rep *reply) (string, any, bool) {
 	return o.media, o.obj, true
 }
 
-// parseAccept reads the ranges of an Accept header with goautoneg, the
-// parser the Kubernetes API server negotiates with: media types and
-// parameter names compared in lower case, as RFC 9110 has them, and a
-// range whose quality is above 1 left out. A quality that does not parse
-// is 0, as goautoneg reads it.
+// parseAccept reads the ranges of an Accept header, in the header's
+// order, each with goautoneg, the parser the Kubernetes API server
+// negotiates with: media types and parameter names compared in lower
+// case, as RFC 9110 has them ("Q=0" refuses as "q=0" does), and a range
+// whose quality is above 1 left out. A quality that does not parse is 0,
+// as goautoneg reads it. goautoneg sorts a header's ranges with an
+// unstable sort: read one at a time, they keep the order a tie is broken
+// by.
 func parseAccept(accept string) []mediaRange {
-	parsed := goautoneg.ParseAccept(accept)
-	ranges := make([]mediaRange, 0, len(parsed))
-	for _, a := range parsed {
-		if a.Q < 0 || a.Q > 1 {
-			continue
+	var ranges []mediaRange
+	for _, text := range strings.Split(accept, ",") {
+		parts := strings.Split(text, ";")
+		for i, p := range parts[1:] {
+			name, value, _ := strings.Cut(p, "=")
+			parts[i+1] = strings.ToLower(strings.TrimSpace(name)) + "=" + value
 		}
-		params := make(map[string]string, len(a.Params))
-		for k, v := range a.Params {
-			params[strings.ToLower(k)] = v
+		for _, a := range goautoneg.ParseAccept(strings.Join(parts, ";")) {
+			if a.Q < 0 || a.Q > 1 {
+				continue
+			}
+			ranges = append(ranges, mediaRange{strings.ToLower(a.Type + "/" + a.SubType), a.Params, a.Q})
 		}
-		ranges = append(ranges, mediaRange{strings.ToLower(a.Type + "/" + a.SubType), params, a.Q})
 	}
 	return ranges
 }
