@@ -192,8 +192,11 @@ func diff(m *member, before, after map[string]any) bool {
 	}
 	for _, name := range slices.Sorted(maps.Keys(after)) {
 		av, bv := after[name], before[name]
-		if reflect.DeepEqual(av, bv) || empty(av) && empty(bv) {
-			continue // the same, or null written as {} or []
+		if reflect.DeepEqual(av, bv) {
+			continue
+		}
+		if empty(av) && empty(bv) {
+			return false // an empty object or list made, or one taken away: a pointer set, a nil slice made empty
 		}
 		kid := &member{name: name, pointer: merge.Child(m.pointer, name)}
 		if ao, ok := av.(map[string]any); ok && len(ao) > 0 {
@@ -205,7 +208,7 @@ func diff(m *member, before, after map[string]any) bool {
 				return false
 			}
 			if len(kid.kids) == 0 {
-				continue // only empty objects set under it
+				return false // an object made that holds only nulls: its presence is the change
 			}
 		} else {
 			if !zero(bv) || !scalar(av) {

@@ -142,6 +142,26 @@ func TestDefaulterPlanRefuses(t *testing.T) {
 			}
 			return nil
 		},
+		// An object made empty, or holding only nulls, beside a value:
+		// the object's presence is a change a patch of values drops.
+		"makes an empty object": func(j *batchv1.Job) error {
+			if j.Spec.Template.Spec.DNSConfig == nil {
+				j.Spec.Template.Spec.DNSConfig = &corev1.PodDNSConfig{}
+			}
+			if j.Spec.Template.Spec.ServiceAccountName == "" {
+				j.Spec.Template.Spec.ServiceAccountName = "builder"
+			}
+			return nil
+		},
+		"makes an object of nulls": func(j *batchv1.Job) error {
+			if j.Spec.PodFailurePolicy == nil {
+				j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{}
+			}
+			if j.Spec.Template.Spec.ServiceAccountName == "" {
+				j.Spec.Template.Spec.ServiceAccountName = "builder"
+			}
+			return nil
+		},
 		// Sets nothing on an empty Job: it may set fields of list
 		// elements.
 		"sets fields of list elements": func(j *batchv1.Job) error {
