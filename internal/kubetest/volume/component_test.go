@@ -73,7 +73,10 @@ func (r *reloads) await(t *testing.T, what string, ok func(watch.Reload[*layers.
 // b's old one is pending, never loaded, and the second loads both; with
 // Settle too, two steps in quick succession are one reload.
 func TestComponentHoldsBackAHalfUpdatedVolume(t *testing.T) {
-	for _, settle := range []time.Duration{0, 2 * time.Second} {
+	// Settle is wide: the second step is another run of kubelet's writer,
+	// which a loaded machine (a whole make test on 2 cores) can take
+	// seconds to start.
+	for _, settle := range []time.Duration{0, 5 * time.Second} {
 		t.Run("settle="+settle.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			kw := watchtest.NewKubeletWriter(t, dir)
