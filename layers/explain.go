@@ -1,11 +1,13 @@
 package layers
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,6 +15,8 @@ import (
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
+	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/zpages"
 )
 
 // Explanation is the JSON form of a configuration and its provenance, as
@@ -64,7 +68,46 @@ func (c *Component[T]) Explain(cfg *Loaded[T], gv schema.GroupVersion) (*Explana
 			return nil, fmt.Errorf("explaining in %s: %w", gv, err)
 		}
 	}
+	if fields := c.Kind.Fields(gv); fields != nil && len(fields.Keys(validation.Secret)) > 0 {
+		// Fields marked secret show CLASSIFIED, as on the z-pages:
+		// --explain's output is pasted where the files are not.
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(doc))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if doc, err = json.Marshal(classified(v, "", fields)); err != nil {
+			return nil, err
+		}
+		for k, p := range prov {
+			for i := range p.ShadowedValues {
+				if secretAt(fields, k) {
+					p.ShadowedValues[i] = json.RawMessage(`"` + zpages.Classified + `"`)
+				}
+			}
+		}
+	}
 	return &Explanation{Config: json.RawMessage(doc), Provenance: prov, Skipped: cfg.Skipped}, nil
+}
+
+// classified is v, the JSON at key, with what fields marks secret
+// replaced.
+func classified(v any, key string, fields *validation.Fields) any {
+	if key != "" && fields.Has(key, validation.Secret) {
+		return zpages.Classified
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = classified(e, merge.Child(key, k), fields)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = classified(e, merge.Child(key, strconv.Itoa(i)), fields)
+		}
+	}
+	return v
 }
 
 // provenanceIn keys prov, the provenance of the merge version's keys of r,

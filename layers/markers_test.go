@@ -2,6 +2,7 @@ package layers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -322,4 +323,29 @@ func TestZPagesConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestExplainClassifiesSecrets: --explain shows a field marked secret as
+// the z-pages do, CLASSIFIED, in the configuration and in the values the
+// layers below set; its provenance is shown whole.
+func TestExplainClassifiesSecrets(t *testing.T) {
+	write := writer(t, t.TempDir())
+	file := write("a.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\nport: 9000\n")
+	instance := write("instance.yaml", "apiVersion: agent.example.dev/v1\nkind: AgentConfig\nnodeName: lower-hunter2\n")
+	c := agentComponent(t, "linux", map[string]validation.Marker{"/nodeName": validation.Secret})
+	loaded, _, err := c.Load(context.Background(), []string{"--config", file, "--instance-config", instance, "--node-name", "upper-hunter2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Explain(loaded, c.Kind.MergeVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(e)
+	if strings.Contains(string(out), "hunter2") || !strings.Contains(string(e.Config), `"nodeName":"CLASSIFIED"`) || !strings.Contains(string(e.Config), `"port":9000`) {
+		t.Errorf("--explain of a secret field: %s", out)
+	}
+	if p := e.Provenance["/nodeName"]; len(p.Shadowed) != 1 || string(p.ShadowedValues[0]) != `"CLASSIFIED"` {
+		t.Errorf("provenance of /nodeName: %+v", p)
+	}
 }

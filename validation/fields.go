@@ -50,8 +50,9 @@ const (
 	// the same as leaving it unset, so that CheckEmpty does not ask it to
 	// tell them apart.
 	EmptyIsUnset
-	// Secret marks a field whose value is a credential: z-pages show it
-	// CLASSIFIED, and a flag bound to it too.
+	// Secret marks a field whose value is a credential: z-pages and
+	// --explain show it CLASSIFIED, and a flag bound to it too. A list
+	// merged as a set cannot be one: its elements are its keys.
 	Secret
 )
 
