@@ -99,8 +99,11 @@ func TestUnknownGatesRefusedAsRead(t *testing.T) {
 		base: `{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "featureGate\u0073": {"F\u006fo": true}}`,
 		want: []string{"file BASE: featureGates[Foo]: Invalid value: true: unrecognized feature gate: Foo"},
 	}, {
-		name: "beside the items of a List, where nothing is read",
+		// Beside the items of a List: no member of a List, refused as
+		// apimachinery's strict decoder refuses it.
+		name: "beside the items of a List",
 		base: `{"apiVersion": "v1", "kind": "List", "featureGates": {"Foo": true}, "items": [{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "port": 7000}]}`,
+		want: []string{`the List: unknown field "featureGates"`},
 	}, {
 		name: "inside the item of a List",
 		base: `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "featureGates": {"Foo": true}}]}`,

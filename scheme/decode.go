@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
@@ -201,6 +202,27 @@ func (k *Kind) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Documen
 	}
 	if lerr != nil {
 		return nil, &Error{Source: opts.Source, Document: n, Kind: ErrSyntax, Details: []string{lerr.Error()}}
+	}
+	// The wrapper is decoded as strictly as what it holds: a JSON List
+	// naming items twice, or a member a List has not, is what
+	// apimachinery's strict decoder refuses.
+	var list struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Metadata   json.RawMessage   `json:"metadata"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if strict, _ := kjson.UnmarshalStrict(j, &list, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields); len(strict) > 0 && opts.Mode != Ignore {
+		var msgs []string
+		for _, e := range strict {
+			msgs = append(msgs, "the List: "+e.Error())
+		}
+		if opts.Mode == Strict {
+			return nil, &Error{Source: opts.Source, Document: n, Kind: ErrStrict, Details: msgs}
+		}
+		for _, m := range msgs {
+			warnings = append(warnings, Warning{Source: opts.Source, Document: n, Message: m})
+		}
 	}
 	out := make([]*Document, 0, len(items))
 	for i, item := range items {
