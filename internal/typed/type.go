@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
@@ -351,16 +353,14 @@ func (s *Type) structured(t reflect.Type, value string) (string, error) {
 	return buf.String(), nil
 }
 
+// strictUnmarshal decodes data as apimachinery's strict decoder does:
+// member names case-sensitive, none unknown or given twice.
 func strictUnmarshal(data []byte, into any) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(into); err != nil {
+	strict, err := kjson.UnmarshalStrict(data, into, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
 		return err
 	}
-	if d.More() {
-		return fmt.Errorf("trailing data after the value")
-	}
-	return nil
+	return errors.Join(strict...)
 }
 
 func marshal(v any) (string, error) {
@@ -462,8 +462,8 @@ func walk(t reflect.Type, prefix string, fn func(string, reflect.StructField) bo
 var fieldCache sync.Map // reflect.Type → map[string]reflect.StructField
 
 // fieldsOf maps the JSON member names of struct type t to their types,
-// following encoding/json's rules for tags and embedded structs, and the
-// ",inline" tag of Kubernetes types.
+// following encoding/json's rules for tags and embedded structs: of
+// fields of one name, the shallowest.
 func fieldsOf(t reflect.Type) map[string]reflect.StructField {
 	if m, ok := fieldCache.Load(t); ok {
 		return m.(map[string]reflect.StructField)
@@ -475,25 +475,42 @@ func fieldsOf(t reflect.Type) map[string]reflect.StructField {
 }
 
 func collectFields(t reflect.Type, m map[string]reflect.StructField) {
-	eachMember(t, nil, false, func(name string, _ []int, f reflect.StructField, _ bool) {
-		if _, dup := m[name]; !dup {
-			m[name] = f
+	for name, h := range shallowest(t) {
+		m[name] = h.f
+	}
+}
+
+// memberField is the field a JSON member decodes into, and its index path.
+type memberField struct {
+	index []int
+	f     reflect.StructField
+}
+
+// shallowest returns, for each JSON member of struct type t, the field
+// encoding/json decodes it into: of fields of one name, the shallowest
+// (the first of several as shallow, which Set refuses).
+func shallowest(t reflect.Type) map[string]memberField {
+	out := map[string]memberField{}
+	eachMember(t, nil, false, func(name string, index []int, f reflect.StructField, _ bool) {
+		if h, seen := out[name]; !seen || len(index) < len(h.index) {
+			out[name] = memberField{index, f}
 		}
 	})
+	return out
 }
 
 // Members calls fn for every JSON member of struct type t, by the rules
-// Walk, Set and Flatten follow (encoding/json's, and Kubernetes'
-// ",inline"), in the order of t's fields: the member's name, the struct
-// type that declares its field (t, or a struct t embeds), and the field.
+// Walk, Set and Flatten follow (encoding/json's), in the order of t's
+// fields: the member's name, the struct type that declares its field (t,
+// or a struct t embeds), and the field; of fields of one name, the
+// shallowest, as in fieldsOf.
 func Members(t reflect.Type, fn func(name string, owner reflect.Type, f reflect.StructField)) {
 	t = deref(t)
-	seen := map[string]bool{}
+	won := shallowest(t)
 	eachMember(t, nil, false, func(name string, index []int, f reflect.StructField, _ bool) {
-		if seen[name] {
-			return // a shallower field of that name wins, as in fieldsOf
+		if !slices.Equal(won[name].index, index) {
+			return
 		}
-		seen[name] = true
 		owner := t
 		for _, i := range index[:len(index)-1] {
 			owner = deref(owner.Field(i).Type)
@@ -503,9 +520,10 @@ func Members(t reflect.Type, fn func(name string, owner reflect.Type, f reflect.
 }
 
 // eachMember calls fn for every JSON member of struct type t, following
-// encoding/json's rules for tags and embedded structs and the ",inline"
-// tag of Kubernetes types: the member's name, the index path of its field
-// from t, the field, and whether the path goes through an embedded
+// encoding/json's rules for tags and embedded structs (a field tagged
+// ",inline" is inlined only when embedded, as encoding/json and
+// sigs.k8s.io/json read it): the member's name, the index path of its
+// field from t, the field, and whether the path goes through an embedded
 // pointer.
 func eachMember(t reflect.Type, prefix []int, viaPointer bool, fn func(name string, index []int, f reflect.StructField, viaPointer bool)) {
 	for i := 0; i < t.NumField(); i++ {
@@ -514,9 +532,9 @@ func eachMember(t reflect.Type, prefix []int, viaPointer bool, fn func(name stri
 		if tag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
+		name, _, _ := strings.Cut(tag, ",")
 		index := append(slices.Clip(prefix), i)
-		if ft := deref(f.Type); name == "" && (f.Anonymous || strings.Contains(","+opts+",", ",inline,")) && ft.Kind() == reflect.Struct {
+		if ft := deref(f.Type); name == "" && f.Anonymous && ft.Kind() == reflect.Struct {
 			eachMember(ft, index, viaPointer || f.Type.Kind() == reflect.Pointer, fn)
 			continue
 		}
