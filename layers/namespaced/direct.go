@@ -66,18 +66,21 @@ func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (w
 }
 
 // ForNamespace reads and returns the snapshot of namespace ns. The error
-// is about reading; invalid tenant input never fails a resolve.
+// is about reading; invalid input never fails a resolve: an invalid
+// cluster ConfigMap is reported, and the last valid one this resolver
+// read (or the defaults) applies.
 func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
 	c, r := d.c, apiReader{d.client}
-	cms, err := c.clusters(ctx, r)
+	v, err := d.cluster(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := d.parse.parse(c, cms)
-	if err != nil {
-		return nil, err
+	for _, cm := range v.stored {
+		if d.reported.first("cluster:"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
+			c.refused(d.events, cm, v.invalid)
+		}
 	}
-	sels, err := c.selectors(ctx, r)
+	sels, err := v.selectors(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +88,7 @@ func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], 
 	if err != nil {
 		return nil, err
 	}
-	in := inputs[T]{cluster: cl, selectors: sels, labels: ls, system: c.system(ns), parsed: &d.parse.parsed}
+	in := inputs[T]{cluster: v.cl, selectors: sels, labels: ls, system: c.system(ns), parsed: &d.parse.parsed}
 	for _, name := range c.ownCMs {
 		cm, err := r.ConfigMap(ctx, ns, name)
 		if err != nil {

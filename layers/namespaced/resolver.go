@@ -97,7 +97,8 @@ func newResolver[T any](o Options[T], client kubernetes.Interface, mk func(*core
 
 // Start reads the cluster ConfigMap (and, as the mode needs, starts its
 // informers and watch and waits until they are in sync). An invalid
-// cluster ConfigMap fails Start unless StartOnDefaults is set. Stop
+// cluster ConfigMap fails a first Start unless StartOnDefaults is set;
+// started again, the configuration in effect stays. Stop
 // releases everything Start began. A resolver started again after Stop
 // brings what it kept cached up to date, and takes new subscriptions;
 // those Stop ended stay ended.

@@ -143,9 +143,10 @@ const retryPause, retryPauseMost = 100 * time.Millisecond, 30 * time.Second
 // start reads the cluster and selector ConfigMaps from str and puts them
 // in effect, with events as the sink of Events, starts the workers until
 // ctx ends, and queues every namespace still cached from an earlier run.
-// An invalid cluster ConfigMap is an error unless StartOnDefaults is set,
-// in which case it is reported and the defaults apply. A cluster or
-// selector change seen while it reads is read again.
+// An invalid cluster ConfigMap is reported and the configuration in
+// effect from an earlier run stays; on a first start it is an error
+// unless StartOnDefaults is set, in which case the defaults apply. A
+// cluster or selector change seen while it reads is read again.
 func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error {
 	c := s.c
 	seen := s.clusterSeen.Load()
@@ -158,21 +159,23 @@ func (s *state[T]) start(ctx context.Context, r Reader, events eventSink) error 
 		return fmt.Errorf("namespaced: reading the selector ConfigMaps: %w", err)
 	}
 	s.mu.Lock()
-	cl := s.cluster // started again: what is in effect stays, if the same
+	prev := s.cluster // started again: what is in effect stays, if the same
 	s.mu.Unlock()
-	var invalid error
+	cl, invalid := prev, error(nil)
 	if !sameCluster(cl, cms) {
 		cl, invalid = c.parseCluster(cms)
 	}
 	if invalid != nil {
-		if !c.o.StartOnDefaults {
+		if prev == nil && !c.o.StartOnDefaults {
 			return invalid
 		}
 		for _, cm := range cms {
 			c.refused(events, cm, invalid)
 		}
-		if cl, err = c.parseCluster(nil); err != nil {
-			return err
+		if cl = prev; cl == nil { // started again, the last good stays
+			if cl, err = c.parseCluster(nil); err != nil {
+				return err
+			}
 		}
 	}
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(
