@@ -71,6 +71,9 @@ func (m *lazyMode[T]) start(ctx context.Context) (Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("namespaced: starting the ConfigMap watch: %w", err)
 	}
+	// The versions may have gone back while stopped (an etcd restore),
+	// and no watch of this run says so: records relearn them.
+	m.st.wentBack()
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryPause, retryPauseMost),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: m.c.clock})

@@ -636,3 +636,29 @@ func TestWaitForSubscribersWaitsForARelist(t *testing.T) {
 		t.Errorf("timeout %d after WaitForSubscribers, want the relist's 9", v)
 	}
 }
+
+// TestStartedAgainAfterVersionsWentBack: a Lazy resolver is stopped
+// (leadership lost), etcd is restored from an older snapshot, and the
+// resolver is started again: nothing of the new run's watch says the
+// versions went back, so the restart forgets the versions its records
+// hold, and the relist of the cached namespace, at the restored
+// server's lower version, is taken rather than dropped as older.
+func TestStartedAgainAfterVersionsWentBack(t *testing.T) {
+	s := newScripted("300")
+	s.script(overrides("400", 9))
+	r := s.lazy(t)
+	<-s.watches
+	if v := timeoutOf(t, r, "team"); v != 9 {
+		t.Fatalf("timeout %d, want 9", v)
+	}
+	<-s.listed
+	r.Stop()
+	s.nowRV = "150" // restored: the tenant's ConfigMap is as it was at 120
+	s.script(overrides("120", 3))
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-s.watches
+	<-s.listed
+	eventually(t, r, 3, "the namespace as the restored server holds it, after a restart")
+}
