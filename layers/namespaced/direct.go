@@ -66,12 +66,15 @@ func (d *Direct[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (w
 }
 
 // ForNamespace reads and returns the snapshot of namespace ns. The error
-// is about reading; invalid input never fails a resolve: an invalid
-// cluster ConfigMap is reported, and the last valid one this resolver
-// read (or the defaults) applies.
+// is about reading, or an invalid cluster ConfigMap where this resolver
+// has read no valid one (unless StartOnDefaults): after one, an invalid
+// cluster ConfigMap is reported and the last valid one applies.
 func (d *Direct[T]) ForNamespace(ctx context.Context, ns string) (*Snapshot[T], error) {
 	c, r := d.c, apiReader{d.client}
 	v, err := d.cluster(ctx)
+	if err == nil && v.invalid != nil && d.parse.last.Load() == nil && !c.o.StartOnDefaults {
+		err = v.invalid
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package namespaced
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,14 @@ func TestDirectKeepsLastGoodCluster(t *testing.T) {
 	}
 	if s, err := d.ForNamespace(ctx, "a"); err != nil || *s.Object.Timeout != 100 {
 		t.Errorf("under an invalid cluster ConfigMap: %v, %v; want the last good timeout, 100", s, err)
+	}
+	// A resolver that has read no valid one says why it cannot resolve.
+	fresh, err := NewDirect(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := fresh.ForNamespace(ctx, "a"); err == nil || !strings.Contains(err.Error(), `"maybe"`) {
+		t.Errorf("a first resolve under an invalid cluster ConfigMap: %v, %v", s, err)
 	}
 }
 

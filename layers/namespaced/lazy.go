@@ -73,7 +73,7 @@ func (m *lazyMode[T]) start(ctx context.Context) (Reader, error) {
 	}
 	// The versions may have gone back while stopped (an etcd restore),
 	// and no watch of this run says so: records relearn them.
-	m.st.wentBack()
+	m.st.wentBack(false)
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryPause, retryPauseMost),
 		workqueue.TypedRateLimitingQueueConfig[string]{Clock: m.c.clock})
@@ -257,7 +257,7 @@ func (m *lazyMode[T]) ended(st metav1.Status) (resume bool) {
 	switch {
 	case versionsWentBack(st):
 		m.c.log.Info("The API server's resource versions went back (etcd restored from a snapshot?); listing every cached namespace again", "message", st.Message)
-		m.st.wentBack()
+		m.st.wentBack(true)
 		return false
 	case st.Code == http.StatusGone || st.Reason == metav1.StatusReasonExpired || st.Reason == metav1.StatusReasonGone:
 		m.c.log.Info("The ConfigMap watch expired; starting again from now", "message", st.Message)

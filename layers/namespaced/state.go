@@ -463,14 +463,16 @@ type listing struct {
 	epoch  uint64
 }
 
-// wentBack begins a new epoch: the server's versions went back (etcd
-// restored from a snapshot), so every version a record holds is
-// forgotten, since every list and event would be older than it, and a
-// list begun before is dropped.
-func (s *state[T]) wentBack() {
+// wentBack forgets every version a record holds: the server's versions
+// went back (etcd restored from a snapshot), and every list and event
+// would be older. With newEpoch (the watch said so), a list begun before
+// is dropped too; a start, which cannot know, keeps those under way.
+func (s *state[T]) wentBack(newEpoch bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.epoch.Add(1)
+	if newEpoch {
+		s.epoch.Add(1)
+	}
 	for _, rec := range s.records {
 		rec.versions = nil
 	}
