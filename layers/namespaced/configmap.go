@@ -186,6 +186,9 @@ func (c *core[T]) configMapLayerAs(cm *corev1.ConfigMap, origin, name string) (*
 // decompressed: a bomb costs at most the limit. With no gzip'd value and
 // no binaryData it is cm.Data itself.
 func (c *core[T]) configMapData(cm *corev1.ConfigMap) (map[string]string, bool, error) {
+	if c.o.Parsed != nil { // its parsers read Data, as Tekton's do: binaryData is none of theirs
+		cm = &corev1.ConfigMap{Data: cm.Data}
+	}
 	budget := c.o.MaxConfigMapBytes
 	over := func(size int) error {
 		return fmt.Errorf("%d bytes of data, over the limit of %d bytes a ConfigMap may hold here", size, c.o.MaxConfigMapBytes)

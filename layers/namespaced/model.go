@@ -56,8 +56,10 @@ type Section[T any] struct {
 	Keys []string
 	// Alpha and Beta are the section's keys of that stability (a feature
 	// flag of an alpha or a beta feature): a tenant sets one only when
-	// the cluster allows that stability (tenancy.Policy.StabilityKey), as for
-	// the fields of a Kind marked validation.Alpha and validation.Beta.
+	// the cluster allows that stability (tenancy.Policy.StabilityKey), as
+	// for the fields of a Kind marked validation.Alpha and
+	// validation.Beta, but may always set it to false (TEP-0085: a
+	// namespace cannot enable such a feature; it may turn one off).
 	Alpha, Beta []string
 }
 

@@ -44,7 +44,8 @@ type Options[T any] struct {
 	Kind *scheme.Kind
 	// Parsed is a configuration kind read by parsers that already exist
 	// for it, in sections that each have a cluster ConfigMap and a
-	// namespace ConfigMap of their own. Set Kind or Parsed.
+	// namespace ConfigMap of their own; as those parsers do, it reads a
+	// ConfigMap's Data, never its binaryData. Set Kind or Parsed.
 	Parsed *Parsed[T]
 	// Namespace is the component's own namespace: it holds the cluster
 	// and selector ConfigMaps, and gets no namespace layer.

@@ -99,8 +99,8 @@ func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 	if a == nil {
 		a = p.admission(key)
 	}
-	if a.ref.Refused() {
-		return a.ref
+	if a.ref.Refused() && !(a.ref.Field == "" && (a.ref.Reason == tenancy.ReasonAlpha || a.ref.Reason == tenancy.ReasonBeta) && strings.EqualFold(unquote(value), "false")) {
+		return a.ref // a feature the cluster does not allow may still be turned off (TEP-0085)
 	}
 	if p.refLiterals && merge.LooksLikeRef(value) {
 		return merge.Refusal{Reason: tenancy.ReasonRefLiteral}

@@ -1,6 +1,8 @@
 package tektonconfig_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"maps"
 	"strings"
@@ -260,4 +262,63 @@ func TestNamespaceRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTenantMayTurnAFeatureOff: TEP-0085 says a namespace "cannot enable
+// an alpha-stability feature" the cluster's enable-api-fields does not
+// allow, and PR #9517 applies every allow-listed key: with the cluster at
+// beta and enable-artifacts (alpha) on cluster-wide, a namespace turns it
+// off; with it off cluster-wide, turning it on stays refused.
+func TestTenantMayTurnAFeatureOff(t *testing.T) {
+	r, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cluster, tenant string }{{"true", "false"}, {"false", "true"}} {
+		flags := clusterFlags(map[string]string{"per-namespace-configuration": "true", "enable-api-fields": "beta", "enable-artifacts": c.cluster})
+		s, err := r.Resolve("team", []runtime.Object{clusterDefaults, flags, tenantFlags("team", map[string]string{"enable-artifacts": c.tenant})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := refusal(s, "feature-flags/enable-artifacts")
+		if s.Object.FeatureFlags.EnableArtifacts || (refused == "") != (c.tenant == "false") {
+			t.Errorf("cluster %s, namespace %s: enable-artifacts %t, refused %q; want off, refused only turning it on", c.cluster, c.tenant, s.Object.FeatureFlags.EnableArtifacts, refused)
+		}
+	}
+}
+
+// TestBinaryDataIsNotTektonConfiguration: Tekton's constructors, and PR
+// #9517's lister, read a ConfigMap's Data only: a tenant's gzip'd
+// binaryData key is no override, any other binaryData leaves its Data
+// applied, and a cluster ConfigMap with binaryData is as valid as its
+// Data, as for Tekton's store.
+func TestBinaryDataIsNotTektonConfiguration(t *testing.T) {
+	r, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte("5"))
+	zw.Close()
+	for name, binary := range map[string]map[string][]byte{
+		"gzip'd":   {"default-timeout-minutes": zipped.Bytes()},
+		"an image": {"logo.png": {0x89, 'P', 'N', 'G'}},
+	} {
+		tenant := tenantDefaults("team", map[string]string{"default-service-account": "team-sa"})
+		tenant.BinaryData = binary
+		s, err := r.Resolve("team", []runtime.Object{clusterDefaults, clusterFlags(open), tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := config.NewDefaultsFromMap(map[string]string{"default-timeout-minutes": clusterDefaults.Data["default-timeout-minutes"], "default-service-account": "team-sa"})
+		if got := s.Object.Defaults; got.DefaultTimeoutMinutes != want.DefaultTimeoutMinutes || got.DefaultServiceAccount != "team-sa" || len(s.Ignored()) > 0 {
+			t.Errorf("%s binaryData: timeout %d, service account %q, ignored %v; Tekton: %d, team-sa", name, got.DefaultTimeoutMinutes, got.DefaultServiceAccount, s.Ignored(), want.DefaultTimeoutMinutes)
+		}
+	}
+	flags := clusterFlags(map[string]string{"enable-api-fields": "alpha"})
+	flags.BinaryData = map[string][]byte{"notes": {0, 1, 2}}
+	if s, err := r.Resolve("team", []runtime.Object{clusterDefaults, flags}); err != nil || s.Object.FeatureFlags.EnableAPIFields != "alpha" {
+		t.Errorf("a cluster ConfigMap with binaryData: %v", err)
+	}
 }
