@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -435,21 +437,7 @@ func (st *parsedStack[T]) Sources() []merge.Source { return st.sources }
 func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *pipeline.Shared, error) {
 	var zero T
 	res := pipeline.Engine.Extend(st.res, upper...)
-	data := make(map[string]map[string]string, len(st.m.p.Sections))
-	for k, v := range res.Values() {
-		segs, ok := merge.Segments(k)
-		if !ok || len(segs) != 2 {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(v), &s) != nil {
-			continue
-		}
-		if data[segs[0]] == nil {
-			data[segs[0]] = map[string]string{}
-		}
-		data[segs[0]][segs[1]] = s
-	}
+	data, below := sectionsOf(res), sectionsOf(st.res)
 	cfg := st.m.p.New()
 	for i := range st.m.p.Sections {
 		s := &st.m.p.Sections[i]
@@ -458,15 +446,51 @@ func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *pipeli
 			d = map[string]string{}
 		}
 		if err := parseSafely(s, d, cfg); err != nil {
-			return zero, nil, nil, &sectionError[T]{section: s, err: err}
+			// A parser that does not name the key at fault (Tekton's
+			// of a boolean) has it found: the first key set above the
+			// cluster layers that fails alone over them.
+			e := &sectionError[T]{section: s, err: err}
+			for _, k := range slices.Sorted(maps.Keys(d)) {
+				if v, ok := below[s.Name][k]; ok && v == d[k] {
+					continue // the cluster layers'
+				}
+				one := maps.Clone(below[s.Name])
+				if one == nil {
+					one = map[string]string{}
+				}
+				if one[k] = d[k]; parseSafely(s, one, st.m.p.New()) != nil {
+					e.key = k
+					break
+				}
+			}
+			return zero, nil, nil, e
 		}
 	}
 	return cfg, res, nil, nil
 }
 
-// sectionError is a section's parser's error.
+// sectionsOf is the effective data of each section in res.
+func sectionsOf(res *merge.Result) map[string]map[string]string {
+	data := map[string]map[string]string{}
+	for k, v := range res.Values() {
+		segs, ok := merge.Segments(k)
+		var s string
+		if !ok || len(segs) != 2 || json.Unmarshal([]byte(v), &s) != nil {
+			continue
+		}
+		if data[segs[0]] == nil {
+			data[segs[0]] = map[string]string{}
+		}
+		data[segs[0]][segs[1]] = s
+	}
+	return data
+}
+
+// sectionError is a section's parser's error, and the key at fault when
+// one alone is.
 type sectionError[T any] struct {
 	section *Section[T]
+	key     string
 	err     error
 }
 
@@ -474,7 +498,11 @@ type sectionError[T any] struct {
 // may quote the whole value it refused (Tekton's quotes a
 // default-pod-template), and a tenant's value is up to a megabyte.
 func (e *sectionError[T]) Error() string {
-	return e.section.Name + ": " + text.Cut(e.err.Error(), text.MaxMessage)
+	msg := text.Cut(e.err.Error(), text.MaxMessage)
+	if e.key != "" && !strings.Contains(msg, strconv.Quote(e.key)) {
+		msg = "key " + strconv.Quote(e.key) + ": " + msg
+	}
+	return e.section.Name + ": " + msg
 }
 func (e *sectionError[T]) Unwrap() error { return e.err }
 

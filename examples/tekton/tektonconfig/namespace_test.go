@@ -322,3 +322,32 @@ func TestBinaryDataIsNotTektonConfiguration(t *testing.T) {
 		t.Errorf("a cluster ConfigMap with binaryData: %v", err)
 	}
 }
+
+// TestTenantErrorNamesTheKey: a tenant's invalid value ignores its layer
+// with an error naming the ConfigMap, the key and the problem, where
+// Tekton's constructor names no key (a boolean, max-result-size, a YAML
+// key).
+func TestTenantErrorNamesTheKey(t *testing.T) {
+	r, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := map[string]string{"per-namespace-configuration": "true", "enable-api-fields": "alpha"}
+	for _, c := range []struct{ cm, key, value string }{
+		{tektonconfig.NamespaceFeatureFlagsConfig, "await-sidecar-readiness", "yes"},
+		{tektonconfig.NamespaceFeatureFlagsConfig, "max-result-size", "4k"},
+		{tektonconfig.NamespaceDefaultsConfigMap, "default-pod-template", "nodeSelector: [a"},
+	} {
+		tenant := tenantFlags("team", map[string]string{c.key: c.value, "enable-artifacts": "true"})
+		if c.cm == tektonconfig.NamespaceDefaultsConfigMap {
+			tenant = tenantDefaults("team", map[string]string{c.key: c.value, "default-service-account": "sa"})
+		}
+		s, err := r.Resolve("team", []runtime.Object{clusterDefaults, clusterFlags(alpha), tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), "team/"+c.cm) || !strings.Contains(ig[0].Error(), `"`+c.key+`"`) {
+			t.Errorf("%s: %q: ignored %v; want one error naming the ConfigMap and the key", c.cm, c.key, ig)
+		}
+	}
+}
