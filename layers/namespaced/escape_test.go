@@ -426,3 +426,32 @@ func flatObject(t testing.TB, obj any) map[string]string {
 	}
 	return flat
 }
+
+// TestBoundsCostLittle: a tenant's value a bound reads costs what
+// parsing a float costs, however many digits or how large an exponent it
+// writes (big.Rat spends seconds on 1e-999999, and grows with the square
+// of the digits; BenchmarkBoundsHostile): one past float64 is neither a
+// number nor a duration, as it was, and a long one or one with an
+// exponent is read as a float64.
+func TestBoundsCostLittle(t *testing.T) {
+	long := strings.Repeat("9", 250_000)
+	if _, err := compareValues(`"1e999999"`, `"3600"`); err == nil || !strings.Contains(err.Error(), "neither a number nor a duration") {
+		t.Errorf("1e999999: %v", err)
+	}
+	for _, v := range []string{`"0.` + long + `"`, `"-1e-999999"`} {
+		if c, err := compareValues(v, `"3600"`); err != nil || c != -1 {
+			t.Errorf("%.12s… against 3600: %d, %v", v, c, err)
+		}
+	}
+}
+
+func BenchmarkBoundsHostile(b *testing.B) {
+	long := strings.Repeat("9", 250_000)
+	for name, v := range map[string]string{"exponent": `"-1e-999999"`, "digits": `"0.` + long + `"`} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				compareValues(v, `"3600"`)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -213,8 +214,16 @@ func numberOrDuration(v string) (*big.Rat, bool, error) {
 	case string:
 		s = strings.TrimSpace(x)
 	}
-	if r, ok := new(big.Rat).SetString(s); ok && !strings.Contains(s, "/") { // a number, not a fraction
-		return r, false, nil
+	// A number float64 holds (1e999 is none), read exactly when short
+	// and written without an exponent: big.Rat spends seconds on
+	// 1e-999999, and the square of the digits on a long one.
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		if len(s) <= 64 && !strings.ContainsAny(s, "eEpPxX/_") {
+			if r, ok := new(big.Rat).SetString(s); ok {
+				return r, false, nil
+			}
+		}
+		return new(big.Rat).SetFloat64(f), false, nil
 	}
 	if d, err := time.ParseDuration(s); err == nil {
 		return big.NewRat(int64(d), int64(time.Second)), true, nil
