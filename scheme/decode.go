@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -209,7 +210,7 @@ func (k *Kind) decodeDocument(raw []byte, n int, opts DecodeOptions) ([]*Documen
 	var list struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`
-		Metadata   json.RawMessage   `json:"metadata"`
+		Metadata   metav1.ListMeta   `json:"metadata"`
 		Items      []json.RawMessage `json:"items"`
 	}
 	if strict, _ := kjson.UnmarshalStrict(j, &list, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields); len(strict) > 0 && opts.Mode != Ignore {

@@ -19,6 +19,7 @@ func TestStrictList(t *testing.T) {
 	for _, in := range []string{
 		`{"apiVersion":"v1","kind":"List","items":[` + item(`"x"`) + `],"items":[` + item("1") + `]}`,
 		"apiVersion: v1\nkind: List\nitemz: 5\nitems:\n- " + item("1") + "\n",
+		`{"apiVersion":"v1","kind":"List","metadata":{"bogus":1},"items":[` + item("1") + `]}`,
 	} {
 		_, err := c.DecodeAll([]byte(in), scheme.DecodeOptions{Source: "l.json", Mode: scheme.Strict})
 		if err == nil || !strings.Contains(err.Error(), "l.json") || !strings.Contains(err.Error(), "the List:") {
