@@ -53,7 +53,8 @@ const (
 	EmptyIsUnset
 	// Secret marks a field whose value is a credential: z-pages and
 	// --explain show it CLASSIFIED, and a flag bound to it too. A list
-	// merged as a set cannot be one: its elements are its keys.
+	// merged as a set or by a key cannot be one: its elements, or their
+	// keys, are keys.
 	Secret
 )
 
@@ -199,8 +200,8 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 	errs = append(errs, f.inLists(f.t.Root(), "", map[reflect.Type]bool{}, false)...)
 	for list, member := range f.t.Lists() {
 		for key, m := range f.markers {
-			if member == merge.ListSet && m&Secret != 0 && (merge.Covers(key, list) || merge.Under(list, key)) {
-				errs = append(errs, fmt.Sprintf("field %s is a list merged as a set, and secret: its elements would be keys, which provenance and z-pages show", list))
+			if member != merge.ListAppend && m&Secret != 0 && (merge.Covers(key, list) || merge.Under(list, key)) {
+				errs = append(errs, fmt.Sprintf("field %s is a list merged as a set or by a key, and secret: its elements or their keys would be keys, which provenance and z-pages show", list))
 			}
 		}
 	}

@@ -191,15 +191,22 @@ func TestMarkersInLists(t *testing.T) {
 	if under, ok := f.Under("/mounts", Path); !ok || under != "/mounts/*/hostPath" {
 		t.Errorf("Under(/mounts, Path) = %q, %t", under, ok)
 	}
-	// A set's elements are keys, and keys are shown: a secret is no set.
+	// A set's elements, and a keyed list's keys, are keys, and keys are
+	// shown: a secret is neither.
 	type tokens struct {
 		Tokens []string `json:"tokens" strata:"secret,list-type=set"`
 	}
 	type holder struct {
 		Auth tokens `json:"auth" strata:"secret"`
 	}
-	for _, typ := range []reflect.Type{reflect.TypeFor[tokens](), reflect.TypeFor[holder]()} {
-		if _, err := FieldsFor(typ, nil, nil); err == nil || !strings.Contains(err.Error(), "is a list merged as a set, and secret") {
+	type cred struct {
+		Token string `json:"token"`
+	}
+	type creds struct {
+		Creds []cred `json:"creds" strata:"secret,list-map-key=token"`
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[tokens](), reflect.TypeFor[holder](), reflect.TypeFor[creds]()} {
+		if _, err := FieldsFor(typ, nil, nil); err == nil || !strings.Contains(err.Error(), "is a list merged as a set or by a key, and secret") {
 			t.Errorf("%s: got %v", typ, err)
 		}
 	}
