@@ -455,3 +455,16 @@ func BenchmarkBoundsHostile(b *testing.B) {
 		})
 	}
 }
+
+// TestTurningOffIsFalseOnly: a field of a stability the cluster does not
+// allow may be set to false, its feature turned off, and to nothing else:
+// not a string field to the text "false".
+func TestTurningOffIsFalseOnly(t *testing.T) {
+	p := &tenantPolicy{keys: fieldKeys{}}
+	if !p.turnsOff("false") || p.turnsOff(`"false"`) || p.turnsOff("0") {
+		t.Error("a Go type's field: only false turns a feature off")
+	}
+	if p := (&tenantPolicy{keys: parsedKeys[*pipelineConfig]{}}); !p.turnsOff(`"false"`) || !p.turnsOff(`"False"`) || p.turnsOff(`"no"`) {
+		t.Error(`a Parsed kind's key: "false" turns a feature off`)
+	}
+}

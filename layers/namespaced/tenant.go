@@ -100,7 +100,7 @@ func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 	if a == nil {
 		a = p.admission(key)
 	}
-	if a.ref.Refused() && !(a.ref.Field == "" && (a.ref.Reason == tenancy.ReasonAlpha || a.ref.Reason == tenancy.ReasonBeta) && strings.EqualFold(unquote(value), "false")) {
+	if a.ref.Refused() && !(a.ref.Field == "" && (a.ref.Reason == tenancy.ReasonAlpha || a.ref.Reason == tenancy.ReasonBeta) && p.turnsOff(value)) {
 		return a.ref // a feature the cluster does not allow may still be turned off (TEP-0085)
 	}
 	if p.refLiterals && merge.LooksLikeRef(value) {
@@ -123,6 +123,13 @@ func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 		}
 	}
 	return merge.Refusal{}
+}
+
+// turnsOff reports whether value turns a feature off: false, or for a
+// Parsed kind, whose values are all strings, "false".
+func (p *tenantPolicy) turnsOff(value string) bool {
+	_, typed := p.keys.(fieldKeys)
+	return value == "false" || !typed && strings.EqualFold(unquote(value), "false")
 }
 
 // valuesAt returns the values at the segments rest below doc, "*"

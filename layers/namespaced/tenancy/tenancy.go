@@ -29,7 +29,8 @@ type Policy struct {
 	// StabilityKey is the cluster key that says which fields marked
 	// alpha or beta (of a Parsed kind, the keys a namespaced.Section
 	// lists as Alpha and Beta) tenants may set: "stable" (neither),
-	// "beta", or "alpha" (both).
+	// "beta", or "alpha" (both). A tenant may always set one to false,
+	// turning its feature off.
 	// StabilityDefault is the level when the cluster layers do not set
 	// it; "stable" when empty.
 	StabilityKey, StabilityDefault string
