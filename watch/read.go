@@ -105,6 +105,9 @@ type Generation struct {
 	// Skipped are the entries of a directory target that were left out,
 	// each with why.
 	Skipped []Skip
+	// Dirs are the subdirectories a tree read went into, relative to the
+	// target, slash-separated, as Files' names are.
+	Dirs []string
 	// Hash is "sha256:" and the hex digest of the file names and their
 	// contents as stored (compressed where they were).
 	Hash string
@@ -445,6 +448,7 @@ func (t *tree) dir(rel string, depth int) (err error) {
 			if depth+2 > t.o.MaxDepth {
 				return &files.Error{Path: display, Problem: fmt.Sprintf("is deeper than the limit of %d levels", t.o.MaxDepth), Err: ErrTooLarge}
 			}
+			t.g.Dirs = append(t.g.Dirs, name)
 			if err := t.dir(name, depth+1); err != nil {
 				return err
 			}

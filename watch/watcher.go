@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -583,24 +581,16 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 		}
 		return err
 	}
-	w.resolved = w.resolved[:0]
-	subdirs := map[string]bool{}
+	w.resolved, w.subdirs = w.resolved[:0], w.subdirs[:0]
 	for _, s := range c.Generations {
 		w.resolved = append(w.resolved, s.Resolved)
 		if strings.HasPrefix(filepath.Base(s.Resolved), "..") {
 			continue // kubelet's generation: never changed, replaced whole
 		}
-		for _, f := range s.Files {
-			for d := path.Dir(f.Name); d != "."; d = path.Dir(d) {
-				sub := filepath.Join(s.Resolved, filepath.FromSlash(d))
-				if subdirs[sub] {
-					break // and its ancestors
-				}
-				subdirs[sub] = true
-			}
+		for _, d := range s.Dirs {
+			w.subdirs = append(w.subdirs, filepath.Join(s.Resolved, filepath.FromSlash(d)))
 		}
 	}
-	w.subdirs = slices.Sorted(maps.Keys(subdirs))
 	if cur := w.current.Load(); cur != nil && cur.hash == c.Hash {
 		w.lastFailure, w.pendingSince = "", time.Time{}
 		return nil

@@ -570,16 +570,22 @@ func TestStartFromInitial(t *testing.T) {
 }
 
 // TestTreeSubdirectoryChangeSeen: inotify is not recursive, so the
-// watcher watches each directory a tree read went into: a file replaced
+// watcher watches each directory a tree read went into, whether it kept
+// a file of it or not: a file replaced
 // (by rename, as editors and tools write) in a subdirectory is reloaded
 // at once, not at the next poll (an hour here).
 func TestTreeSubdirectoryChangeSeen(t *testing.T) {
 	dir := t.TempDir()
-	watchtest.WriteFiles(t, dir, map[string]string{"sub/deeper/10.conf": "v1"})
+	watchtest.WriteFiles(t, dir, map[string]string{"sub/deeper/10.conf": "v1", "other/README": "not read"})
 	rec := newRecorder[string]()
 	w, err := New(Options[string]{
 		Paths: []string{dir},
-		Read:  ReadOptions{Tree: true},
+		Read: ReadOptions{Tree: true, Select: func(name string) string {
+			if strings.HasSuffix(name, ".conf") {
+				return ""
+			}
+			return "not a drop-in"
+		}},
 		Load: func(_ context.Context, c *Contents) (string, error) {
 			return names(c.Generations[0]), nil
 		},
@@ -590,7 +596,8 @@ func TestTreeSubdirectoryChangeSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, w, rec)
-	for i, sub := range []string{"sub/deeper", "sub"} {
+	// A directory none of whose files is read ("other") is watched too.
+	for i, sub := range []string{"sub/deeper", "sub", "other"} {
 		v := "v" + strconv.Itoa(i+2)
 		tmp := filepath.Join(dir, sub, ".10.conf.tmp")
 		if err := os.WriteFile(tmp, []byte(v), 0o644); err != nil {
