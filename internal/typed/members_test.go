@@ -34,6 +34,18 @@ type shadowed struct {
 	X int `json:"x"`
 }
 
+type untaggedX struct{ X int }
+
+type taggedX struct {
+	Y string `json:"X"`
+}
+
+// tied embeds two fields named X as deep: the tagged one is the member.
+type tied struct {
+	untaggedX
+	taggedX
+}
+
 type caseDoc struct {
 	Limits struct {
 		CPU int `json:"cpu"`
@@ -43,8 +55,8 @@ type caseDoc struct {
 // TestMembersAsTheDecoderReadsThem: the keys Set, At and Convert take are
 // the members the strict decoder reads: a named field tagged ",inline"
 // is a member of its own name, a shallower field dominates an embedded
-// one of its name, and a structured value's member names are
-// case-sensitive.
+// one of its name (and of two as shallow, the tagged one), and a
+// structured value's member names are case-sensitive.
 func TestMembersAsTheDecoderReadsThem(t *testing.T) {
 	s := For(reflect.TypeFor[namedInline]())
 	var got namedInline
@@ -60,6 +72,10 @@ func TestMembersAsTheDecoderReadsThem(t *testing.T) {
 	}
 	if out, err := sh.Convert("/x", "5"); err != nil || !decodesStrictly(`{"x":`+out+`}`, new(shadowed)) {
 		t.Errorf("Convert(/x, 5) = %s, %v: not what the document's x decodes", out, err)
+	}
+	ti := For(reflect.TypeFor[tied]())
+	if ft, ok := ti.At("/X"); !ok || ft.Kind() != reflect.String {
+		t.Errorf("At(/X) = %v, %t; want the tagged string, as encoding/json breaks the tie", ft, ok)
 	}
 	c := For(reflect.TypeFor[caseDoc]())
 	for _, v := range []string{`{"CPU":2}`, "CPU: 2", `{"cpu":1,"CPU":2}`} {

@@ -480,22 +480,35 @@ func collectFields(t reflect.Type, m map[string]reflect.StructField) {
 	}
 }
 
-// memberField is the field a JSON member decodes into, and its index path.
+// memberField is the field a JSON member decodes into, its index path,
+// whether its tag names it, and whether another as shallow ties with it.
 type memberField struct {
-	index []int
-	f     reflect.StructField
+	index             []int
+	f                 reflect.StructField
+	tagged, ambiguous bool
 }
 
 // shallowest returns, for each JSON member of struct type t, the field
-// encoding/json decodes it into: of fields of one name, the shallowest
-// (the first of several as shallow, which Set refuses).
+// encoding/json decodes it into: of fields of one name, the shallowest;
+// of several as shallow, the one whose tag names it, or none.
 func shallowest(t reflect.Type) map[string]memberField {
 	out := map[string]memberField{}
 	eachMember(t, nil, false, func(name string, index []int, f reflect.StructField, _ bool) {
-		if h, seen := out[name]; !seen || len(index) < len(h.index) {
-			out[name] = memberField{index, f}
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		h, seen := out[name]
+		switch {
+		case !seen || len(index) < len(h.index) || len(index) == len(h.index) && tag != "" && !h.tagged:
+			out[name] = memberField{index: index, f: f, tagged: tag != ""}
+		case len(index) == len(h.index) && (tag != "") == h.tagged:
+			h.ambiguous = true
+			out[name] = h
 		}
 	})
+	for name, h := range out {
+		if h.ambiguous {
+			delete(out, name)
+		}
+	}
 	return out
 }
 
