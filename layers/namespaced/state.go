@@ -321,8 +321,8 @@ func (s *state[T]) build(ctx context.Context, ns string, rec *record[T]) (*Snaps
 	}
 	rec.builtOwn, rec.labels, rec.builtCl, rec.builtSels = own, ls, cl, sels
 	rec.reading = false // built: changes from now are the workers'
-	if unchanged {
-		return snap, true, nil
+	if cur := rec.entry.snap.Load(); unchanged || cur != prev {
+		return cur, true, nil // or a build of the same inputs (a miss's and a worker's) published first
 	}
 	if cl.policy.open {
 		rec.layers = in.next // closed, the build reads none: those made are kept
