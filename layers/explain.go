@@ -1,22 +1,20 @@
 package layers
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/stratacfg/strata/internal/secret"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
-	"github.com/stratacfg/strata/zpages"
 )
 
 // Explanation is the JSON form of a configuration and its provenance, as
@@ -71,43 +69,18 @@ func (c *Component[T]) Explain(cfg *Loaded[T], gv schema.GroupVersion) (*Explana
 	if fields := c.Kind.Fields(gv); fields != nil && len(fields.Keys(validation.Secret)) > 0 {
 		// Fields marked secret show CLASSIFIED, as on the z-pages:
 		// --explain's output is pasted where the files are not.
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(doc))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if doc, err = json.Marshal(classified(v, "", fields)); err != nil {
+		if doc, err = secret.Classify(doc, func(key string) bool { return fields.Has(key, validation.Secret) }); err != nil {
 			return nil, err
 		}
 		for k, p := range prov {
-			for i := range p.ShadowedValues {
-				if secretAt(fields, k) {
-					p.ShadowedValues[i] = json.RawMessage(`"` + zpages.Classified + `"`)
+			if secretAt(fields, k) {
+				for i := range p.ShadowedValues {
+					p.ShadowedValues[i] = json.RawMessage(`"` + secret.Classified + `"`)
 				}
 			}
 		}
 	}
 	return &Explanation{Config: json.RawMessage(doc), Provenance: prov, Skipped: cfg.Skipped}, nil
-}
-
-// classified is v, the JSON at key, with what fields marks secret
-// replaced.
-func classified(v any, key string, fields *validation.Fields) any {
-	if key != "" && fields.Has(key, validation.Secret) {
-		return zpages.Classified
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = classified(e, merge.Child(key, k), fields)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = classified(e, merge.Child(key, strconv.Itoa(i)), fields)
-		}
-	}
-	return v
 }
 
 // provenanceIn keys prov, the provenance of the merge version's keys of r,

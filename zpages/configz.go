@@ -6,11 +6,11 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stratacfg/strata/internal/secret"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -87,11 +87,7 @@ func (c Config) shown() (json.RawMessage, map[string]string, error) {
 		values, err := merge.Flatten(c.Object)
 		return c.Object, values, err
 	}
-	var doc any
-	if err := json.Unmarshal(c.Object, &doc); err != nil {
-		return nil, nil, err
-	}
-	out, err := json.Marshal(classify(doc, "", c.Secret))
+	out, err := secret.Classify(c.Object, c.Secret)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,24 +95,6 @@ func (c Config) shown() (json.RawMessage, map[string]string, error) {
 	// flattened keys may be a list that holds a secret.
 	values, err := merge.Flatten(out)
 	return out, values, err
-}
-
-// classify replaces what secret reports under key in v.
-func classify(v any, key string, secret func(string) bool) any {
-	if key != "" && secret(key) {
-		return Classified
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = classify(e, key+"/"+merge.Pointer(k)[1:], secret)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = classify(e, key+"/"+strconv.Itoa(i), secret)
-		}
-	}
-	return v
 }
 
 // sourceOf is the source of key, or of the nearest ancestor a layer set.

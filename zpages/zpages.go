@@ -39,6 +39,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/version"
 
+	"github.com/stratacfg/strata/internal/secret"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -87,7 +88,7 @@ func GoFlags(fs *flag.FlagSet) *pflag.FlagSet {
 }
 
 // Classified replaces a secret value.
-const Classified = "CLASSIFIED"
+const Classified = secret.Classified
 
 // warning heads every text page, as Kubernetes' z-pages say it.
 const warning = "Warning: This endpoint is not meant to be machine parseable, has no formatting compatibility guarantees and is for debugging purposes only."
