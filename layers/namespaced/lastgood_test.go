@@ -59,17 +59,9 @@ func TestDirectKeepsLastGoodCluster(t *testing.T) {
 func TestRestartKeepsLastGoodCluster(t *testing.T) {
 	for _, onDefaults := range []bool{true, false} {
 		objs := newObjectReader(configMap("ops", "config", nil, map[string]string{"tenancy": "on", "timeout": "100"}))
-		o := testOptions(t)
-		o.StartOnDefaults = onDefaults
-		r, err := NewFromReader(objs, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := cachedReader(t, objs, func(o *Options[*tenantConfig]) { o.StartOnDefaults = onDefaults })
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
-		if err := r.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
 		timeout := func() int64 {
 			s, err := r.ForNamespace(ctx, "a")
 			if err != nil {

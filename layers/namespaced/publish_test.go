@@ -51,16 +51,9 @@ func TestOneChangeToldOnce(t *testing.T) {
 		tenantCM("team", map[string]string{"timeout": "5"}))
 	g := &gatedReader{objectReader: objs, entered: make(chan int, 16),
 		gates: map[int]chan struct{}{1: make(chan struct{}), 2: make(chan struct{}), 3: make(chan struct{})}}
-	r, err := NewFromReader(g, testOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := cachedReader(t, g, nil) // a, b and c, none of them gated
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer r.Stop()
 	var mu sync.Mutex
 	var told []string
 	calls := make(chan struct{}, 16)

@@ -67,7 +67,7 @@ func readerResolver(t *testing.T, objs *objectReader, mutate func(*Options[*tena
 
 // cachedReader is a started NewFromReader resolver over objs with
 // namespaces a, b and c cached.
-func cachedReader(t *testing.T, objs *objectReader, mutate func(*Options[*tenantConfig])) *Resolver[*tenantConfig] {
+func cachedReader(t *testing.T, objs Reader, mutate func(*Options[*tenantConfig])) *Resolver[*tenantConfig] {
 	t.Helper()
 	o := testOptions(t)
 	if mutate != nil {
