@@ -437,7 +437,7 @@ func (st *parsedStack[T]) Sources() []merge.Source { return st.sources }
 func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *pipeline.Shared, error) {
 	var zero T
 	res := pipeline.Engine.Extend(st.res, upper...)
-	data, below := sectionsOf(res), sectionsOf(st.res)
+	data := sectionsOf(res)
 	cfg := st.m.p.New()
 	for i := range st.m.p.Sections {
 		s := &st.m.p.Sections[i]
@@ -449,12 +449,12 @@ func (st *parsedStack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *pipeli
 			// A parser that does not name the key at fault (Tekton's
 			// of a boolean) has it found: the first key set above the
 			// cluster layers that fails alone over them.
-			e := &sectionError[T]{section: s, err: err}
+			e, below := &sectionError[T]{section: s, err: err}, sectionsOf(st.res)[s.Name]
 			for _, k := range slices.Sorted(maps.Keys(d)) {
-				if v, ok := below[s.Name][k]; ok && v == d[k] {
+				if v, ok := below[k]; ok && v == d[k] {
 					continue // the cluster layers'
 				}
-				one := maps.Clone(below[s.Name])
+				one := maps.Clone(below)
 				if one == nil {
 					one = map[string]string{}
 				}
