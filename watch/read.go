@@ -171,7 +171,9 @@ type ReadOptions struct {
 	// pinned to (a volume's generation, a checkout behind its root link,
 	// the directory itself), and any other is refused by name: whoever
 	// can commit to a synced repository or write a mounted directory
-	// cannot make a reader load, or serve, a file outside it.
+	// cannot make a reader load, or serve, a file outside it. The same
+	// holds on the path to a target, file or directory, once it is inside
+	// a checkout or a volume (confined); LinksOut lets those lead out too.
 	LinksOut bool
 	// KeepGzip leaves gzip'd files as they are. By default a file that
 	// starts with gzip's magic bytes (1F 8B) is decompressed, as prow
@@ -223,9 +225,10 @@ func Read(path string, opts ReadOptions) (*Generation, error) {
 //
 //  1. Pin every target: for a directory holding ..data, the directory
 //     ..data names; otherwise the path with every symbolic link followed
-//     (a git-sync checkout behind a root link, a ConfigMap key's link);
-//     and the identity of what that names (device, inode, modification
-//     time).
+//     (a git-sync checkout behind a root link, a ConfigMap key's link),
+//     those met inside a checkout or a volume only if they lead inside
+//     it; and the identity of what that names (device, inode,
+//     modification time).
 //  2. Read each target inside what it was pinned to, never through the
 //     top-level links, which a writer may swap between two reads.
 //  3. Pin every target again. If any moved, or step 1 or 2 failed
@@ -271,7 +274,7 @@ func (o ReadOptions) readSet(paths []string) ([]*Generation, error) {
 	// (1)
 	pins := make([]pin, len(paths))
 	for i, p := range paths {
-		pn, err := pinTarget(p)
+		pn, err := pinTarget(p, o.LinksOut)
 		if err != nil && !(o.AllowMissing && errors.As(err, new(missingError))) {
 			return nil, err
 		}
@@ -292,7 +295,7 @@ func (o ReadOptions) readSet(paths []string) ([]*Generation, error) {
 	}
 	// (3)
 	for i, p := range paths {
-		again, err := pinTarget(p)
+		again, err := pinTarget(p, o.LinksOut)
 		if err != nil && !(pins[i].missing && errors.As(err, new(missingError))) {
 			return nil, err
 		}
@@ -315,8 +318,8 @@ type pin struct {
 }
 
 // pinTarget resolves path as step 1 of ReadContents says.
-func pinTarget(path string) (pin, error) {
-	resolved, dir, err := resolve(path)
+func pinTarget(path string, linksOut bool) (pin, error) {
+	resolved, dir, err := resolve(path, linksOut)
 	if err != nil {
 		if errors.As(err, new(missingError)) {
 			return pin{missing: true}, err
@@ -472,13 +475,28 @@ func (t *tree) dir(rel string, depth int) (err error) {
 }
 
 // resolve returns what a read of path should open, and whether it is a
-// directory.
-func resolve(path string) (string, bool, error) {
+// directory. Unless linksOut, the links on path stay inside the source
+// they are met in (confined).
+func resolve(path string, linksOut bool) (string, bool, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, missingError{err}
 		}
+		return "", false, err
+	}
+	eval := confined
+	if linksOut {
+		eval = filepath.EvalSymlinks
+	}
+	r, err := eval(path)
+	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() && (strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/")) {
+		// A link the kernel resolves to an open file (/dev/stdin,
+		// /dev/fd/3 of a shell's <(…)) names no path: read through it,
+		// and the read says what it is.
+		return path, false, nil
+	}
+	if err != nil {
 		return "", false, err
 	}
 	if st.IsDir() {
@@ -488,14 +506,89 @@ func resolve(path string) (string, bool, error) {
 			return r, true, err
 		}
 	}
-	r, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() && (strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/")) {
-		// A link the kernel resolves to an open file (/dev/stdin,
-		// /dev/fd/3 of a shell's <(…)) names no path: read through it,
-		// and the read says what it is.
-		return path, false, nil
+	return r, st.IsDir(), nil
+}
+
+// confined is filepath.EvalSymlinks of path, except that once the walk is
+// inside a source's root (a checkout: a directory holding .git; a volume:
+// one holding ..data; the innermost met), a link on the rest of the path
+// must lead inside that root, or it is refused naming it (ErrOutside):
+// whoever commits to a synced repository cannot put a link where the
+// reader's target, or a directory on the way to it, should be, and make
+// it read a file elsewhere (a pod's service account token). Links met
+// before any root (git-sync's link, an operator's alias) are followed as
+// they lead. A ".." goes up from where the walk is, as the kernel's does.
+func confined(path string) (string, error) {
+	abs := path
+	shownFrom := 0 // the components of abs before path's own
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		abs = wd + "/" + path
+		shownFrom = len(strings.Split(strings.Trim(wd, "/"), "/"))
 	}
-	return r, st.IsDir(), err
+	comps := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	shown := func(i int) string { // the link at comps[i], as path names it
+		if filepath.IsAbs(path) || i < shownFrom {
+			return "/" + strings.Join(comps[:i+1], "/")
+		}
+		return strings.Join(comps[shownFrom:i+1], "/")
+	}
+	cur, root, kind := "/", "", ""
+	for i, c := range comps {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			if r, k := rootKind(cur); k != "" {
+				root, kind = r, k
+			}
+			continue
+		}
+		r, err := filepath.EvalSymlinks(next)
+		if err != nil {
+			return "", err
+		}
+		if root != "" && r != root && !strings.HasPrefix(r, root+"/") {
+			to, _ := os.Readlink(next)
+			return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (it points to %s, outside the %s %s)", files.ErrOutside, to, kind, root), Err: files.ErrOutside}
+		}
+		cur = r
+		for d := r; ; d = filepath.Dir(d) { // a link may lead into a root below its top
+			if _, k := rootKind(d); k != "" {
+				root, kind = d, k
+				break
+			}
+			if d == "/" || d == root {
+				break
+			}
+		}
+	}
+	return cur, nil
+}
+
+// rootKind says whether dir roots a source: "checkout" when it holds .git,
+// "volume" when it holds ..data, "" when neither.
+func rootKind(dir string) (string, string) {
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		return dir, "checkout"
+	}
+	if _, err := os.Lstat(filepath.Join(dir, DataLink)); err == nil {
+		return dir, "volume"
+	}
+	return "", ""
 }
 
 // dataGeneration resolves data, the ..data link of dir, to the generation

@@ -690,6 +690,63 @@ func TestReadLinksStayInside(t *testing.T) {
 	}
 }
 
+// TestReadTargetPathStaysInside: the links-stay-inside rule holds on the
+// path to a target too. Once the path enters a checkout (a directory
+// holding .git) or a volume (one holding ..data), a link on the rest of
+// it, committed where the reader's own target, or a directory above it,
+// should be, must lead inside: one that leads to a file, a directory or
+// a kubelet volume elsewhere (a pod's service account token) fails the
+// read naming it. Links before the checkout (the root link, an alias of
+// the operator's) are followed, and LinksOut lets links lead out.
+func TestReadTargetPathStaysInside(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	watchtest.WriteFiles(t, top, map[string]string{"secret/token.yaml": "secret: outside"})
+	vol := filepath.Join(top, "vol")
+	if err := os.Mkdir(vol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	watchtest.NewAtomicWriter(vol).Write(t, map[string]string{"token.yaml": "secret: volume"})
+	g := watchtest.NewGitSync(filepath.Join(top, "g"), "link")
+	links := map[string]string{
+		"conf":      filepath.Join(top, "secret"),
+		"conf.yaml": filepath.Join(top, "secret", "token.yaml"),
+		"up":        "../../..",
+		"vol":       vol,
+		"inner":     "real",
+	}
+	if err := g.WriteLinks(map[string]string{"real/a.yaml": "a"}, links); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, link string }{
+		{"conf", "conf"},
+		{"conf/token.yaml", "conf"},
+		{"conf.yaml", "conf.yaml"},
+		{"up/secret", "up"},
+		{"vol", "vol"},
+		{"vol/token.yaml", "vol"},
+	} {
+		path := filepath.Join(g.Path(), c.path)
+		s, err := Read(path, ReadOptions{})
+		want := filepath.Join(g.Path(), c.link) + " is a symbolic link that leads outside its source (it points to " + links[c.link] + ", outside the checkout "
+		if !errors.Is(err, files.ErrOutside) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, %v\nwant %s…", c.path, s, err, want)
+		}
+	}
+	alias := filepath.Join(top, "alias")
+	if err := os.Symlink(g.Root, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(g.Path(), "inner"), filepath.Join(alias, "link", "inner")} {
+		if s, err := Read(path, ReadOptions{}); err != nil || names(s) != "a.yaml=a" {
+			t.Errorf("%s, a link inside the checkout: %v, %v", path, s, err)
+		}
+	}
+	if s, err := Read(filepath.Join(g.Path(), "conf.yaml"), ReadOptions{LinksOut: true}); err != nil || names(s) != "conf.yaml=secret: outside" {
+		t.Errorf("with LinksOut: %v, %v", s, err)
+	}
+}
+
 // TestReadDataLinkStaysInside: a directory's ..data names the generation
 // a read pins, and the links-stay-inside rule holds inside that
 // generation; so ..data itself must name a directory beside it, as

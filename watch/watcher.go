@@ -657,7 +657,7 @@ func (w *Watcher[T]) swapped() bool {
 		return false
 	}
 	for i, p := range w.opts.Paths {
-		if r, _, err := resolve(p); err == nil && r != w.resolved[i] {
+		if r, _, err := resolve(p, w.opts.Read.LinksOut); err == nil && r != w.resolved[i] {
 			return true
 		}
 	}

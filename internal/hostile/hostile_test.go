@@ -107,6 +107,10 @@ func TestCommitterLinksOut(t *testing.T) {
 				if _, err := watch.Read(g.Path(), watch.ReadOptions{Tree: true}); !errors.Is(err, files.ErrOutside) {
 					t.Errorf("a tree: %v", err)
 				}
+				// A component's --config, the committed link itself.
+				if _, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(g.Path(), "o", "x.yaml")}); !errors.Is(err, files.ErrOutside) {
+					t.Errorf("--config: %v", err)
+				}
 				// A component's drop-in directory in the checkout.
 				if _, _, err := c.Load(context.Background(), []string{"--config-dir", filepath.Join(g.Path(), "o")}); !errors.Is(err, files.ErrOutside) {
 					t.Errorf("drop-ins: %v", err)

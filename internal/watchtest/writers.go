@@ -173,6 +173,14 @@ func (g *GitSync) WriteLinks(files, links map[string]string) error {
 	if err := WriteTree(wt, files); err != nil {
 		return err
 	}
+	// A worktree's .git file, as `git worktree add` leaves it, unless
+	// files hold one: what marks the directory as a checkout.
+	if _, err := os.Lstat(filepath.Join(wt, ".git")); err != nil {
+		err = os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(g.Root, ".git", "worktrees", filepath.Base(wt))+"\n"), 0o644)
+		if err != nil {
+			return err
+		}
+	}
 	for name, target := range links {
 		p := filepath.Join(wt, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
