@@ -14,11 +14,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/watch"
@@ -222,7 +222,7 @@ func removals(t *typed.Type, data []byte) ([]byte, []string, error) {
 	if len(lists) == 0 || !bytes.Contains(data, []byte("$patch")) && !bytes.Contains(data, []byte("$deleteFromPrimitiveList/")) {
 		return data, nil, nil
 	}
-	j, err := yaml.YAMLToJSON(data)
+	j, err := yamljson.ToJSON(data, yamljson.Limit(len(data)))
 	if err != nil {
 		return data, nil, nil // the decoder reports it
 	}
@@ -232,7 +232,7 @@ func removals(t *typed.Type, data []byte) ([]byte, []string, error) {
 // addTypeMeta gives a document that names neither apiVersion nor kind the
 // ones of gvk.
 func addTypeMeta(data []byte, gvk schema.GroupVersionKind) ([]byte, bool) {
-	j, err := yaml.YAMLToJSON(data)
+	j, err := yamljson.ToJSON(data, yamljson.Limit(len(data)))
 	if err != nil {
 		return nil, false
 	}

@@ -25,6 +25,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/watch"
 )
@@ -219,6 +220,9 @@ const maxListDepth = 16
 // what it holds, and returns the manifests.
 func (opts *Options) decode(doc []byte, file string, n, item, depth int) ([]*Manifest, error) {
 	at := where(file, n, item)
+	if err := yamljson.Check(doc, yamljson.Limit(len(doc))); err != nil {
+		return nil, fmt.Errorf("%s: %w", at, err) // before a decoder writes every alias out in full
+	}
 	obj, gvk, err := opts.Decoder.Decode(doc, nil, nil)
 	if gvk != nil && gvk.Version == runtime.APIVersionInternal {
 		// A scheme with the internal version decodes into it, and then

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	goruntime "runtime"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -323,4 +324,25 @@ func TestWatchReadsFilesAsStored(t *testing.T) {
 		t.Errorf("error %q does not name a.yaml", err)
 	}
 	t.Log(err)
+}
+
+// TestAliasBombRefused: a manifest of 214 KB whose YAML aliases one
+// 64 KiB scalar 30,000 times (2 GB written out in full by the decoder)
+// is refused naming the file, before it expands.
+func TestAliasBombRefused(t *testing.T) {
+	bomb := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: a" + suffix + "}\n" +
+		"spec:\n  validations:\n  - expression: 'true'\n  matchConditions:\n  - &a {name: " + strings.Repeat("x", 64<<10) + ", expression: 'true'}\n" +
+		strings.Repeat("  - *a\n", 30_000)
+	g := &watch.Generation{Path: "/m", Dir: true, Files: []watch.Entry{{Name: "a.yaml", Data: []byte(bomb)}}}
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	_, err := Load(g, policyOptions(t))
+	goruntime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "/m/a.yaml") || !strings.Contains(err.Error(), "YAML aliasing") {
+		t.Errorf("%v, want the alias bomb refused naming the file", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("refusing it allocated %d MiB", alloc>>20)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -260,6 +261,10 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 	var warnings []Warning
 	j := raw
 	if !utilyaml.IsJSONBuffer(raw) {
+		limit := maxExpansion * k.maxBytes
+		if err := yamljson.Check(raw, limit); err != nil {
+			return fail(ErrAliases, strings.TrimPrefix(err.Error(), ErrAliases.Error()+": ")+" (an alias bomb)")
+		}
 		var err error
 		j, err = yaml.YAMLToJSONStrict(raw)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/internal/yamljson"
 )
 
 // Sentinel errors, for errors.Is on what Decode returns.
@@ -15,8 +16,8 @@ var (
 	// watch.ErrTooLarge too: one error wherever strata reads.
 	ErrTooLarge = files.ErrTooLarge
 	// ErrAliases: a YAML document expands its aliases too far (an alias
-	// bomb).
-	ErrAliases = errors.New("excessive YAML aliasing")
+	// bomb), refused before anything expands.
+	ErrAliases = yamljson.ErrAliases
 	// ErrSyntax: the input is not YAML or JSON, or not an object.
 	ErrSyntax = errors.New("not a YAML or JSON object")
 	// ErrEmpty: there is no document.

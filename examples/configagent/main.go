@@ -94,6 +94,7 @@ import (
 
 	"github.com/stratacfg/strata/examples/configagent/agent"
 	"github.com/stratacfg/strata/internal/httpserve"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/watch"
 	"github.com/stratacfg/strata/watch/configset"
 )
@@ -308,6 +309,9 @@ func newServer(f *flags, stdout io.Writer) (*server, error) {
 func parseConfig(data []byte) (configuration, agent.Metadata, error) {
 	var doc struct {
 		Meta *agent.Metadata `json:"zz_generated_metadata"`
+	}
+	if err := yamljson.Check(data, yamljson.Limit(len(data))); err != nil {
+		return nil, agent.Metadata{}, err // before yaml.Unmarshal writes every alias out in full
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, agent.Metadata{}, fmt.Errorf("not YAML: %w", err)

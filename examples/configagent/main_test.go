@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -578,5 +579,23 @@ func TestHostileSources(t *testing.T) {
 	code := run(ctx, append(args, "--listen", watchtest.FreeAddr(t), "--max-bytes", strconv.Itoa(10<<20)), nil, io.Discard, &stderr)
 	if want := "puts the snapshot over the limit of 10485760 bytes in all, once decompressed"; code != 1 || !strings.Contains(stderr.String(), want) {
 		t.Errorf("four shards of 3 MiB within --max-bytes 10 MiB: exit %d, stderr %s; want 1 and %q", code, stderr.String(), want)
+	}
+}
+
+// TestAliasBombRefused: a configuration of 67 KB, under every size limit,
+// whose YAML aliases one 64 KiB scalar 300 times (18 MiB written out in
+// full, to read its metadata) is refused before it expands.
+func TestAliasBombRefused(t *testing.T) {
+	body := ciConfig("o", "r", "main", "", 1) + "anchor: &a " + strings.Repeat("x", 64<<10) + "\nlist:\n" + strings.Repeat("- *a\n", 300)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, err := parseConfig([]byte(body))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "YAML aliasing") {
+		t.Errorf("%d bytes expanding to 18 MiB: %v, want the aliases refused", len(body), err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("refusing it allocated %d MiB", alloc>>20)
 	}
 }

@@ -10,7 +10,6 @@ require (
 	k8s.io/component-base v0.37.2
 	k8s.io/kubelet v0.37.2
 	k8s.io/kubernetes v1.37.2
-	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -148,6 +147,7 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 replace github.com/stratacfg/strata => ../..

@@ -125,6 +125,24 @@ func TestCommitterLinksOut(t *testing.T) {
 	}
 }
 
+// A repository committer: a --config or a drop-in of 200 KB whose YAML
+// aliases one 64 KiB scalar 30,000 times (2 GB written out in full,
+// which go-yaml's ratio guard lets through) is refused before it expands.
+func TestCommitterAliasBomb(t *testing.T) {
+	dir := t.TempDir()
+	bomb := "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\nallowedOrigins:\n- &a " +
+		strings.Repeat("x", 64<<10) + "\n" + strings.Repeat("- *a\n", 30_000)
+	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": bomb, "d/10.yaml": bomb})
+	c := component(t)
+	bounded(t, 64<<20, func() {
+		for _, args := range [][]string{{"--config", filepath.Join(dir, "c.yaml")}, {"--config-dir", filepath.Join(dir, "d")}} {
+			if _, _, err := c.Load(context.Background(), args); err == nil || !strings.Contains(err.Error(), "alias") {
+				t.Errorf("%s: %v, want the alias bomb refused", args, err)
+			}
+		}
+	})
+}
+
 // A tenant: a value shaped like a Secret reference is a literal, never
 // read, whatever namespaces the reader may read.
 func TestTenantForgesAReference(t *testing.T) {

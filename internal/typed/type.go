@@ -21,9 +21,9 @@ import (
 	"sync/atomic"
 
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/text"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/merge"
 )
 
@@ -103,6 +103,12 @@ func (m *member) convert(s *Type, value string) (string, error) {
 
 var types sync.Map // reflect.Type → *Type
 
+// yamlToJSONStrict converts a structured value, its aliases bounded: a
+// tenant's value of a few hundred kilobytes must not expand to gigabytes.
+func yamlToJSONStrict(data []byte) ([]byte, error) {
+	return yamljson.ToJSONStrict(data, yamljson.Limit(len(data)))
+}
+
 // For returns the Type of the document type t (a struct or a pointer to
 // one). There is one Type per Go type, shared.
 func For(t reflect.Type) *Type {
@@ -112,7 +118,7 @@ func For(t reflect.Type) *Type {
 	if v, ok := types.Load(t); ok {
 		return v.(*Type)
 	}
-	v, _ := types.LoadOrStore(t, &Type{root: t, yamlToJSON: yaml.YAMLToJSONStrict})
+	v, _ := types.LoadOrStore(t, &Type{root: t, yamlToJSON: yamlToJSONStrict})
 	return v.(*Type)
 }
 

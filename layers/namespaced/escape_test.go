@@ -3,6 +3,7 @@ package namespaced
 import (
 	"context"
 	"encoding/json"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -466,5 +467,31 @@ func TestTurningOffIsFalseOnly(t *testing.T) {
 	}
 	if p := (&tenantPolicy{keys: parsedKeys[*pipelineConfig]{}}); !p.turnsOff(`"false"`) || !p.turnsOff(`"False"`) || p.turnsOff(`"no"`) {
 		t.Error(`a Parsed kind's key: "false" turns a feature off`)
+	}
+}
+
+// TestTenantAliasBombIgnored: a tenant's list value of 214 KB, under the
+// size limit, whose YAML aliases one 64 KiB scalar 30,000 times (2 GB
+// written out, which
+// go-yaml's ratio guard lets through) is refused as an alias bomb before
+// anything expands: the layer is ignored naming the key, and refusing it
+// costs megabytes, not the controller.
+func TestTenantAliasBombIgnored(t *testing.T) {
+	r := newTestResolver(t, nil)
+	bomb := "- &a " + strings.Repeat("x", 64<<10) + "\n" + strings.Repeat("- *a\n", 30_000)
+	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"hosts": bomb})})
+	goruntime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), `key "/hosts"`) || !strings.Contains(ig[0].Error(), "YAML aliasing") {
+		t.Errorf("ignored %v, want the layer, naming /hosts and its aliases", ig)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("refusing it allocated %d MiB", alloc>>20)
 	}
 }

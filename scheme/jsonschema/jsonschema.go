@@ -30,9 +30,9 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
@@ -119,7 +119,7 @@ func Write(k *scheme.Kind, dir string) ([]string, error) {
 // returns every problem, each naming its field; nil when it is valid. A
 // field set twice is a problem, as strict decoding has it.
 func Validate(s *spec.Schema, data []byte) []string {
-	j, err := yaml.YAMLToJSONStrict(data)
+	j, err := yamljson.ToJSONStrict(data, yamljson.Limit(len(data)))
 	if err != nil {
 		return []string{"not YAML with each field once: " + err.Error()}
 	}

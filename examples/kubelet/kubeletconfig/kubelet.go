@@ -18,8 +18,8 @@ import (
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	kubeletv1beta1 "k8s.io/kubernetes/pkg/kubelet/apis/config/v1beta1"
 	"k8s.io/kubernetes/pkg/kubelet/eviction"
-	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
@@ -329,7 +329,7 @@ func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := yaml.YAMLToJSONStrict(data)
+	j, err := yamljson.ToJSONStrict(data, yamljson.Limit(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

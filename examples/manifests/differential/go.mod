@@ -3,6 +3,7 @@ module github.com/stratacfg/strata/examples/manifests/differential
 go 1.26.0
 
 require (
+	github.com/stratacfg/strata v0.0.0
 	github.com/stratacfg/strata/examples/manifests v0.0.0
 	k8s.io/apimachinery v0.37.2
 	k8s.io/kubernetes v1.37.2
@@ -56,7 +57,6 @@ require (
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	github.com/stratacfg/strata v0.0.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect

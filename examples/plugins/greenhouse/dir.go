@@ -13,8 +13,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/watch"
 )
 
@@ -95,7 +95,7 @@ func ReadDir(dir string) (*Set, error) {
 // decodes each document, and returns its identity ("Kind
 // namespace/name"), "" for what it passes over (a Secret).
 func (s *Set) AddManifest(raw []byte) (string, error) {
-	j, err := yaml.YAMLToJSONStrict(raw)
+	j, err := yamljson.ToJSONStrict(raw, yamljson.Limit(len(raw)))
 	if err != nil {
 		return "", err
 	}

@@ -14,7 +14,8 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
-	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/internal/yamljson"
 )
 
 // Greenhouse's labels that feed a preset's expressions.
@@ -66,7 +67,7 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 	}
 	found := placeholder.FindAllStringSubmatch(expression, -1)
 	if len(found) == 0 {
-		return yaml.YAMLToJSON([]byte(expression))
+		return yamljson.ToJSON([]byte(expression), yamljson.Limit(len(expression)))
 	}
 	env, err := globalEnv()
 	if err != nil {
@@ -98,7 +99,7 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 		}
 		doc = strings.ReplaceAll(doc, m[0], text)
 	}
-	out, err := yaml.YAMLToJSON([]byte(doc))
+	out, err := yamljson.ToJSON([]byte(doc), yamljson.Limit(len(doc)))
 	if err != nil {
 		return nil, fmt.Errorf("the document the placeholders make is no YAML: %w", err)
 	}

@@ -1,0 +1,109 @@
+// Package yamljson turns YAML into JSON as sigs.k8s.io/yaml does, after
+// bounding what the document's aliases expand to.
+//
+// sigs.k8s.io/yaml writes every alias out in full: a document of 85 KB
+// whose list aliases one 64 KiB scalar 4,000 times becomes 262 MB of
+// JSON, and a file of 2 MiB, under every size limit, can ask for
+// hundreds of gigabytes. go-yaml's own guard bounds the ratio of aliases
+// to other nodes, not bytes, so one large scalar aliased many times
+// passes it. Each function here first reckons, without expanding
+// anything, how large the JSON would be, and refuses a document past its
+// limit before converting it.
+package yamljson
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// ErrAliases is wrapped by the error for a document whose aliases expand
+// it past its limit.
+var ErrAliases = errors.New("excessive YAML aliasing")
+
+// Limit is the bound most callers give: four times the document's size,
+// and at least 1 MiB, room for anchors a configuration reuses (a block of
+// defaults) and none for a bomb.
+func Limit(size int) int { return max(4*size, 1<<20) }
+
+// ToJSON is yaml.YAMLToJSON of data, refused when data's aliases expand
+// it past limit bytes.
+func ToJSON(data []byte, limit int) ([]byte, error) {
+	if err := Check(data, limit); err != nil {
+		return nil, err
+	}
+	return yaml.YAMLToJSON(data)
+}
+
+// ToJSONStrict is yaml.YAMLToJSONStrict (a key twice in a mapping is an
+// error) of data, refused when data's aliases expand it past limit bytes.
+func ToJSONStrict(data []byte, limit int) ([]byte, error) {
+	if err := Check(data, limit); err != nil {
+		return nil, err
+	}
+	return yaml.YAMLToJSONStrict(data)
+}
+
+// Check returns an error wrapping ErrAliases when the first YAML document
+// of data, its aliases expanded, would be more than about limit bytes of
+// JSON. A document with no alias ('*') costs a scan; one with aliases is
+// parsed into nodes, which expands nothing, and each anchor's size is
+// reckoned once. A document that parser cannot read, but that might
+// define an anchor ('&'), is refused: its aliases cannot be bounded.
+func Check(data []byte, limit int) error {
+	if bytes.IndexByte(data, '*') < 0 {
+		return nil
+	}
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &doc); err != nil {
+		if bytes.IndexByte(data, '&') < 0 {
+			return nil // no anchor, so no alias: the converter reports the rest
+		}
+		return fmt.Errorf("%w: the document's aliases cannot be bounded (%v)", ErrAliases, err)
+	}
+	r := reckoner{limit: limit, sizes: map[*yamlv3.Node]int{}}
+	if n := r.size(&doc); n > limit {
+		return fmt.Errorf("%w: its aliases expand the document to more than %d bytes of JSON", ErrAliases, limit)
+	}
+	return nil
+}
+
+// reckoner sizes nodes as JSON, about: a scalar its text and quotes, a
+// collection its members and their separators. Sizes saturate just past
+// the limit, so that no sum overflows.
+type reckoner struct {
+	limit int
+	sizes map[*yamlv3.Node]int // of the anchored nodes sized so far
+}
+
+func (r *reckoner) size(n *yamlv3.Node) int {
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yamlv3.AliasNode {
+		return r.size(n.Alias)
+	}
+	if n.Anchor != "" {
+		if s, ok := r.sizes[n]; ok {
+			return s
+		}
+		r.sizes[n] = r.limit + 1 // an alias inside its own anchor
+	}
+	s := 0
+	switch n.Kind {
+	case yamlv3.ScalarNode:
+		s = len(n.Value) + 2
+	default:
+		s = 2
+		for _, c := range n.Content {
+			s = min(s+r.size(c)+1, r.limit+1)
+		}
+	}
+	if n.Anchor != "" {
+		r.sizes[n] = s
+	}
+	return s
+}
