@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 	"github.com/stratacfg/strata/merge"
@@ -490,6 +491,43 @@ func TestTenantAliasBombIgnored(t *testing.T) {
 	}
 	if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), `key "/hosts"`) || !strings.Contains(ig[0].Error(), "YAML aliasing") {
 		t.Errorf("ignored %v, want the layer, naming /hosts and its aliases", ig)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("refusing it allocated %d MiB", alloc>>20)
+	}
+}
+
+// TestParsedAliasBombIgnored: a Parsed kind's parser may read a value as
+// YAML (Tekton's pod templates): a tenant's value that is an alias bomb
+// is refused before the parser sees it, the layer ignored naming the key.
+func TestParsedAliasBombIgnored(t *testing.T) {
+	type cfg struct{ Template []string }
+	r := newDryRun(t, Options[*cfg]{
+		Namespace: "ops", Labels: map[string]string{"layer": "tenant"},
+		Tenancy: tenancy.Policy{Overridable: []string{"s/template"}, GateKey: "s/gate", GateOpen: "on", GateClosed: "off"},
+		Parsed: &Parsed[*cfg]{New: func() *cfg { return &cfg{} }, Sections: []Section[*cfg]{{
+			Name: "s", ClusterConfigMap: "s", NamespaceConfigMap: "s", Keys: []string{"template", "gate"},
+			Parse: FromMap(func(data map[string]string) (out []string, err error) {
+				if v, ok := data["template"]; ok {
+					err = yaml.Unmarshal([]byte(v), &out) // as Tekton's parsers read a template
+				}
+				return out, err
+			}, func(c *cfg, v []string) { c.Template = v }),
+		}}},
+	})
+	bomb := "- &a " + strings.Repeat("x", 64<<10) + "\n" + strings.Repeat("- *a\n", 30_000)
+	cluster := configMap("ops", "s", nil, map[string]string{"gate": "on"})
+	tenant := configMap("team", "s", map[string]string{"layer": "tenant"}, map[string]string{"template": bomb})
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	s, err := r.Resolve("team", []runtime.Object{cluster, tenant})
+	goruntime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), `key "template"`) || !strings.Contains(ig[0].Error(), "YAML aliasing") {
+		t.Errorf("ignored %v, want the layer, naming the key and its aliases", ig)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)

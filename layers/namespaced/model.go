@@ -18,6 +18,7 @@ import (
 	"github.com/stratacfg/strata/internal/pipeline"
 	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/internal/typed"
+	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
@@ -338,12 +339,21 @@ func (m *parsedModel[T]) values(name string, data map[string]string) (map[string
 		return nil, fmt.Errorf("ConfigMap %s belongs to no section", name)
 	}
 	out := make(map[string]string, len(data))
+	var errs []string
 	for k, v := range data {
 		if strings.HasPrefix(k, "_") {
 			continue
 		}
+		if err := yamljson.Check([]byte(v), yamljson.Limit(len(v))); err != nil { // before a parser reads it as YAML
+			errs = append(errs, fmt.Sprintf("key %q: %v", k, err))
+			continue
+		}
 		j, _ := json.Marshal(v)
 		out[merge.Pointer(s.Name, k)] = string(j)
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return nil, errors.New(strings.Join(errs, "; "))
 	}
 	return out, nil
 }
