@@ -1,5 +1,7 @@
 package kubeletconfig_test
 
+import "strings"
+
 const h = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 
 // cfg and dir are the usual command lines of the cases.
@@ -18,6 +20,25 @@ func with(args []string, more ...string) []string {
 // and test/e2e_node/kubelet_config_dir_test.go), and the edges of what it
 // does.
 var cases = []dirCase{
+	// os.ReadFile of a directory: "is a directory"
+	// (pkg/kubelet/kubeletconfig/configfiles/configfiles.go,
+	// cmd/kubelet/app/server.go), for the file and for a drop-in, which
+	// a link may name.
+	{name: "--config names a directory", files: map[string]string{"kubelet.yaml/a.yaml": h + "port: 1234\n"}, args: cfg, fails: true},
+	{name: "--config names a directory holding a dot-file", files: map[string]string{"kubelet.yaml/.keep": "x"}, args: cfg, fails: true},
+	{name: "a drop-in that is a link to a directory", files: map[string]string{"kubelet.yaml": h, "target/a.yaml": h + "port: 1234\n", "conf.d/README": "x"},
+		links: map[string]string{"conf.d/10.conf": "../target"}, args: cfgDir, fails: true},
+	{name: "a drop-in that is a link to an empty directory", files: map[string]string{"kubelet.yaml": h, "target/.keep": "x", "conf.d/README": "x"},
+		links: map[string]string{"conf.d/10.conf": "../target"}, args: cfgDir, fails: true},
+	// kubelet converts the file with yaml.YAMLToJSON, which reads its
+	// first YAML document, directives included, and its codec knows no
+	// v1 List (pkg/kubelet/kubeletconfig/util/codec).
+	{name: "a %YAML directive", files: map[string]string{"kubelet.yaml": "%YAML 1.1\n---\n" + h + "port: 1234\n"}, args: cfg, want: map[string]any{"/port": 1234}},
+	{name: "an empty first document", files: map[string]string{"kubelet.yaml": "---\n# generated\n---\n" + h + "port: 1234\n"}, args: cfg, fails: true},
+	{name: "the file a v1 List", files: map[string]string{"kubelet.yaml": "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(h, "\n", "\n  ") + "port: 1234\n"}, args: cfg, fails: true},
+	// os.ReadFile follows a link wherever it leads, out of a checkout too.
+	{name: "--config a link out of a checkout", files: map[string]string{"repo/.git": "gitdir: x", "elsewhere/k.yaml": h + "port: 1234\n"},
+		links: map[string]string{"repo/kubelet.yaml": "../elsewhere/k.yaml"}, args: []string{"--config", "$DIR/repo/kubelet.yaml"}, want: map[string]any{"/port": 1234}},
 	// cmd/kubelet/app TestMergeKubeletConfigurations
 	{name: "drop-ins override the file", files: map[string]string{
 		"kubelet.yaml":           h + "port: 9090\nreadOnlyPort: 10257\n",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -231,6 +233,8 @@ type dirCase struct {
 	want map[string]any
 	// fails says kubelet refuses the case.
 	fails bool
+	// links are symbolic links to make, name → target, beside files.
+	links map[string]string
 }
 
 func write(t testing.TB, files map[string]string) string {
@@ -251,6 +255,11 @@ func TestDifferential(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := write(t, tc.files)
+			for name, target := range tc.links {
+				if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			args := expand(tc.args, dir)
 			up, upErr, st, stErr := both(t, args)
 			agree(t, args, up, upErr, st, stErr)

@@ -1,6 +1,7 @@
 package kubeletconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -257,6 +258,9 @@ func loadFile(k *scheme.Kind, path string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if data, err = kubeletsDocument(abs, data); err != nil {
+		return nil, err
+	}
 	doc, err := k.Decode(data, scheme.DecodeOptions{Source: abs, Mode: scheme.Warn})
 	if err != nil {
 		return nil, err
@@ -288,6 +292,35 @@ func loadFile(k *scheme.Kind, path string) (*loaded, error) {
 	}
 	out.raw = raw
 	return out, nil
+}
+
+// kubeletsDocument returns data with the directives before its first
+// document left out, and refuses what kubelet's codec refuses of the
+// document it reads: yaml.YAMLToJSON of the file, the first document,
+// directives included, which may not be empty nor a v1 List, of which
+// the codec knows nothing (pkg/kubelet/kubeletconfig/util/codec).
+func kubeletsDocument(path string, data []byte) ([]byte, error) {
+	j, err := yamljson.ToJSON(data, yamljson.Limit(len(data)))
+	if err != nil {
+		return data, nil // the decoder says what is wrong
+	}
+	var meta struct{ APIVersion, Kind string }
+	switch t := bytes.TrimSpace(j); {
+	case string(t) == "null":
+		return nil, fmt.Errorf("%s: the first document is empty, and kubelet reads only the first: Object 'Kind' is missing", path)
+	case json.Unmarshal(t, &meta) == nil && meta.APIVersion == "v1" && meta.Kind == "List":
+		return nil, fmt.Errorf("%s: a v1 List, which kubelet does not read: no kind \"List\" is registered for version \"v1\"", path)
+	}
+	rest := data
+	for {
+		line, after, found := bytes.Cut(rest, []byte("\n"))
+		if !bytes.HasPrefix(line, []byte("%")) {
+			return rest, nil
+		}
+		if rest = after; !found {
+			return rest, nil
+		}
+	}
 }
 
 // resolve makes the relative paths of kc absolute against dir, as kubelet
@@ -387,10 +420,11 @@ func kubeletDropIns(dir string) (paths, skipped []string, err error) {
 }
 
 // readFile reads a file bounded and without blocking, as strata reads
-// every file, and refuses an empty one, as kubelet does.
+// every file, and refuses a directory and an empty file, as kubelet does.
 func readFile(k *scheme.Kind, path string) ([]byte, error) {
-	// kubelet reads a gzip'd file as it is, and fails on it.
-	g, err := watch.Read(path, watch.ReadOptions{MaxBytes: k.MaxBytes(), Attempts: 1, KeepGzip: true})
+	// kubelet reads a gzip'd file as it is, and fails on it; its
+	// os.ReadFile follows a link wherever it leads.
+	g, err := watch.Read(path, watch.ReadOptions{MaxBytes: k.MaxBytes(), Attempts: 1, KeepGzip: true, LinksOut: true, FileTargets: []string{path}})
 	if err != nil {
 		return nil, err
 	}
