@@ -299,14 +299,19 @@ func splitDocuments(data []byte) ([][]byte, error) {
 	}
 }
 
-func isManifest(name string) bool {
-	ext := filepath.Ext(name)
-	for _, e := range extensions {
-		if strings.EqualFold(ext, e) {
-			return true
-		}
+// nameOf is obj's name, "" when it has none.
+func nameOf(obj runtime.Object) string {
+	if acc, err := meta.Accessor(obj); err == nil {
+		return acc.GetName()
 	}
-	return false
+	return ""
+}
+
+// isManifest reports whether name has a manifest's extension, in any
+// case as strings.ToLower has it (kube-apiserver's rule): not as
+// strings.EqualFold, which takes "ſ" (U+017F) for "s".
+func isManifest(name string) bool {
+	return slices.Contains(extensions, strings.ToLower(filepath.Ext(name)))
 }
 
 // apiserverHash is Set.APIServerHash of the manifests of g, the
@@ -357,8 +362,10 @@ func Watch(dir string, opts Options) watch.Options[*Set] {
 }
 
 // Composite reads a static manifest set and a dynamic set of objects (for
-// example an informer's) as one, static objects first, as kube-apiserver
-// combines manifest-based and API-based admission configuration. A dynamic
+// example an informer's) as one, static objects first, in name order, as
+// kube-apiserver combines manifest-based and API-based admission
+// configuration (its loaders sort the static objects by name, and the
+// order of mutating webhooks is the order of their mutations). A dynamic
 // object whose name ends in the reserved suffix is refused: only manifests
 // may use it.
 type Composite struct {
@@ -379,6 +386,7 @@ func (c *Composite) List() ([]runtime.Object, []error) {
 			for _, m := range s.Objects {
 				out = append(out, m.Object)
 			}
+			slices.SortStableFunc(out, func(a, b runtime.Object) int { return strings.Compare(nameOf(a), nameOf(b)) })
 		}
 	}
 	var refused []error

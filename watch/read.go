@@ -499,12 +499,9 @@ func resolve(path string, linksOut bool) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if st.IsDir() {
-		data := filepath.Join(path, DataLink)
-		if _, err := os.Lstat(data); err == nil {
-			r, err := dataGeneration(path, data)
-			return r, true, err
-		}
+	if st.IsDir() && isLink(filepath.Join(path, DataLink)) {
+		r, err := dataGeneration(path, filepath.Join(path, DataLink))
+		return r, true, err
 	}
 	return r, st.IsDir(), nil
 }
@@ -580,15 +577,24 @@ func confined(path string) (string, error) {
 }
 
 // rootKind says whether dir roots a source: "checkout" when it holds .git,
-// "volume" when it holds ..data, "" when neither.
+// "volume" when it holds a ..data link, "" when neither.
 func rootKind(dir string) (string, string) {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 		return dir, "checkout"
 	}
-	if _, err := os.Lstat(filepath.Join(dir, DataLink)); err == nil {
+	if isLink(filepath.Join(dir, DataLink)) {
 		return dir, "volume"
 	}
 	return "", ""
+}
+
+// isLink reports whether path is a symbolic link: a ..data that is not
+// one (a directory or a file of that name) is not kubelet's, and the
+// directory holding it is read as it is, as kube-apiserver and kubelet's
+// readers read it.
+func isLink(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode()&fs.ModeSymlink != 0
 }
 
 // dataGeneration resolves data, the ..data link of dir, to the generation

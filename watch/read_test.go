@@ -747,6 +747,26 @@ func TestReadTargetPathStaysInside(t *testing.T) {
 	}
 }
 
+// TestReadDataNotALink: an entry named ..data that is no symbolic link (a
+// directory or a file of that name, which kubelet never writes) does not
+// make the directory a volume: it is read as it is, as kube-apiserver's
+// manifest loader and every os.ReadFile reader read it, where it was
+// read through that entry (an empty set, another set, or ENOTDIR retried
+// ten times).
+func TestReadDataNotALink(t *testing.T) {
+	t.Parallel()
+	for name, files := range map[string]map[string]string{
+		"a directory": {"b.yaml": "b", "..data/a.yaml": "a"},
+		"a file":      {"b.yaml": "b", "..data": "x"},
+	} {
+		dir := t.TempDir()
+		watchtest.WriteFiles(t, dir, files)
+		if s, err := Read(dir, ReadOptions{}); err != nil || names(s) != "b.yaml=b" {
+			t.Errorf("%s named ..data: %v, %v; want b.yaml alone", name, s, err)
+		}
+	}
+}
+
 // TestReadDataLinkStaysInside: a directory's ..data names the generation
 // a read pins, and the links-stay-inside rule holds inside that
 // generation; so ..data itself must name a directory beside it, as

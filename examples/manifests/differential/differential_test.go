@@ -16,6 +16,7 @@ import (
 	webhookloader "k8s.io/kubernetes/pkg/admission/plugin/webhook/manifest/loader"
 
 	"github.com/stratacfg/strata/examples/manifests/admission"
+	"github.com/stratacfg/strata/manifests"
 )
 
 // outcome is what a loader made of a directory: whether it accepted it,
@@ -291,3 +292,32 @@ func list(apiVersion, kind string, docs ...string) string {
 }
 
 func docs(ds ...string) string { return strings.Join(ds, "---\n") }
+
+// TestCompositeOrder: kube-apiserver sorts its static webhook
+// configurations by name and calls static webhooks first, in that order
+// (the order of their mutations); Composite lists them so, whatever order
+// the files give.
+func TestCompositeOrder(t *testing.T) {
+	dir := writeDir(t, map[string]string{"10-first.yaml": mwc("zz-defaults"), "20-second.yaml": mwc("aa-override")})
+	up, err := webhookloader.LoadMutatingManifests(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, c := range up.Configurations {
+		want = append(want, c.Name)
+	}
+	set, err := admission.Load(dir, admission.MutatingAdmissionWebhook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &manifests.Composite{Static: func() *manifests.Set { return set }, ReservedSuffix: admission.StaticSuffix}
+	objs, _ := c.List()
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.(metav1.Object).GetName())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("static mutating webhook configurations: kube-apiserver calls them in the order %v; Composite lists %v", want, got)
+	}
+}
