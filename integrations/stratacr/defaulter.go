@@ -46,9 +46,13 @@ import (
 // That path is still taken where the patch could differ from what apply
 // would do. For a configuration: apply sets nothing on an empty object
 // (it may set fields of list elements), sets a value that is not a
-// number, string or boolean, changes a field already set, or does not
-// fill a field on its own (it fills a whole struct or map only when it
-// is absent); these are checked once per configuration. For a request: a
+// number, string or boolean, changes a field already set (tried with
+// each value one above and one below, a string with a letter added, a
+// boolean flipped: a floor or a ceiling shows, a sentinel string such as
+// "default" replaced does not), or does not fill a field on its own (it
+// fills a whole struct or map only when it is absent or empty, tried
+// with a member of the map's own beside); these are checked once per
+// configuration. For a request: a
 // field it sets is present with a zero value or under a parent that is
 // not an object, or a name on the way is escaped or given twice. What the
 // checks cannot see is an apply whose values depend on other fields of
@@ -162,7 +166,7 @@ func planFor[O client.Object](apply func(obj O) error) *plan {
 	}
 	// An apply that sets nothing on an empty object may still set fields
 	// of list elements, or fields that depend on others: it gets no plan.
-	if len(root.kids) == 0 || !keepsWhatIsSet(apply, a, root) || !fillsEachAlone(apply, a, after, root) {
+	if len(root.kids) == 0 || !keepsWhatIsSet(apply, a, root) || !fillsEachAlone(apply, a, root) {
 		return nil
 	}
 	render(root)
@@ -266,12 +270,23 @@ func scalar(v any) bool {
 }
 
 // keepsWhatIsSet applies apply to the defaulted object with every value
-// it set changed, and reports whether it leaves them as they are: an
-// apply that overrides a field already set (or reads what it fills to
-// decide) cannot be answered by a patch that adds only what is absent.
+// it set changed, each way changeLeaves changes them, and reports whether
+// it leaves them as they are: an apply that overrides a field already
+// set (raises it to a floor, lowers it to a ceiling, or reads what it
+// fills to decide) cannot be answered by a patch that adds only what is
+// absent.
 func keepsWhatIsSet[O client.Object](apply func(obj O) error, defaulted map[string]any, root *member) bool {
-	changed := changeLeaves(defaulted, root)
-	data, err := json.Marshal(changed)
+	for way := range changeWays {
+		if !appliesAsIs(apply, changeLeaves(defaulted, root, way)) {
+			return false
+		}
+	}
+	return true
+}
+
+// appliesAsIs reports whether apply leaves the object doc as it is.
+func appliesAsIs[O client.Object](apply func(obj O) error, doc map[string]any) bool {
+	data, err := json.Marshal(doc)
 	if err != nil {
 		return false
 	}
@@ -290,27 +305,37 @@ func keepsWhatIsSet[O client.Object](apply func(obj O) error, defaulted map[stri
 	return err == nil && bytes.Equal(got, want)
 }
 
+// changeWays is how many ways changeLeaves changes a value: up and down,
+// so that a floor and a ceiling both show.
+const changeWays = 2
+
 // changeLeaves returns a copy of obj with each value of m's leaves
-// changed.
-func changeLeaves(obj map[string]any, m *member) map[string]any {
+// changed, the way-th way: a number one above (way 0) or one below (way
+// 1, two above where one below is zero, which may read as absent), a
+// string with "x" after or before it, a boolean flipped.
+func changeLeaves(obj map[string]any, m *member, way int) map[string]any {
 	out := make(map[string]any, len(obj))
 	maps.Copy(out, obj)
 	for _, kid := range m.kids {
 		if kid.kids != nil {
 			o, _ := out[kid.name].(map[string]any)
-			out[kid.name] = changeLeaves(o, kid)
+			out[kid.name] = changeLeaves(o, kid, way)
 			continue
 		}
 		switch v := out[kid.name].(type) {
 		case string:
-			out[kid.name] = v + "x"
+			out[kid.name] = []string{v + "x", "x" + v}[way]
 		case bool:
 			out[kid.name] = !v
 		case json.Number:
 			if n, err := v.Int64(); err == nil {
-				out[kid.name] = json.Number(strconv.FormatInt(n+1, 10))
+				d := []int64{1, -1}[way]
+				if n+d == 0 {
+					d = 2
+				}
+				out[kid.name] = json.Number(strconv.FormatInt(n+d, 10))
 			} else if f, err := v.Float64(); err == nil {
-				out[kid.name] = json.Number(strconv.FormatFloat(f*2+1, 'g', -1, 64))
+				out[kid.name] = json.Number(strconv.FormatFloat([]float64{f*2 + 1, f/2 - 1}[way], 'g', -1, 64))
 			}
 		}
 	}
@@ -319,10 +344,13 @@ func changeLeaves(obj map[string]any, m *member) map[string]any {
 
 // fillsEachAlone reports whether apply, given the defaulted object with
 // one value it set taken out, puts back that value and changes nothing
-// else, for each value: an apply that fills a whole object or map only
-// when it is absent (a securityContext, the labels) fills nothing when
-// part of it is present, and cannot be answered value by value.
-func fillsEachAlone[O client.Object](apply func(obj O) error, defaulted map[string]any, want []byte, root *member) bool {
+// else, for each value, and again with a member of the object's own
+// beside it (a copy of the value under another name, which a map keeps
+// and a struct drops): an apply that fills a whole object or map only
+// when it is absent or empty (a securityContext, labels when len is 0)
+// fills nothing when part of it is present, and cannot be answered value
+// by value.
+func fillsEachAlone[O client.Object](apply func(obj O) error, defaulted map[string]any, root *member) bool {
 	var paths [][]string
 	var walk func(m *member, path []string)
 	walk = func(m *member, path []string) {
@@ -336,20 +364,46 @@ func fillsEachAlone[O client.Object](apply func(obj O) error, defaulted map[stri
 	}
 	walk(root, nil)
 	for _, p := range paths {
-		data, err := json.Marshal(without(defaulted, p))
-		if err != nil {
-			return false
-		}
-		obj := newObject[O]()
-		if json.Unmarshal(data, obj) != nil || apply(obj) != nil {
-			return false
-		}
-		got, err := json.Marshal(obj)
-		if err != nil || !bytes.Equal(got, want) {
-			return false
+		for _, doc := range []map[string]any{defaulted, withForeign(defaulted, p)} {
+			want, err := json.Marshal(doc)
+			if err != nil {
+				return false
+			}
+			obj := newObject[O]()
+			if json.Unmarshal(want, obj) != nil {
+				return false
+			}
+			if want, err = json.Marshal(obj); err != nil { // a struct drops the foreign member
+				return false
+			}
+			data, err := json.Marshal(without(doc, p))
+			if err != nil {
+				return false
+			}
+			obj = newObject[O]()
+			if json.Unmarshal(data, obj) != nil || apply(obj) != nil {
+				return false
+			}
+			got, err := json.Marshal(obj)
+			if err != nil || !bytes.Equal(got, want) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// withForeign returns obj with, beside the member at path, a copy of its
+// value under a name apply does not set.
+func withForeign(obj map[string]any, path []string) map[string]any {
+	out := make(map[string]any, len(obj)+1)
+	maps.Copy(out, obj)
+	if len(path) == 1 {
+		out[path[0]+".strata-probe"] = obj[path[0]]
+	} else if o, ok := out[path[0]].(map[string]any); ok {
+		out[path[0]] = withForeign(o, path[1:])
+	}
+	return out
 }
 
 // without returns obj with the member at path taken out, copying the

@@ -239,3 +239,48 @@ func BenchmarkDefaulterPatch(b *testing.B) {
 		p.patch(raw)
 	}
 }
+
+// TestDefaulterPlanFillsAMapWhenEmpty: an apply that fills the labels
+// only when the Job has none (len == 0, the usual idiom, as well as ==
+// nil) fills a whole map, not each value on its own: a Job with a label
+// of its own gets nothing from it, and the plan must not answer for it.
+func TestDefaulterPlanFillsAMapWhenEmpty(t *testing.T) {
+	apply := func(j *batchv1.Job) error {
+		if len(j.Labels) == 0 {
+			j.Labels = map[string]string{"team": "a"}
+		}
+		return nil
+	}
+	if p := planFor(apply); p != nil {
+		checkPatch(t, p, apply, []byte(`{"metadata":{"name":"j","labels":{"app":"x"}},"spec":{}}`))
+	}
+	if planFor(defaults) == nil {
+		t.Error("an apply that fills each label on its own has no plan")
+	}
+}
+
+// TestDefaulterPlanChangesAFieldSet: an apply that changes a field a Job
+// already set, raising it to a floor or lowering it to a ceiling, cannot
+// be answered by a patch that only adds: the plan must not answer for it.
+func TestDefaulterPlanChangesAFieldSet(t *testing.T) {
+	for name, apply := range map[string]func(*batchv1.Job) error{
+		"raises to a floor": func(j *batchv1.Job) error {
+			if j.Spec.ActiveDeadlineSeconds == nil || *j.Spec.ActiveDeadlineSeconds < 600 {
+				j.Spec.ActiveDeadlineSeconds = new(int64(600))
+			}
+			return nil
+		},
+		"lowers to a ceiling": func(j *batchv1.Job) error {
+			if j.Spec.BackoffLimit == nil || *j.Spec.BackoffLimit > 3 {
+				j.Spec.BackoffLimit = new(int32(3))
+			}
+			return nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if p := planFor(apply); p != nil {
+				checkPatch(t, p, apply, []byte(`{"metadata":{"name":"j"},"spec":{"activeDeadlineSeconds":30,"backoffLimit":10,"template":{"spec":{}}}}`))
+			}
+		})
+	}
+}
