@@ -121,7 +121,15 @@ func (m *Metrics) observe(status string, at time.Time, hash string, read, took t
 		m.duration.WithLabelValues(status).Observe(took.Seconds())
 	}
 	if status == StatusSuccess {
-		m.lastConfig.Reset()
-		m.lastConfig.WithLabelValues(hash).Set(1)
+		m.inEffect(hash)
 	}
+}
+
+// inEffect records hash as the configuration in effect.
+func (m *Metrics) inEffect(hash string) {
+	if m == nil {
+		return
+	}
+	m.lastConfig.Reset()
+	m.lastConfig.WithLabelValues(hash).Set(1)
 }

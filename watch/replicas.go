@@ -110,6 +110,9 @@ func replicaState(body []byte, subsystem string, labels map[string]string) (hash
 			found, hash = true, label(m, "hash")
 		}
 	}
+	if !found {
+		return "", time.Time{}, fmt.Errorf("no configuration in effect of the watcher labelled %v: its %s_last_config_info has no series of those labels (nothing loaded yet)", labels, subsystem)
+	}
 	if ts := families[subsystem+"_automatic_reload_last_timestamp_seconds"]; ts != nil {
 		for _, m := range ts.GetMetric() {
 			if matches(m, labels) && label(m, "status") == StatusSuccess {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/component-base/metrics"
+
+	"github.com/stratacfg/strata/internal/watchtest"
 )
 
 // TestReadReplicas reads what replicas' metrics say they serve: the hash
@@ -75,4 +78,46 @@ func FuzzReplicaState(f *testing.F) {
 			t.Fatalf("read hash %q the text does not hold", hash)
 		}
 	})
+}
+
+// TestReadReplicasNoMatchingWatcher: a replica whose metrics hold
+// last_config_info only for other watchers serves no configuration of
+// the one asked for: no hash, and an error that says so.
+func TestReadReplicasNoMatchingWatcher(t *testing.T) {
+	reg := metrics.NewKubeRegistry()
+	a := NewMetrics("agent", map[string]string{"plugin": "a"})
+	a.MustRegister(reg)
+	a.observe(StatusSuccess, time.Now(), "sha256:a", time.Millisecond, time.Millisecond, 0)
+	srv := httptest.NewServer(metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	defer srv.Close()
+	r := ReadReplicas(context.Background(), http.DefaultClient, "agent", map[string]string{"plugin": "b"}, srv.URL)[0]
+	if r.Hash != "" || r.Err == nil || !strings.Contains(r.Err.Error(), "no configuration in effect") {
+		t.Errorf("plugin b has no configuration in effect: %+v", r)
+	}
+}
+
+// TestReadReplicasStartedFromInitial: a watcher started from a value the
+// caller loaded (Initial, InitialHash, as layers' Component.Watch starts
+// one) serves it, and its metrics say so before any reload succeeds.
+func TestReadReplicasStartedFromInitial(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "v1"})
+	c, err := ReadContents([]string{path}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "bad"}) // the first read is refused
+	reg := metrics.NewKubeRegistry()
+	m := NewMetrics("agent", nil)
+	m.MustRegister(reg)
+	w, _ := newTextWatcher(t, path, func(o *Options[string]) {
+		o.Initial, o.InitialHash, o.Metrics = "v1", c.Hash, m
+	})
+	startOnly(t, w)
+	srv := httptest.NewServer(metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	defer srv.Close()
+	if r := ReadReplicas(context.Background(), http.DefaultClient, "agent", nil, srv.URL)[0]; r.Hash != c.Hash {
+		t.Errorf("the replica serves %s; ReadReplicas says %+v", c.Hash, r)
+	}
 }

@@ -72,7 +72,11 @@ func eachMarker(c *Contents, name string, required bool, fn func(at, version str
 				return err
 			}
 		}
-		if !found && g.Dir && required {
+		switch missing := !g.Dir && g.Resolved == ""; {
+		case found || !required:
+		case missing: // AllowMissing: kubelet has not fetched it yet
+			return fmt.Errorf("%s holds no %s marker: it does not exist", g.Path, name)
+		case g.Dir:
 			return fmt.Errorf("%s holds no %s marker", g.Path, name)
 		}
 	}

@@ -415,3 +415,24 @@ func TestMountPointWarning(t *testing.T) {
 		t.Errorf("warnings for a plain file: %v", w.Warnings())
 	}
 }
+
+// TestMarkersAgreeMissingTarget: with AllowMissing, a target kubelet has
+// not made yet (a ConfigMap it has not fetched) holds no marker: the set
+// is pending, never served half, and a set of none is no set that
+// agrees.
+func TestMarkersAgreeMissingTarget(t *testing.T) {
+	s := newShards(t)
+	s.write(s.a, "2")
+	for _, paths := range [][]string{
+		{filepath.Join(s.root, "a"), filepath.Join(s.root, "not-yet")},
+		{filepath.Join(s.root, "not-yet"), filepath.Join(s.root, "nor-this")},
+	} {
+		c, err := ReadContents(paths, ReadOptions{AllowMissing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := MarkersAgree("VERSION")(c); err == nil || !strings.Contains(err.Error(), "not-yet holds no VERSION marker: it does not exist") {
+			t.Errorf("%v: %v, want the missing target named", paths, err)
+		}
+	}
+}

@@ -279,6 +279,11 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 	preset := w.opts.InitialHash != ""
 	if preset {
 		w.current.Store(&published[T]{value: w.opts.Initial, hash: w.opts.InitialHash})
+		metricHash := w.opts.InitialHash
+		if w.opts.MetricsHash != nil {
+			metricHash = w.opts.MetricsHash(w.opts.Initial)
+		}
+		w.opts.Metrics.inEffect(metricHash) // served from now on, whatever the first read finds
 	}
 	// (2)
 	if err := w.check(ctx); err != nil && !preset {
