@@ -513,6 +513,10 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--source", dir, "--manifest", filepath.Join(dir, "missing"), "--listen", watchtest.FreeAddr(t)}, 1, "no such file or directory"},
 		{[]string{"publish", "--dir", dir}, 2, "--dir, --kubeconfig, --namespace, --manifest and --part are required"},
 		{[]string{"publish", "--dir", dir, "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "ci", "--manifest", "m", "--part", "p"}, 1, "publish: --kubeconfig " + filepath.Join(dir, "none")},
+		// Mistakes of the command line, found before anything is read.
+		{[]string{"publish", "--dir", dir, "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "ci", "--manifest", "m", "--part", "m"}, 2, `ConfigMap "m" is named twice`},
+		{[]string{"publish", "--dir", dir, "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "ci", "--manifest", "m", "--part", "p", "--part", "p"}, 2, `ConfigMap "p" is named twice`},
+		{[]string{"publish", "--dir", dir, "--kubeconfig", filepath.Join(dir, "none"), "--namespace", "ci", "--manifest", "m", "--part", "Not_A_Name"}, 2, `"Not_A_Name" is not a ConfigMap name`},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		var stdout, stderr bytes.Buffer

@@ -53,6 +53,10 @@ func publish(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage = fmt.Sprintf("unexpected argument %q", fs.Arg(0))
 	case *dir == "" || *kubeconfig == "" || o.Namespace == "" || o.Manifest == "" || len(o.Parts) == 0:
 		usage = "--dir, --kubeconfig, --namespace, --manifest and --part are required"
+	default:
+		if err := o.Validate(); err != nil { // a part named twice, a name no ConfigMap may have
+			usage = strings.TrimPrefix(err.Error(), "configset: ")
+		}
 	}
 	if usage != "" {
 		fmt.Fprintf(stderr, "configagent publish: %s\n%s", usage, publishUsage)

@@ -91,10 +91,10 @@ const (
 	maxParts     = 256
 )
 
-// GenerationAnnotation, on a part, is the generation of the publish that
+// generationAnnotation, on a part, is the generation of the publish that
 // wrote it last: a manifest ConfigMap deleted and published again goes on
 // from the highest, so that readers never take it for a rollback.
-const GenerationAnnotation = "configset.strata.dev/generation"
+const generationAnnotation = "configset.strata.dev/generation"
 
 // Publish writes the files of dir as the set o names: the parts first,
 // each only when its content changed, then the manifest, with the
@@ -109,7 +109,7 @@ const GenerationAnnotation = "configset.strata.dev/generation"
 // then (or on a conflict before), readers never serve the torn set, and
 // the next publish mends it.
 func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir string, o Options) (*Manifest, error) {
-	if err := o.check(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	parts, err := o.parts(dir)
@@ -142,7 +142,7 @@ func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir stri
 			return nil, fmt.Errorf("reading part %s/%s: %w", o.Namespace, name, err)
 		}
 		current[i] = cm
-		if g, err := strconv.ParseInt(cm.Annotations[GenerationAnnotation], 10, 64); err == nil {
+		if g, err := strconv.ParseInt(cm.Annotations[generationAnnotation], 10, 64); err == nil {
 			highest = max(highest, g)
 		}
 	}
@@ -187,7 +187,12 @@ func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir stri
 	return next, nil
 }
 
-func (o Options) check() error {
+// Validate says what is wrong with o, if anything, before anything is
+// read or written: no namespace, manifest or part, more parts than 256, a
+// name that is no ConfigMap name, or one named twice. Publish calls it; a
+// command line calls it to tell its user's mistake from a failure to
+// publish.
+func (o Options) Validate() error {
 	switch {
 	case o.Namespace == "":
 		return errors.New("configset: Options.Namespace is required")
@@ -356,7 +361,7 @@ func (o Options) write(ctx context.Context, cms corev1client.ConfigMapInterface,
 		return nil
 	}
 	cm := o.configMap(name, p.data, p.binary)
-	cm.Annotations = map[string]string{GenerationAnnotation: strconv.FormatInt(gen, 10)}
+	cm.Annotations = map[string]string{generationAnnotation: strconv.FormatInt(gen, 10)}
 	var err error
 	if cur == nil {
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
