@@ -38,7 +38,9 @@ import (
 // A usage error (an unknown flag, an argument, a flag combination
 // refused) prints Execute's usage, and every failure returns an
 // *ExitError with Execute's exit code, which Cobra is told not to print
-// again (ExitCode reads it). cmd takes no arguments; its RunE, Args and
+// again (ExitCode reads it); an error of a step Cobra runs before RunE
+// (a parent's PersistentPreRunE, a required flag, cmd's PreRunE) is
+// Cobra's to print, and it does. cmd takes no arguments; its RunE, Args and
 // help are Bind's. The flags' values live as long as the command, as a
 // process's do: a tree executed twice (a test's) keeps what the first
 // run set, so build the tree anew for each run.
@@ -51,10 +53,15 @@ func Bind[T runtime.Object](cmd *cobra.Command, c *layers.Component[T], run func
 		cmd.Flags().SetNormalizeFunc(c.NormalizeFlags)
 	}
 	cmd.Flags().AddFlagSet(cl.FlagSet)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	// printed marks a failure Bind printed, for Cobra not to print it
+	// again; it reads the flags after the command returns.
+	printed := func(cmd *cobra.Command, code int) error {
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		return &ExitError{Code: code}
+	}
 	usage := func(cmd *cobra.Command, err error) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n\n%s", c.Name, err, cl.Usage(cmd.CommandPath()))
-		return &ExitError{Code: 2}
+		return printed(cmd, 2)
 	}
 	cmd.SetFlagErrorFunc(usage)
 	cmd.Args = cobra.ArbitraryArgs // refused in RunE, with the usage
@@ -79,7 +86,7 @@ func Bind[T runtime.Object](cmd *cobra.Command, c *layers.Component[T], run func
 			return run(ctx, cmd, cl, cfg)
 		})
 		if code != 0 {
-			return &ExitError{Code: code}
+			return printed(cmd, code)
 		}
 		return nil
 	}
