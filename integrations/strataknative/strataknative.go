@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -42,6 +43,7 @@ import (
 	"knative.dev/pkg/configmap/informer"
 	"knative.dev/pkg/controller"
 	pkgreconciler "knative.dev/pkg/reconciler"
+	"knative.dev/pkg/system"
 	"knative.dev/pkg/webhook"
 
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -69,9 +71,15 @@ type Resolver[T any] struct {
 // delivers. It registers its observers on w, so call it where a knative
 // controller is constructed, before sharedmain starts w; when w can watch
 // with a default (knative's InformedWatcher), a cluster ConfigMap that does
-// not exist is an empty one. Start it in any order with w: Start waits,
-// within its context, until w has delivered every cluster ConfigMap. It
-// needs list and watch on ConfigMaps cluster-wide, as NewLazy does.
+// not exist is an empty one. knative keeps one default a name, the last
+// registered: a controller that gives a cluster ConfigMap a default of
+// its own (WatchWithDefault) registers it after New, and the resolver
+// reads that default where the ConfigMap does not exist, as the
+// controller's readers do. Start it in any order with w: Start waits,
+// within its context, until w has delivered every cluster ConfigMap that
+// exists and that w sees (with SYSTEM_RESOURCE_LABEL set, sharedmain's
+// watcher sees only those that carry the label). It needs list and watch
+// on ConfigMaps cluster-wide, as NewLazy does, and get in o.Namespace.
 func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Options[T]) (*Resolver[T], error) {
 	if ns, ok := watcherNamespace(w); ok && ns != o.Namespace {
 		return nil, fmt.Errorf("strataknative: the configmap.Watcher watches namespace %s, the options name %s: the cluster ConfigMaps would never arrive", ns, o.Namespace)
@@ -144,21 +152,40 @@ func (r *Resolver[T]) start(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("strataknative: the configmap.Watcher delivered %s, of %s: %w", r.cluster.got(), strings.Join(r.cluster.names, ", "), context.Cause(ctx))
 	}
-	// A default stands for a ConfigMap only if there is none: one that
-	// exists is waited for as the watcher delivers it.
+	// A default stands for a ConfigMap only if there is none the watcher
+	// delivers: one that exists, and that the watcher sees, is waited
+	// for as the watcher delivers it, the server asked again each second
+	// meanwhile (it may go before the watcher lists).
 	for _, name := range r.cluster.defaulted() {
-		_, err := r.kc.CoreV1().ConfigMaps(r.ns).Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return fmt.Errorf("strataknative: reading ConfigMap %s/%s: %w", r.ns, name, err)
-		}
-		if err := r.cluster.waitReal(ctx, name); err != nil {
-			return fmt.Errorf("strataknative: the configmap.Watcher has not delivered ConfigMap %s/%s, which exists: %w", r.ns, name, err)
+		for {
+			cm, err := r.kc.CoreV1().ConfigMaps(r.ns).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || err == nil && !watched(cm) {
+				break // knative's readers have the default too
+			}
+			if err != nil {
+				return fmt.Errorf("strataknative: reading ConfigMap %s/%s: %w", r.ns, name, err)
+			}
+			wait, cancel := context.WithTimeout(ctx, time.Second)
+			err = r.cluster.waitReal(wait, name)
+			cancel()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("strataknative: the configmap.Watcher has not delivered ConfigMap %s/%s, which exists: %w", r.ns, name, context.Cause(ctx))
+			}
 		}
 	}
 	return r.Resolver.Start(ctx)
+}
+
+// watched reports whether the watcher sharedmain builds delivers cm: with
+// SYSTEM_RESOURCE_LABEL set, it lists only the ConfigMaps that carry that
+// label (SetupConfigMapWatchOrDie).
+func watched(cm *corev1.ConfigMap) bool {
+	label := system.ResourceLabel()
+	_, ok := cm.Labels[label]
+	return label == "" || ok
 }
 
 // defaultMark marks the default this package gives knative's watcher for

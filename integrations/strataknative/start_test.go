@@ -1,0 +1,130 @@
+package strataknative_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"knative.dev/pkg/configmap/informer"
+	"knative.dev/pkg/system"
+
+	"github.com/stratacfg/strata/integrations/strataknative"
+)
+
+// TestStartBesideALabelFilteredWatcher starts beside the watcher sharedmain
+// builds when SYSTEM_RESOURCE_LABEL is set: a cluster ConfigMap without
+// the label is, to the watcher and every knative reader, absent (its
+// default), and Start does not wait for the watcher to deliver it.
+func TestStartBesideALabelFilteredWatcher(t *testing.T) {
+	t.Setenv(system.ResourceLabelEnvKey, "app.kubernetes.io/part-of")
+	kc := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags"},
+		Data: map[string]string{"per-namespace-configuration": "true"}}) // not labelled for the watcher
+	req, err := informer.FilterConfigByLabelExists(system.ResourceLabel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmw := informer.NewInformedWatcher(kc, "pipelines", *req) // as SetupConfigMapWatchOrDie builds it
+	r, err := strataknative.New(kc, cmw, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if err := cmw.Start(ctx.Done()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatalf("Start beside a label-filtered watcher: %v", err)
+	}
+}
+
+// TestStartWhenAClusterConfigMapGoesAway deletes a cluster ConfigMap after
+// Start has asked the server for it and before the watcher's informer
+// lists: the watcher then delivers only its default, which stands, and
+// Start, asking the server again, does not wait for ever.
+func TestStartWhenAClusterConfigMapGoesAway(t *testing.T) {
+	kc := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags"},
+		Data: map[string]string{"per-namespace-configuration": "true"}})
+	got := make(chan struct{})
+	var once sync.Once
+	kc.PrependReactor("get", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() != "pipelines" || a.(k8stesting.GetAction).GetName() != "feature-flags" {
+			return false, nil, nil
+		}
+		obj, err := kc.Tracker().Get(a.GetResource(), "pipelines", "feature-flags")
+		if err == nil { // the operator deletes it just after Start read it
+			err = kc.Tracker().Delete(a.GetResource(), "pipelines", "feature-flags")
+		}
+		once.Do(func() { close(got) })
+		return true, obj, err
+	})
+	kc.PrependReactor("list", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "pipelines" {
+			<-got // the watcher's informer lists after Start's read
+		}
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmw := informer.NewInformedWatcher(kc, "pipelines")
+	r, err := strataknative.New(kc, cmw, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	started := make(chan error, 1)
+	go func() { started <- r.Start(ctx) }()
+	if err := cmw.Start(ctx.Done()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+}
+
+// TestControllersOwnDefault: a controller that watches a cluster ConfigMap
+// with a default of its own, registered after New (knative keeps the
+// last), reads that default where the ConfigMap does not exist, and so
+// does the resolver.
+func TestControllersOwnDefault(t *testing.T) {
+	kc := fake.NewClientset()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmw := informer.NewInformedWatcher(kc, "pipelines")
+	r, err := strataknative.New(kc, cmw, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	var mu sync.Mutex
+	var seen map[string]string
+	cmw.WatchWithDefault(corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "config-defaults"},
+		Data: map[string]string{"default-timeout-minutes": "90"}}, func(cm *corev1.ConfigMap) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = cm.Data
+	})
+	if err := cmw.Start(ctx.Done()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := seen["default-timeout-minutes"]
+	mu.Unlock()
+	s, err := r.ForNamespace(ctx, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "90" || s.Object.TimeoutMinutes != 90 {
+		t.Errorf("the controller's observer got %q, the resolver %d: want its default, 90, in both", got, s.Object.TimeoutMinutes)
+	}
+}
