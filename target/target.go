@@ -21,7 +21,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"reflect"
+	"maps"
+	"math/big"
 	"slices"
 	"sort"
 	"strings"
@@ -163,6 +164,14 @@ type Layer struct {
 	Name string
 }
 
+// display names x: its Name, or its Source.
+func (x *Layer) display() string {
+	if x.Name == "" && x.Layer != nil {
+		return x.Layer.Source.String()
+	}
+	return x.Name
+}
+
 // Ignored is a layer left out for a target, and why.
 type Ignored struct {
 	Layer  *Layer
@@ -186,10 +195,10 @@ func (l Ladder) Sort(layers []*Layer) ([]*Layer, error) {
 	var errs []string
 	for _, x := range layers {
 		if _, ok := rung[x.Class]; !ok {
-			errs = append(errs, fmt.Sprintf("%s: class %q is not on the ladder (%s)", x.Name, x.Class, strings.Join(l, " < ")))
+			errs = append(errs, fmt.Sprintf("%s: class %q is not on the ladder (%s)", x.display(), x.Class, strings.Join(l, " < ")))
 		}
 		if err := x.Selector.check(); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: selector: %v", x.Name, err))
+			errs = append(errs, fmt.Sprintf("%s: selector: %v", x.display(), err))
 		}
 	}
 	if len(errs) > 0 {
@@ -277,6 +286,11 @@ func Contests(applied []*Layer, r *merge.Result) []Contest {
 				c.Others = append(c.Others, s)
 			}
 		}
+		for _, rp := range p.Replaced { // a key above or under it, which setting it replaced
+			if x := bySource[rp.Source]; x != nil && x.Class == w.Class && x.Rank == w.Rank {
+				c.Others = append(c.Others, merge.Shadow{Source: rp.Source, Value: x.Values[rp.Key]})
+			}
+		}
 		if len(c.Others) > 0 {
 			out = append(out, c)
 		}
@@ -285,11 +299,53 @@ func Contests(applied []*Layer, r *merge.Result) []Contest {
 }
 
 // sameJSON reports whether two JSON texts hold the same value: 1 and 1.0,
-// or members in another order, are one.
+// or members in another order, are one; integers past 2^53 are compared
+// exactly.
 func sameJSON(a, b string) bool {
 	if a == b {
 		return true
 	}
-	var x, y any
-	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+	x, errx := decodeNumbers(a)
+	y, erry := decodeNumbers(b)
+	return errx == nil && erry == nil && equalJSON(x, y)
+}
+
+// decodeNumbers decodes JSON text with its numbers as written.
+func decodeNumbers(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
+// equalJSON compares two decoded values, numbers by value.
+func equalJSON(x, y any) bool {
+	switch x := x.(type) {
+	case json.Number:
+		y, ok := y.(json.Number)
+		return ok && equalNumbers(x, y)
+	case map[string]any:
+		y, ok := y.(map[string]any)
+		return ok && maps.EqualFunc(x, y, equalJSON)
+	case []any:
+		y, ok := y.([]any)
+		return ok && slices.EqualFunc(x, y, equalJSON)
+	}
+	return x == y
+}
+
+// equalNumbers compares two JSON numbers exactly as rationals, or as
+// float64s where one has an exponent or over 64 characters (a rational
+// of 1e999999 costs seconds).
+func equalNumbers(a, b json.Number) bool {
+	exact := func(n json.Number) bool { return len(n) <= 64 && !strings.ContainsAny(string(n), "eE") }
+	if exact(a) && exact(b) {
+		x, okx := new(big.Rat).SetString(string(a))
+		y, oky := new(big.Rat).SetString(string(b))
+		return okx && oky && x.Cmp(y) == 0
+	}
+	x, errx := a.Float64()
+	y, erry := b.Float64()
+	return errx == nil && erry == nil && x == y
 }

@@ -237,3 +237,62 @@ func TestContests(t *testing.T) {
 		t.Errorf("no two layers tie, and %v", c)
 	}
 }
+
+// TestContestsCompareNumbersExactly: two layers of one class and rank that
+// set an integer key to two integers past 2^53 contest it (float64 took
+// them for one); 1 and 1.0, and 1e3 and 1000, are still one value.
+func TestContestsCompareNumbersExactly(t *testing.T) {
+	layer := func(name string, d int, v string) *Layer {
+		return &Layer{Layer: &merge.Layer{Source: merge.Source{Origin: "override", Name: name}, Values: map[string]string{"/id": v}},
+			Class: "generic", Created: time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC), Name: name}
+	}
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"9007199254740993", "9007199254740992", 1},
+		{"1", "1.0", 0},
+		{"1e3", "1000", 0},
+		{`{"n":[1,2]}`, `{"n":[1,2.0]}`, 0},
+	} {
+		applied, _, err := Ladder{"generic"}.Select(Target{}, []*Layer{layer("a", 1, c.a), layer("b", 2, c.b)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Contests(applied, merge.Merge(Layers(applied)...)); len(got) != c.want {
+			t.Errorf("%s then %s: %d contests, want %d", c.a, c.b, len(got), c.want)
+		}
+	}
+}
+
+// TestSortNamesALayerBySource: a layer with no Name is named by its Source
+// in Sort's errors.
+func TestSortNamesALayerBySource(t *testing.T) {
+	l := &Layer{Layer: &merge.Layer{Source: merge.Source{Origin: "namespace", Name: "team-a/overrides"}}, Class: "clsuter"}
+	if _, err := (Ladder{"cluster"}).Sort([]*Layer{l}); err == nil || !strings.Contains(err.Error(), "team-a/overrides") {
+		t.Errorf("%v, want the layer named by its source", err)
+	}
+}
+
+// TestContestsOfAReplacedKey: a layer that removes (null) or replaces an
+// object another layer of its class and rank sets a member of contests
+// it, as a removal of the key itself does.
+func TestContestsOfAReplacedKey(t *testing.T) {
+	layer := func(name string, d int, values map[string]string) *Layer {
+		return &Layer{Layer: &merge.Layer{Source: merge.Source{Origin: "override", Name: name}, Values: values},
+			Class: "generic", Created: time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC), Name: name}
+	}
+	for _, top := range []string{"null", `"flat"`} {
+		applied, _, err := Ladder{"generic"}.Select(Target{}, []*Layer{
+			layer("a", 1, map[string]string{"/m/x": "1"}),
+			layer("b", 2, map[string]string{"/m": top}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := Contests(applied, merge.Merge(Layers(applied)...))
+		if len(c) != 1 || c[0].Key != "/m" || len(c[0].Others) != 1 || c[0].Others[0].Source.Name != "a" || c[0].Others[0].Value != "1" {
+			t.Errorf("b sets /m=%s over a's /m/x=1: contests %+v, want one on /m, a's 1 losing", top, c)
+		}
+	}
+}
