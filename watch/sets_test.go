@@ -436,3 +436,39 @@ func TestMarkersAgreeMissingTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingStartThenUnreadable: Start waits out a pending first load
+// until it loads, fails or stays pending past PendingTimeout; a set that,
+// while pending, no longer reads (a file over MaxBytes) fails Start once
+// PendingTimeout has passed, where Start waited until its context ended.
+func TestPendingStartThenUnreadable(t *testing.T) {
+	s := newShards(t)
+	s.write(s.a, "2")
+	s.write(s.b, "1")
+	w, err := New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"),
+		PollInterval: time.Hour, Debounce: time.Millisecond, PendingTimeout: 300 * time.Millisecond,
+		Read: ReadOptions{MaxBytes: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	started := make(chan error, 1)
+	go func() { started <- w.Start(ctx) }()
+	select {
+	case err := <-started:
+		t.Fatalf("Start returned on a split set: %v", err)
+	case <-time.After(100 * time.Millisecond): // a pending set has no signal of its own: Start is still waiting
+	}
+	s.b.Write(t, map[string]string{"VERSION": "2\n", "config.yaml": strings.Repeat("x", 100)})
+	select {
+	case err := <-started:
+		if err == nil || !strings.Contains(err.Error(), "over the limit of 64 bytes") {
+			t.Errorf("Start: %v, want the file over the limit named", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start still waiting 10 s after the set stopped reading (PendingTimeout 300 ms)")
+	}
+	cancel()
+	<-w.Done()
+}

@@ -584,6 +584,10 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 			w.lastFailure = msg
 			w.report(StatusFailure, initial, "", err, read, notLoaded)
 		}
+		if w.first != nil && !w.pendingSince.IsZero() && w.clock.Since(w.pendingSince) >= w.opts.PendingTimeout {
+			// Start waits out a pending set, not one that no longer reads.
+			w.settleFirst(fmt.Errorf("still not consistent after %s, and now unreadable: %w", w.opts.PendingTimeout, err))
+		}
 		return err
 	}
 	w.resolved, w.subdirs = w.resolved[:0], w.subdirs[:0]
