@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -344,5 +346,54 @@ func TestAliasBombRefused(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)
+	}
+}
+
+// TestWatchSeesLinksToDirectories: a link to a directory with a
+// manifest's name refuses the set (kube-apiserver's os.ReadFile of it
+// fails), though no file read shows it: the watcher tries the set again
+// when one is added (a refusal reported) and when it is removed (the
+// fixed set loaded), where it took both for "no change".
+func TestWatchSeesLinksToDirectories(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": policy("a" + suffix), "sub/x": "x"})
+	reloads := make(chan watch.Reload[*Set], 64)
+	wo := Watch(dir, policyOptions(t))
+	wo.PollInterval = time.Hour
+	wo.OnReload = func(r watch.Reload[*Set]) { reloads <- r }
+	w, err := watch.New(wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer func() { cancel(); <-w.Done() }()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-reloads // the initial load
+	next := func(what string) watch.Reload[*Set] {
+		t.Helper()
+		w.Resync()
+		select {
+		case r := <-reloads:
+			return r
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no reload attempt reported", what)
+			return watch.Reload[*Set]{}
+		}
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if r := next("link.yaml added"); r.Status != watch.StatusFailure {
+		t.Errorf("link.yaml, a link to a directory, added: %s, want a failure", r.Status)
+	}
+	watchtest.WriteFiles(t, dir, map[string]string{"b.yaml": policy("b" + suffix)})
+	if err := os.Remove(filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if r := next("link.yaml removed"); r.Status != watch.StatusSuccess || len(w.Current().Names()) != 2 {
+		t.Errorf("link.yaml removed, b.yaml added: %s, in effect %v", r.Status, w.Current().Names())
 	}
 }

@@ -2,6 +2,8 @@ package watch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -163,7 +165,7 @@ type Watcher[T any] struct {
 	// subdirs are the directories below a tree target that its last read
 	// went into: inotify is not recursive, so each is watched too.
 	subdirs     []string
-	badHash     string
+	badID       string // the identity of the content last refused
 	lastFailure string
 	watchErr    string
 	// watchedDirs is what each watched directory was when it was
@@ -177,6 +179,28 @@ type Watcher[T any] struct {
 type published[T any] struct {
 	value T
 	hash  string
+	id    string // identity of what it was loaded from
+}
+
+// identity tells c from the content before it: its hash, and the links a
+// read passed over, which no file read shows but Load may refuse
+// (manifests.Load refuses a link to a directory with a manifest's name),
+// so that one added is a change and one removed undoes a refusal.
+func identity(c *Contents) string {
+	h := sha256.New()
+	links := 0
+	for i, g := range c.Generations {
+		for _, s := range g.Skipped {
+			if s.Link {
+				fmt.Fprintf(h, "%d\x00%s\x00%s\x00", i, s.Name, s.Reason)
+				links++
+			}
+		}
+	}
+	if links == 0 {
+		return c.Hash
+	}
+	return c.Hash + "+" + hex.EncodeToString(h.Sum(nil))
 }
 
 // transient marks a Load error whose content should be tried again.
@@ -278,7 +302,7 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 	w.warnMountPoints()
 	preset := w.opts.InitialHash != ""
 	if preset {
-		w.current.Store(&published[T]{value: w.opts.Initial, hash: w.opts.InitialHash})
+		w.current.Store(&published[T]{value: w.opts.Initial, hash: w.opts.InitialHash, id: w.opts.InitialHash})
 		metricHash := w.opts.InitialHash
 		if w.opts.MetricsHash != nil {
 			metricHash = w.opts.MetricsHash(w.opts.Initial)
@@ -600,11 +624,12 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 			w.subdirs = append(w.subdirs, filepath.Join(s.Resolved, filepath.FromSlash(d)))
 		}
 	}
-	if cur := w.current.Load(); cur != nil && cur.hash == c.Hash {
+	id := identity(c)
+	if cur := w.current.Load(); cur != nil && cur.id == id {
 		w.lastFailure, w.pendingSince = "", time.Time{}
 		return nil
 	}
-	if c.Hash == w.badHash {
+	if id == w.badID {
 		return nil
 	}
 	start := w.clock.Now()
@@ -638,12 +663,12 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 			w.settleFirst(err)
 			return err
 		}
-		w.badHash = c.Hash
+		w.badID = id
 		w.lastFailure = err.Error()
 		return nil
 	}
-	w.badHash, w.lastFailure, w.pendingSince = "", "", time.Time{}
-	w.current.Store(&published[T]{value: v, hash: c.Hash})
+	w.badID, w.lastFailure, w.pendingSince = "", "", time.Time{}
+	w.current.Store(&published[T]{value: v, hash: c.Hash, id: id})
 	w.report(StatusSuccess, initial, c.Hash, nil, read, took, rollbacks...)
 	w.settleFirst(nil)
 	return nil
