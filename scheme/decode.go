@@ -263,7 +263,7 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 	if !utilyaml.IsJSONBuffer(raw) {
 		limit := maxExpansion * k.maxBytes
 		if err := yamljson.Check(raw, limit); err != nil {
-			return fail(ErrAliases, strings.TrimPrefix(err.Error(), ErrAliases.Error()+": ")+" (an alias bomb)")
+			return fail(ErrAliases, "the YAML document is an alias bomb: "+strings.TrimPrefix(err.Error(), ErrAliases.Error()+": "))
 		}
 		var err error
 		j, err = yaml.YAMLToJSONStrict(raw)

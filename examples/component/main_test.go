@@ -434,7 +434,7 @@ func TestBadInputFailsClearly(t *testing.T) {
 		{"wrong kind", []string{"--config", write(t, dir, "kind.yaml", "apiVersion: v1\nkind: ConfigMap\n")}, "kind.yaml: apiVersion v1 is not in group component.example.strata.dev"},
 		{"wrong type", []string{"--config", write(t, dir, "type.yaml", beta+"port: eighty\n")}, "type.yaml: "},
 		{"oversize", []string{"--config", big}, "big.yaml: the file is over the limit of 4194304 bytes"},
-		{"alias bomb", []string{"--config", write(t, dir, "bomb.yaml", bomb)}, "bomb.yaml: the YAML document uses its aliases too often"},
+		{"alias bomb", []string{"--config", write(t, dir, "bomb.yaml", bomb)}, "bomb.yaml: the YAML document is an alias bomb: aliases expand the document to more than"},
 		{"removed version", []string{"--config", write(t, dir, "old.yaml", "apiVersion: component.example.strata.dev/v1alpha0\nkind: ComponentConfiguration\n")}, "to migrate, run"},
 		{"invalid value", []string{"--config", write(t, dir, "port.yaml", beta+"port: 70000\n")}, "port.yaml: port: Invalid value: 70000: must be less than or equal to 65535"},
 		{"invalid flag value", []string{"--config", write(t, dir, "ok.yaml", beta), "--port", "0"}, "flag --port: port: Invalid value: 0"},

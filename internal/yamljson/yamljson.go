@@ -66,7 +66,7 @@ func Check(data []byte, limit int) error {
 	}
 	r := reckoner{limit: limit, sizes: map[*yamlv3.Node]int{}}
 	if n := r.size(&doc); n > limit {
-		return fmt.Errorf("%w: its aliases expand the document to more than %d bytes of JSON", ErrAliases, limit)
+		return fmt.Errorf("%w: aliases expand the document to more than %d bytes of JSON", ErrAliases, limit)
 	}
 	return nil
 }
