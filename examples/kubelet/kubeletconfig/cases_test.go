@@ -2,7 +2,10 @@ package kubeletconfig_test
 
 import "strings"
 
-const h = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+const (
+	h      = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	jsonTM = `"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration"`
+)
 
 // cfg and dir are the usual command lines of the cases.
 var (
@@ -36,6 +39,31 @@ var cases = []dirCase{
 	{name: "a %YAML directive", files: map[string]string{"kubelet.yaml": "%YAML 1.1\n---\n" + h + "port: 1234\n"}, args: cfg, want: map[string]any{"/port": 1234}},
 	{name: "an empty first document", files: map[string]string{"kubelet.yaml": "---\n# generated\n---\n" + h + "port: 1234\n"}, args: cfg, fails: true},
 	{name: "the file a v1 List", files: map[string]string{"kubelet.yaml": "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(h, "\n", "\n  ") + "port: 1234\n"}, args: cfg, fails: true},
+	// A drop-in that starts with "{" is JSON to kubelet's codec (its
+	// recognizer), whatever YAML would make of it.
+	{name: "a JSON drop-in in YAML's flow style", files: map[string]string{"kubelet.yaml": h,
+		"conf.d/10.conf": "{apiVersion: kubelet.config.k8s.io/v1beta1, kind: KubeletConfiguration, port: 1234}\n"}, args: cfgDir, fails: true},
+	{name: "a JSON drop-in with a trailing comma", files: map[string]string{"kubelet.yaml": h,
+		"conf.d/10.conf": "{" + jsonTM + `,"port":1234,}`}, args: cfgDir, fails: true},
+	{name: "a JSON drop-in with an escaped slash", files: map[string]string{"kubelet.yaml": h,
+		"conf.d/10.conf": "{" + jsonTM + `,"staticPodPath":"\/etc\/kubernetes\/manifests"}`}, args: cfgDir,
+		want: map[string]any{"/staticPodPath": "/etc/kubernetes/manifests"}},
+	{name: "a JSON drop-in with a member's colon on the next line", files: map[string]string{"kubelet.yaml": h,
+		"conf.d/10.conf": "{" + jsonTM + ",\n\"port\"\n: 1234}\n"}, args: cfgDir, want: map[string]any{"/port": 1234}},
+	// Each drop-in is a JSON merge patch (RFC 7386): an empty object is
+	// an object, which replaces a value that is not one.
+	{name: "{} over a number", files: map[string]string{"kubelet.yaml": h, "conf.d/10.conf": h + "port: {}\n"}, args: cfgDir, fails: true},
+	{name: "a drop-in's tracing: {}", files: map[string]string{"kubelet.yaml": h, "conf.d/10.conf": h + "tracing: {}\n"}, args: cfgDir},
+	{name: "the file's tracing: {} beside a drop-in directory", files: map[string]string{"kubelet.yaml": h + "tracing: {}\n", "conf.d/README": "x"}, args: cfgDir},
+	// Members named "$" are members like any other to kubelet.
+	{name: "an object of one $ref member", files: map[string]string{
+		"kubelet.yaml":   h + "authentication: {x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}}\n",
+		"conf.d/10.conf": h + "authentication: {$ref: \"secret a/b#c\"}\n",
+	}, args: cfgDir, want: map[string]any{"/authentication/x509/clientCAFile": "/etc/kubernetes/pki/ca.crt"}},
+	{name: "a $deleteFromPrimitiveList member", files: map[string]string{
+		"kubelet.yaml":   h + "clusterDNS: [10.0.0.10]\n",
+		"conf.d/10.conf": h + "$deleteFromPrimitiveList/clusterDNS: [10.0.0.10]\n",
+	}, args: cfgDir, want: map[string]any{"/clusterDNS": []any{"10.0.0.10"}}},
 	// os.ReadFile follows a link wherever it leads, out of a checkout too.
 	{name: "--config a link out of a checkout", files: map[string]string{"repo/.git": "gitdir: x", "elsewhere/k.yaml": h + "port: 1234\n"},
 		links: map[string]string{"repo/kubelet.yaml": "../elsewhere/k.yaml"}, args: []string{"--config", "$DIR/repo/kubelet.yaml"}, want: map[string]any{"/port": 1234}},

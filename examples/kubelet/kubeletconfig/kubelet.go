@@ -10,16 +10,22 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	kubeletv1beta1 "k8s.io/kubernetes/pkg/kubelet/apis/config/v1beta1"
 	"k8s.io/kubernetes/pkg/kubelet/eviction"
+	utilcodec "k8s.io/kubernetes/pkg/kubelet/kubeletconfig/util/codec"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
@@ -139,26 +145,23 @@ func loadKubelet(k *scheme.Kind, args []string) (*Result, error) {
 			return nil, fmt.Errorf("--config-dir %s: %w", dir, err)
 		}
 		out.Skipped = skipped
-		base, err := JSON(k, kc)
+		// The document is kubelet's: each drop-in decoded by its codec
+		// and merged as a JSON merge patch (RFC 7386, an empty object
+		// kept, "$" members as any other) over the JSON of the
+		// configuration so far; the layers are for provenance.
+		doc, err := JSON(k, kc)
 		if err != nil {
 			return nil, err
 		}
-		baseValues, err := merge.Flatten(base)
-		if err != nil {
-			return nil, err
-		}
-		merging := []*merge.Layer{{Values: baseValues}}
 		for _, p := range paths {
-			l, err := dropInLayer(k, p)
+			l, patch, err := dropInLayer(k, p)
 			if err != nil {
 				return nil, err
 			}
 			stack = append(stack, l)
-			merging = append(merging, l)
-		}
-		doc, err := merge.Merge(merging...).Document()
-		if err != nil {
-			return nil, fmt.Errorf("--config-dir %s: merging the drop-ins: %w", dir, err)
+			if doc, err = jsonpatch.MergePatch(doc, patch); err != nil {
+				return nil, fmt.Errorf("--config-dir %s: merging %s: %w", dir, p, err)
+			}
 		}
 		versioned := &kubeletconfigv1beta1.KubeletConfiguration{}
 		if err := json.Unmarshal(doc, versioned); err != nil {
@@ -349,47 +352,81 @@ func fillEviction(kc *kubeletconfig.KubeletConfiguration) {
 	}
 }
 
-// dropInLayer reads a drop-in as kubelet does: strict YAML (a duplicate
-// key is an error), kind required, and kubelet.config.k8s.io/v1beta1
-// KubeletConfiguration exactly; its keys go into the merge unchecked, as
-// kubelet merges the JSON before decoding anything.
-func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, error) {
+// dropInLayer reads a drop-in as kubelet does, by kubelet's own codec
+// (JSON where it starts with "{", strict YAML otherwise), kind required,
+// and kubelet.config.k8s.io/v1beta1 KubeletConfiguration exactly, and
+// returns it as kubelet's JSON, the patch kubelet merges before decoding
+// anything, and as a layer of provenance, its members named "$" (which
+// kubelet drops as unknown) left out.
+func dropInLayer(k *scheme.Kind, path string) (*merge.Layer, []byte, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := readFile(k, abs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	j, err := yamljson.ToJSONStrict(data, yamljson.Limit(len(data)))
+	if err := yamljson.Check(data, yamljson.Limit(len(data))); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err) // before kubelet's codec writes every alias out
+	}
+	codecs, err := kubeletCodecs()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
-	var meta struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
+	j, gvk, err := utilcodec.DecodeKubeletConfigurationIntoJSON(codecs, data)
+	switch {
+	case runtime.IsMissingKind(err) || runtime.IsMissingVersion(err) || err == nil && (gvk == nil || gvk.Kind == ""):
+		return nil, nil, fmt.Errorf("%s: no kind: a kubelet drop-in names apiVersion %s and kind %s", path, kubeletconfigv1beta1.SchemeGroupVersion, Kind)
+	case err != nil: // the codec's error quotes the document: cut
+		return nil, nil, fmt.Errorf("%s: %s", path, text.Cut(err.Error(), 1024))
+	case *gvk != kubeletconfigv1beta1.SchemeGroupVersion.WithKind(Kind):
+		return nil, nil, fmt.Errorf("%s: %s is not %s: a kubelet drop-in is kubelet.config.k8s.io/v1beta1 KubeletConfiguration", path, gvk, Kind)
 	}
-	if err := json.Unmarshal(j, &meta); err != nil || !strings.HasPrefix(strings.TrimSpace(string(j)), "{") {
-		return nil, fmt.Errorf("%s: not a YAML or JSON object", path)
+	var doc map[string]any
+	if err := json.Unmarshal(j, &doc); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if meta.Kind == "" {
-		return nil, fmt.Errorf("%s: no kind: a kubelet drop-in names apiVersion %s and kind %s", path, kubeletconfigv1beta1.SchemeGroupVersion, Kind)
-	}
-	gv, err := schema.ParseGroupVersion(meta.APIVersion)
+	plain, err := json.Marshal(withoutDollars(doc))
 	if err != nil {
-		return nil, fmt.Errorf("%s: apiVersion: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if gvk := gv.WithKind(meta.Kind); gvk != kubeletconfigv1beta1.SchemeGroupVersion.WithKind(Kind) {
-		return nil, fmt.Errorf("%s: %s is not %s: a kubelet drop-in is kubelet.config.k8s.io/v1beta1 KubeletConfiguration", path, gvk, Kind)
-	}
-	values, err := merge.Flatten(j)
+	values, err := merge.Flatten(plain)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	delete(values, "/apiVersion")
 	delete(values, "/kind")
-	return &merge.Layer{Source: merge.Source{Origin: layers.OriginDropIn, Name: path}, Values: values}, nil
+	return &merge.Layer{Source: merge.Source{Origin: layers.OriginDropIn, Name: path}, Values: values}, j, nil
+}
+
+// kubeletCodecs are the codecs kubelet reads its files with.
+var kubeletCodecs = sync.OnceValues(func() (*serializer.CodecFactory, error) {
+	_, codecs, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
+	return codecs, err
+})
+
+// withoutDollars returns v with every object member whose name starts
+// with "$" left out: strata's merge reads those as its own (a reference,
+// a removal from a set), kubelet as unknown fields it drops.
+func withoutDollars(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for name, m := range v {
+			if !strings.HasPrefix(name, "$") {
+				out[name] = withoutDollars(m)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, m := range v {
+			out[i] = withoutDollars(m)
+		}
+		return out
+	}
+	return v
 }
 
 // kubeletDropIns lists the drop-ins of dir as kubelet's
