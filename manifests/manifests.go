@@ -73,6 +73,12 @@ type Options struct {
 	// ValidateSet, when set, checks the set as a whole once every object
 	// was accepted, named and referenced well.
 	ValidateSet func(objects []*Manifest) []error
+	// LinksOut lets Watch follow a link in the directory to a file
+	// outside it, as kube-apiserver's os.ReadFile does (a manifest shared
+	// between directories). By default such a link refuses the set,
+	// naming it: whoever may write the directory cannot make the loader
+	// read any other file the process can.
+	LinksOut bool
 }
 
 // Manifest is one loaded object and where it came from.
@@ -353,7 +359,7 @@ func selectManifest(name string) string {
 func Watch(dir string, opts Options) watch.Options[*Set] {
 	return watch.Options[*Set]{
 		Paths: []string{dir},
-		Read:  watch.ReadOptions{Select: selectManifest, KeepGzip: true},
+		Read:  watch.ReadOptions{Select: selectManifest, KeepGzip: true, LinksOut: opts.LinksOut},
 		Load: func(_ context.Context, c *watch.Contents) (*Set, error) {
 			return Load(c.Generations[0], opts)
 		},

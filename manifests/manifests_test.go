@@ -397,3 +397,29 @@ func TestWatchSeesLinksToDirectories(t *testing.T) {
 		t.Errorf("link.yaml removed, b.yaml added: %s, in effect %v", r.Status, w.Current().Names())
 	}
 }
+
+// TestLinksOut: a manifest linked in from outside the directory refuses
+// the set, naming the link; with Options.LinksOut it is read, as
+// kube-apiserver's os.ReadFile reads it.
+func TestLinksOut(t *testing.T) {
+	t.Parallel()
+	shared, dir := t.TempDir(), t.TempDir()
+	watchtest.WriteFiles(t, shared, map[string]string{"shared.yaml": policy("shared" + suffix)})
+	watchtest.WriteFiles(t, dir, map[string]string{"a.yaml": policy("a" + suffix)})
+	if err := os.Symlink(filepath.Join(shared, "shared.yaml"), filepath.Join(dir, "shared.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	opts := policyOptions(t)
+	if _, err := watch.Read(dir, Watch(dir, opts).Read); !errors.Is(err, files.ErrOutside) || !strings.Contains(err.Error(), filepath.Join(dir, "shared.yaml")) {
+		t.Errorf("a link out: %v, want ErrOutside naming it", err)
+	}
+	opts.LinksOut = true
+	g, err := watch.Read(dir, Watch(dir, opts).Read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := Load(g, opts)
+	if err != nil || len(set.Names()) != 2 {
+		t.Errorf("with LinksOut: %v, %v", set, err)
+	}
+}
