@@ -62,21 +62,15 @@ func verify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var replicas []string
 	labels := map[string]string{}
 	fs.Func("source", "PATH=CONFIGMAP: a source as the replicas mount it, and the ConfigMap mounted there (repeatable, in the replicas' --source order)", func(s string) error {
-		p, cm, ok := strings.Cut(s, "=")
-		if !ok || p == "" || cm == "" {
-			return errors.New("PATH=CONFIGMAP")
-		}
-		sources = append(sources, source{p, cm})
-		return nil
+		src, err := pathAndConfigMap(s)
+		sources = append(sources, src)
+		return err
 	})
 	var manifest *source
 	fs.Func("manifest", "PATH=CONFIGMAP: the replicas' --manifest, and the manifest ConfigMap mounted there", func(s string) error {
-		p, cm, ok := strings.Cut(s, "=")
-		if !ok || p == "" || cm == "" {
-			return errors.New("PATH=CONFIGMAP")
-		}
-		manifest = &source{p, cm}
-		return nil
+		src, err := pathAndConfigMap(s)
+		manifest = &src
+		return err
 	})
 	fs.Func("replica", "a replica's metrics URL, http://HOST:PORT/metrics (repeatable)", func(s string) error {
 		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
@@ -229,4 +223,14 @@ func getConfigMaps(ctx context.Context, kubeconfig, namespace string, sources []
 		out[s.configMap] = cm
 	}
 	return out, nil
+}
+
+// pathAndConfigMap reads PATH=CONFIGMAP at its last "=": a path may hold
+// one, a ConfigMap's name may not.
+func pathAndConfigMap(s string) (source, error) {
+	i := strings.LastIndexByte(s, '=')
+	if i <= 0 || i == len(s)-1 {
+		return source{}, errors.New("PATH=CONFIGMAP")
+	}
+	return source{s[:i], s[i+1:]}, nil
 }

@@ -129,3 +129,21 @@ func TestVerifyReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestPathAndConfigMap: --source and --manifest split at the last "=":
+// a mount path may hold one, a ConfigMap's name may not.
+func TestPathAndConfigMap(t *testing.T) {
+	for in, want := range map[string]source{
+		"/etc/ci=ci-0":         {"/etc/ci", "ci-0"},
+		"/mnt/a=b/config=ci-1": {"/mnt/a=b/config", "ci-1"},
+	} {
+		if got, err := pathAndConfigMap(in); err != nil || got != want {
+			t.Errorf("%q: %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "/etc/ci", "=ci-0", "/etc/ci="} {
+		if got, err := pathAndConfigMap(in); err == nil {
+			t.Errorf("%q: %+v, want an error", in, got)
+		}
+	}
+}
