@@ -481,18 +481,18 @@ func TestTenantAliasBombIgnored(t *testing.T) {
 	r := newTestResolver(t, nil)
 	bomb := "- &a " + strings.Repeat("x", 64<<10) + "\n" + strings.Repeat("- *a\n", 30_000)
 	cluster := configMap("ops", "config", nil, map[string]string{"tenancy": "on"})
-	var before, after goruntime.MemStats
-	goruntime.GC()
-	goruntime.ReadMemStats(&before)
-	s, err := r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"hosts": bomb})})
-	goruntime.ReadMemStats(&after)
+	var s *Snapshot[*tenantConfig]
+	var err error
+	alloc := allocated(func() {
+		s, err = r.Resolve("team", []runtime.Object{cluster, tenantCM("team", map[string]string{"hosts": bomb})})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), `key "/hosts"`) || !strings.Contains(ig[0].Error(), "YAML aliasing") {
 		t.Errorf("ignored %v, want the layer, naming /hosts and its aliases", ig)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+	if alloc > 64<<20 {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)
 	}
 }
@@ -518,18 +518,26 @@ func TestParsedAliasBombIgnored(t *testing.T) {
 	bomb := "- &a " + strings.Repeat("x", 64<<10) + "\n" + strings.Repeat("- *a\n", 30_000)
 	cluster := configMap("ops", "s", nil, map[string]string{"gate": "on"})
 	tenant := configMap("team", "s", map[string]string{"layer": "tenant"}, map[string]string{"template": bomb})
-	var before, after goruntime.MemStats
-	goruntime.GC()
-	goruntime.ReadMemStats(&before)
-	s, err := r.Resolve("team", []runtime.Object{cluster, tenant})
-	goruntime.ReadMemStats(&after)
+	var s *Snapshot[*cfg]
+	var err error
+	alloc := allocated(func() { s, err = r.Resolve("team", []runtime.Object{cluster, tenant}) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), `key "template"`) || !strings.Contains(ig[0].Error(), "YAML aliasing") {
 		t.Errorf("ignored %v, want the layer, naming the key and its aliases", ig)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+	if alloc > 64<<20 {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)
 	}
+}
+
+// allocated returns the bytes fn allocates.
+func allocated(fn func()) uint64 {
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	fn()
+	goruntime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
