@@ -514,7 +514,11 @@ func resolve(path string, linksOut bool) (string, bool, error) {
 // reader's target, or a directory on the way to it, should be, and make
 // it read a file elsewhere (a pod's service account token). Links met
 // before any root (git-sync's link, an operator's alias) are followed as
-// they lead. A ".." goes up from where the walk is, as the kernel's does.
+// they lead. A ".." goes up from where the walk is, as the kernel's does;
+// one that leaves the root after a link inside it was followed is refused
+// too, since the link decided where it leads (a committed "configs ->
+// ." makes "configs/../x" leave the checkout), and one that leaves it
+// otherwise leaves it for good.
 func confined(path string) (string, error) {
 	abs := path
 	shownFrom := 0 // the components of abs before path's own
@@ -533,12 +537,20 @@ func confined(path string) (string, error) {
 		}
 		return strings.Join(comps[shownFrom:i+1], "/")
 	}
+	inside := func(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
 	cur, root, kind := "/", "", ""
+	linked := false // a link inside root was followed
 	for i, c := range comps {
 		switch c {
 		case "", ".":
 			continue
 		case "..":
+			if up := filepath.Dir(cur); root != "" && !inside(up, root) {
+				if linked {
+					return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (a link on the way, inside the %s %s, makes it lead up out of it, to %s)", files.ErrOutside, kind, root, up), Err: files.ErrOutside}
+				}
+				root, kind = "", ""
+			}
 			cur = filepath.Dir(cur)
 			continue
 		}
@@ -558,10 +570,11 @@ func confined(path string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if root != "" && r != root && !strings.HasPrefix(r, root+"/") {
+		if root != "" && !inside(r, root) {
 			to, _ := os.Readlink(next)
 			return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (it points to %s, outside the %s %s)", files.ErrOutside, to, kind, root), Err: files.ErrOutside}
 		}
+		prev := root
 		cur = r
 		for d := r; ; d = filepath.Dir(d) { // a link may lead into a root below its top
 			if _, k := rootKind(d); k != "" {
@@ -571,6 +584,11 @@ func confined(path string) (string, error) {
 			if d == "/" || d == root {
 				break
 			}
+		}
+		if root != prev {
+			linked = false // it led into a root of its own
+		} else if root != "" {
+			linked = true // followed inside the root it is in
 		}
 	}
 	return cur, nil

@@ -733,6 +733,20 @@ func TestReadTargetPathStaysInside(t *testing.T) {
 			t.Errorf("%s: %v, %v\nwant %s…", c.path, s, err, want)
 		}
 	}
+	// A committed link to the checkout itself, then "..": the kernel
+	// goes up from where the link led, out of the checkout.
+	rev, err := filepath.EvalSymlinks(g.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(rev, "here")); err != nil {
+		t.Fatal(err)
+	}
+	watchtest.WriteFiles(t, filepath.Join(g.Root, ".worktrees"), map[string]string{"secret/token.yaml": "secret: beside"})
+	path := g.Path() + "/here/../secret/token.yaml" // not filepath.Join, which takes ".." lexically
+	if s, err := Read(path, ReadOptions{}); !errors.Is(err, files.ErrOutside) || !strings.HasPrefix(err.Error(), g.Path()+"/here/.. is a symbolic link that leads outside its source (a link on the way") {
+		t.Errorf("%s: %v, %v, want ErrOutside", path, s, err)
+	}
 	alias := filepath.Join(top, "alias")
 	if err := os.Symlink(g.Root, alias); err != nil {
 		t.Fatal(err)

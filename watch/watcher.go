@@ -179,7 +179,7 @@ type Watcher[T any] struct {
 type published[T any] struct {
 	value T
 	hash  string
-	id    string // identity of what it was loaded from
+	id    string // identity of what it was loaded from; "": the hash alone (Initial)
 }
 
 // identity tells c from the content before it: its hash, and the links a
@@ -302,7 +302,7 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 	w.warnMountPoints()
 	preset := w.opts.InitialHash != ""
 	if preset {
-		w.current.Store(&published[T]{value: w.opts.Initial, hash: w.opts.InitialHash, id: w.opts.InitialHash})
+		w.current.Store(&published[T]{value: w.opts.Initial, hash: w.opts.InitialHash})
 		metricHash := w.opts.InitialHash
 		if w.opts.MetricsHash != nil {
 			metricHash = w.opts.MetricsHash(w.opts.Initial)
@@ -625,7 +625,7 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 		}
 	}
 	id := identity(c)
-	if cur := w.current.Load(); cur != nil && cur.id == id {
+	if cur := w.current.Load(); cur != nil && (cur.id == id || cur.id == "" && cur.hash == c.Hash) {
 		w.lastFailure, w.pendingSince = "", time.Time{}
 		return nil
 	}

@@ -611,3 +611,31 @@ func TestTreeSubdirectoryChangeSeen(t *testing.T) {
 		}
 	}
 }
+
+// TestStartFromInitialBesideASkippedLink: a watcher started from a value
+// the caller loaded does not load the same content again because the
+// directory holds a link a read passes over (InitialHash is the content's
+// hash, which leaves such links out).
+func TestStartFromInitialBesideASkippedLink(t *testing.T) {
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"config": "v1", "sub/x": "x"})
+	if err := os.Symlink("sub", filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadContents([]string{dir}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loads atomic.Int32
+	w, rec := newTextWatcher(t, dir, func(o *Options[string]) {
+		o.Initial, o.InitialHash = "loaded by the caller", c.Hash
+		o.Load = func(ctx context.Context, c *Contents) (string, error) {
+			loads.Add(1)
+			return loadText(ctx, c)
+		}
+	})
+	startOnly(t, w)
+	if w.Current() != "loaded by the caller" || loads.Load() != 0 || rec.count() != 0 {
+		t.Errorf("unchanged content: current %q, %d loads, %d reports; want the caller's value, none, none", w.Current(), loads.Load(), rec.count())
+	}
+}
