@@ -262,7 +262,10 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 	j := raw
 	if !utilyaml.IsJSONBuffer(raw) {
 		limit := maxExpansion * k.maxBytes
-		if err := yamljson.Check(raw, limit); err != nil {
+		switch err := yamljson.Check(raw, limit); {
+		case errors.Is(err, yamljson.ErrUnbounded):
+			return fail(ErrSyntax, "not valid YAML, and so its aliases cannot be bounded: "+strings.TrimPrefix(err.Error(), yamljson.ErrUnbounded.Error()+": "))
+		case err != nil:
 			return fail(ErrAliases, "the YAML document is an alias bomb: "+strings.TrimPrefix(err.Error(), ErrAliases.Error()+": "))
 		}
 		var err error

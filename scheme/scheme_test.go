@@ -372,3 +372,15 @@ func TestCheck(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestBrokenYAMLWithGlobsIsSyntax: a document with a syntax error that
+// happens to hold a '*' and a '&' (a glob, a URL's query) is not valid
+// YAML, as without them, not an alias bomb.
+func TestBrokenYAMLWithGlobsIsSyntax(t *testing.T) {
+	t.Parallel()
+	in := "# reads *.yaml; see https://example.com/doc?a=1&b=2\n" + beta + "port: [1,\n"
+	_, err := codec(t).Decode([]byte(in), scheme.DecodeOptions{Source: "c.yaml"})
+	if !errors.Is(err, scheme.ErrSyntax) || errors.Is(err, scheme.ErrAliases) || !strings.Contains(err.Error(), "not valid YAML") {
+		t.Errorf("%v, want ErrSyntax, not valid YAML", err)
+	}
+}

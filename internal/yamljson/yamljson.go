@@ -21,8 +21,13 @@ import (
 )
 
 // ErrAliases is wrapped by the error for a document whose aliases expand
-// it past its limit.
+// it past its limit, and for one whose aliases cannot be bounded.
 var ErrAliases = errors.New("excessive YAML aliasing")
+
+// ErrUnbounded, which wraps ErrAliases, is wrapped by the error for a
+// document whose aliases cannot be bounded: the parser that would reckon
+// them cannot read it, and it has enough '*'s to expand past its limit.
+var ErrUnbounded = fmt.Errorf("%w: the document does not parse as YAML, so its aliases cannot be bounded", ErrAliases)
 
 // Limit is the bound most callers give: four times the document's size,
 // and at least 1 MiB, room for anchors a configuration reuses (a block of
@@ -51,18 +56,22 @@ func ToJSONStrict(data []byte, limit int) ([]byte, error) {
 // of data, its aliases expanded, would be more than about limit bytes of
 // JSON. A document with no alias ('*') costs a scan; one with aliases is
 // parsed into nodes, which expands nothing, and each anchor's size is
-// reckoned once. A document that parser cannot read, but that might
-// define an anchor ('&'), is refused: its aliases cannot be bounded.
+// reckoned once. A document that parser cannot read is bounded by the
+// worst its '*'s could do, each an alias of the whole document: under
+// the limit (a glob or two in a document with a syntax error) it is left
+// to the converter, which says what is wrong with it; over it, the error
+// wraps ErrUnbounded and the parser's.
 func Check(data []byte, limit int) error {
-	if bytes.IndexByte(data, '*') < 0 {
+	aliases := bytes.Count(data, []byte("*"))
+	if aliases == 0 {
 		return nil
 	}
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &doc); err != nil {
-		if bytes.IndexByte(data, '&') < 0 {
-			return nil // no anchor, so no alias: the converter reports the rest
+		if bytes.IndexByte(data, '&') < 0 || aliases <= limit/max(len(data), 1) {
+			return nil // no anchor, or too few aliases to matter: the converter reports the rest
 		}
-		return fmt.Errorf("%w: the document's aliases cannot be bounded (%v)", ErrAliases, err)
+		return fmt.Errorf("%w: %w", ErrUnbounded, err)
 	}
 	r := reckoner{limit: limit, sizes: map[*yamlv3.Node]int{}}
 	if n := r.size(&doc); n > limit {
