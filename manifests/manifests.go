@@ -168,6 +168,16 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 			errs = append(errs, fmt.Errorf("%s: %s, not a file", filepath.Join(g.Path, sk.Name), sk.Reason))
 		}
 	}
+	// What the documents' YAML aliases expand to, reckoned before a
+	// decoder writes every alias out in full, comes from one limit for
+	// the set: many documents, each under a limit, are not many times it.
+	total := 0
+	for _, f := range g.Files {
+		if isManifest(f.Name) {
+			total += len(f.Data)
+		}
+	}
+	aliases := yamljson.Limit(total)
 	for _, f := range g.Files {
 		if !isManifest(f.Name) {
 			continue
@@ -184,6 +194,12 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 			if len(docs) == 1 {
 				n = 0
 			}
+			size, err := yamljson.Reckon(doc, aliases)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where(path, n, 0), err))
+				continue
+			}
+			aliases -= size
 			// (3)
 			objs, err := opts.decode(doc, path, n, 0, 0)
 			if err != nil {
@@ -226,9 +242,6 @@ const maxListDepth = 16
 // what it holds, and returns the manifests.
 func (opts *Options) decode(doc []byte, file string, n, item, depth int) ([]*Manifest, error) {
 	at := where(file, n, item)
-	if err := yamljson.Check(doc, yamljson.Limit(len(doc))); err != nil {
-		return nil, fmt.Errorf("%s: %w", at, err) // before a decoder writes every alias out in full
-	}
 	obj, gvk, err := opts.Decoder.Decode(doc, nil, nil)
 	if gvk != nil && gvk.Version == runtime.APIVersionInternal {
 		// A scheme with the internal version decodes into it, and then

@@ -423,3 +423,26 @@ func TestLinksOut(t *testing.T) {
 		t.Errorf("with LinksOut: %v, %v", set, err)
 	}
 }
+
+// TestManyDocumentsShareTheAliasLimit: a file of 100 documents, each under
+// the alias limit on its own (a 900-byte scalar aliased 1,000 times
+// through nested anchors, under go-yaml's own guard), takes what its
+// aliases expand to from one limit for the set, not 100.
+func TestManyDocumentsShareTheAliasLimit(t *testing.T) {
+	one := "a: &a " + strings.Repeat("x", 900) + "\n" +
+		"b: &b [" + strings.Repeat("*a,", 9) + "*a]\n" +
+		"c: &c [" + strings.Repeat("*b,", 9) + "*b]\n" +
+		"d: [" + strings.Repeat("*c,", 9) + "*c]\n"
+	data := []byte(strings.Repeat(one+"---\n", 100))
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	_, err := Load(&watch.Generation{Path: "/m", Dir: true, Files: []watch.Entry{{Name: "f.yaml", Data: data}}}, policyOptions(t))
+	goruntime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "YAML aliasing") {
+		t.Errorf("%v, want the documents past the set's alias limit refused", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("loading it allocated %d MiB", alloc>>20)
+	}
+}

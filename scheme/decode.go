@@ -83,6 +83,10 @@ type DecodeOptions struct {
 	// decoded as the kind (each item of a List, not the List), and what
 	// it returns is decoded in its place (and is the Document's JSON).
 	Filter func(json []byte) []byte
+
+	// aliases, when set, is what is left of the input's limit on what
+	// its documents' YAML aliases expand to, shared by its documents.
+	aliases *int
 }
 
 // Document is one decoded document.
@@ -142,6 +146,8 @@ func (k *Kind) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*Document
+	aliases := maxExpansion * k.maxBytes // for the input: many documents are not many times it
+	opts.aliases = &aliases
 	for n := 1; ; n++ {
 		raw, err := r.Read()
 		if err == io.EOF {
@@ -262,13 +268,19 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 	j := raw
 	if !utilyaml.IsJSONBuffer(raw) {
 		limit := maxExpansion * k.maxBytes
-		switch err := yamljson.Check(raw, limit); {
+		if opts.aliases != nil {
+			limit = *opts.aliases
+		}
+		size, err := yamljson.Reckon(raw, limit)
+		if opts.aliases != nil {
+			*opts.aliases -= size
+		}
+		switch {
 		case errors.Is(err, yamljson.ErrUnbounded):
 			return fail(ErrSyntax, "not valid YAML, and so its aliases cannot be bounded: "+strings.TrimPrefix(err.Error(), yamljson.ErrUnbounded.Error()+": "))
 		case err != nil:
 			return fail(ErrAliases, "the YAML document is an alias bomb: "+strings.TrimPrefix(err.Error(), ErrAliases.Error()+": "))
 		}
-		var err error
 		j, err = yaml.YAMLToJSONStrict(raw)
 		if err != nil {
 			lenient, lerr := yaml.YAMLToJSON(raw)

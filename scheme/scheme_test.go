@@ -3,6 +3,7 @@ package scheme_test
 import (
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -382,5 +383,32 @@ func TestBrokenYAMLWithGlobsIsSyntax(t *testing.T) {
 	_, err := codec(t).Decode([]byte(in), scheme.DecodeOptions{Source: "c.yaml"})
 	if !errors.Is(err, scheme.ErrSyntax) || errors.Is(err, scheme.ErrAliases) || !strings.Contains(err.Error(), "not valid YAML") {
 		t.Errorf("%v, want ErrSyntax, not valid YAML", err)
+	}
+}
+
+// TestDocumentsShareTheAliasLimit: twelve documents, each under the alias
+// limit on its own, take what their aliases expand to from one limit for
+// the input: decoding them costs about it, not twelve times it.
+func TestDocumentsShareTheAliasLimit(t *testing.T) {
+	k := codec(t)
+	one := beta + "tlsCertFile: &a " + strings.Repeat("h", 7000) + "\nallowedOrigins: [" + strings.Repeat("*a,", 2299) + "*a]\n"
+	allocated := func(in string) (uint64, error) {
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		_, err := k.DecodeAll([]byte(in), scheme.DecodeOptions{Source: "c.yaml"})
+		goruntime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	single, err := allocated(one)
+	if errors.Is(err, scheme.ErrAliases) {
+		t.Fatalf("one document is under the limit: %v", err)
+	}
+	all, err := allocated(strings.Repeat("---\n"+one, 12))
+	if !errors.Is(err, scheme.ErrAliases) {
+		t.Errorf("%v, want the documents past the input's alias limit refused", err)
+	}
+	if all > 2*single {
+		t.Errorf("twelve documents allocated %d MiB, one %d MiB", all>>20, single>>20)
 	}
 }

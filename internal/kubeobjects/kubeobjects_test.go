@@ -1,6 +1,7 @@
 package kubeobjects
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -68,4 +69,23 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeAliasBomb: a ConfigMap file of 85 KB whose YAML aliases one
+// 64 KiB scalar 4,000 times (262 MB written out) is refused before the
+// decoder expands it, naming the document.
+func TestDecodeAliasBomb(t *testing.T) {
+	doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: ns}\n" +
+		"data:\n  a: &a " + strings.Repeat("x", 64<<10) + "\nlist:\n" + strings.Repeat("- *a\n", 4000)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Decode("bomb.yaml", []byte(doc))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml: document 1: excessive YAML aliasing") {
+		t.Errorf("%v, want the aliases refused naming the document", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("refusing it allocated %d MiB", alloc>>20)
+	}
 }

@@ -103,10 +103,11 @@ func (m *member) convert(s *Type, value string) (string, error) {
 
 var types sync.Map // reflect.Type → *Type
 
-// yamlToJSONStrict converts a structured value, its aliases bounded: a
-// tenant's value of a few hundred kilobytes must not expand to gigabytes.
+// yamlToJSONStrict converts a structured value, its aliases bounded to
+// four times its size and 64 KiB: a tenant's value must not expand to
+// gigabytes, nor a ConfigMap of many small values to a megabyte each.
 func yamlToJSONStrict(data []byte) ([]byte, error) {
-	return yamljson.ToJSONStrict(data, yamljson.Limit(len(data)))
+	return yamljson.ToJSONStrict(data, 4*len(data)+64<<10)
 }
 
 // For returns the Type of the document type t (a struct or a pointer to

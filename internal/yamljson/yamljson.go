@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
@@ -61,26 +62,37 @@ func ToJSONStrict(data []byte, limit int) ([]byte, error) {
 // ErrUnbounded and the parser's: a few nested aliases can expand a small
 // document past any limit, and go-yaml's guard lets up to 100 through.
 func Check(data []byte, limit int) error {
+	_, err := Reckon(data, limit)
+	return err
+}
+
+// Reckon is Check returning, too, about how many bytes of JSON data's
+// aliases expand it to (0 for a document with no alias, whose size its
+// reader bounds): a reader of several documents takes each one's size
+// from one limit for them all, so that a file of many documents, each
+// under the limit, does not expand to many times it.
+func Reckon(data []byte, limit int) (int, error) {
 	if bytes.IndexByte(data, '*') < 0 {
-		return nil
+		return 0, nil
 	}
 	var doc yamlv3.Node
 	if err := yamlv3.Unmarshal(data, &doc); err != nil {
 		if bytes.IndexByte(data, '&') < 0 {
-			return nil // no anchor, so no alias: the converter reports the rest
+			return 0, nil // no anchor, so no alias: the converter reports the rest
 		}
-		return fmt.Errorf("%w: %w", ErrUnbounded, err)
+		return 0, fmt.Errorf("%w: %w", ErrUnbounded, err)
 	}
 	r := reckoner{limit: limit, sizes: map[*yamlv3.Node]int{}}
-	if n := r.size(&doc); n > limit {
-		return fmt.Errorf("%w: aliases expand the document to more than %d bytes of JSON", ErrAliases, limit)
+	n := r.size(&doc)
+	if n > limit {
+		return n, fmt.Errorf("%w: aliases expand the document to more than %d bytes of JSON", ErrAliases, limit)
 	}
-	return nil
+	return n, nil
 }
 
-// reckoner sizes nodes as JSON, about: a scalar its text and quotes, a
-// collection its members and their separators. Sizes saturate just past
-// the limit, so that no sum overflows.
+// reckoner sizes nodes as JSON, about: a scalar its text as encoding/json
+// escapes it and quotes, a collection its members and their separators.
+// Sizes saturate just past the limit, so that no sum overflows.
 type reckoner struct {
 	limit int
 	sizes map[*yamlv3.Node]int // of the anchored nodes sized so far
@@ -102,7 +114,7 @@ func (r *reckoner) size(n *yamlv3.Node) int {
 	s := 0
 	switch n.Kind {
 	case yamlv3.ScalarNode:
-		s = len(n.Value) + 2
+		s = min(jsonLen(n.Value), r.limit+1)
 	default:
 		s = 2
 		for _, c := range n.Content {
@@ -113,4 +125,32 @@ func (r *reckoner) size(n *yamlv3.Node) int {
 		r.sizes[n] = s
 	}
 	return s
+}
+
+// jsonLen is the length of s as a JSON string: encoding/json writes <, >,
+// &, control characters, U+2028, U+2029 and each byte of invalid UTF-8
+// as six bytes, a quote, a backslash, \n, \r, \t, \b and \f as two.
+func jsonLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			n, i = n+2, i+1
+		case c == '<' || c == '>' || c == '&' || c < 0x20:
+			n, i = n+6, i+1
+		case c < utf8.RuneSelf:
+			n, i = n+1, i+1
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+				n += 6
+			default:
+				n += size
+			}
+			i += size
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package yamljson
 
 import (
+	"encoding/json"
 	"errors"
 	"runtime"
 	"strings"
@@ -69,6 +70,9 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte("a: &a [1, 2]\nb: [*a, *a]\n"))
 	f.Add([]byte("a: &a x\nb: *a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if j, _ := json.Marshal(string(data)); jsonLen(string(data)) != len(j) {
+			t.Fatalf("jsonLen(%q) = %d, encoding/json writes %d bytes", data, jsonLen(string(data)), len(j))
+		}
 		const limit = 1 << 16
 		if Check(data, limit) != nil {
 			return
@@ -91,5 +95,30 @@ func TestUnparsable(t *testing.T) {
 	anchored := "# reads *.yaml; see https://example.com/doc?a=1&b=2\nport: [1,\n"
 	if err := Check([]byte(anchored), Limit(len(anchored))); !errors.Is(err, ErrUnbounded) || !errors.Is(err, ErrAliases) || !strings.Contains(err.Error(), "yaml: line 2") {
 		t.Errorf("a broken document that might hold an anchor: %v, want ErrUnbounded and the parser's error", err)
+	}
+}
+
+// TestEscapingReckoned: what encoding/json writes as six bytes (<, >, &,
+// control characters) is reckoned so: a scalar of them aliased past the
+// limit once escaped is refused, where it passed at a sixth of its size.
+func TestEscapingReckoned(t *testing.T) {
+	for name, doc := range map[string]string{
+		"< aliased 14 times":    "a: &a " + strings.Repeat("<", 64<<10) + "\nb: [" + strings.Repeat("*a,", 13) + "*a]\n",
+		"NULs aliased 20 times": "a: &a \"" + strings.Repeat(`\0`, 48<<10) + "\"\nb: [" + strings.Repeat("*a,", 19) + "*a]\n",
+	} {
+		limit := Limit(len(doc))
+		j, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil || len(j) <= limit {
+			t.Fatalf("%s: %d bytes of JSON, %v: the case is wrong", name, len(j), err)
+		}
+		if err := Check([]byte(doc), limit); !errors.Is(err, ErrAliases) {
+			t.Errorf("%s: %d bytes of JSON at a limit of %d: %v, want ErrAliases", name, len(j), limit, err)
+		}
+	}
+	for _, s := range []string{"plain", `a "quoted" \\ one`, "<&>\x00\n", "é€😀", "\xff\xfe", "\u2028"} {
+		j, _ := json.Marshal(s)
+		if got := jsonLen(s); got != len(j) {
+			t.Errorf("jsonLen(%q) = %d, encoding/json writes %d bytes", s, got, len(j))
+		}
 	}
 }
