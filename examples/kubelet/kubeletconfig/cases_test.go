@@ -36,6 +36,7 @@ var cases = []dirCase{
 	// kubelet converts the file with yaml.YAMLToJSON, which reads its
 	// first YAML document, directives included, and its codec knows no
 	// v1 List (pkg/kubelet/kubeletconfig/util/codec).
+	{name: "a comment, then a %YAML directive", files: map[string]string{"kubelet.yaml": "# managed by ansible\n\n%YAML 1.1\n---\n" + h + "port: 1234\n"}, args: cfg, want: map[string]any{"/port": 1234}},
 	{name: "a %YAML directive", files: map[string]string{"kubelet.yaml": "%YAML 1.1\n---\n" + h + "port: 1234\n"}, args: cfg, want: map[string]any{"/port": 1234}},
 	{name: "an empty first document", files: map[string]string{"kubelet.yaml": "---\n# generated\n---\n" + h + "port: 1234\n"}, args: cfg, fails: true},
 	{name: "the file a v1 List", files: map[string]string{"kubelet.yaml": "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(h, "\n", "\n  ") + "port: 1234\n"}, args: cfg, fails: true},

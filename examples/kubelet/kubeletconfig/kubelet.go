@@ -314,14 +314,22 @@ func kubeletsDocument(path string, data []byte) ([]byte, error) {
 	case json.Unmarshal(t, &meta) == nil && meta.APIVersion == "v1" && meta.Kind == "List":
 		return nil, fmt.Errorf("%s: a v1 List, which kubelet does not read: no kind \"List\" is registered for version \"v1\"", path)
 	}
-	rest := data
+	// The directives, and the comments and blank lines among them, go:
+	// strata's reader splits documents without knowing directives.
+	rest, directive := data, false
 	for {
 		line, after, found := bytes.Cut(rest, []byte("\n"))
-		if !bytes.HasPrefix(line, []byte("%")) {
-			return rest, nil
+		switch t := bytes.TrimSpace(line); {
+		case bytes.HasPrefix(line, []byte("%")):
+			directive = true
+		case len(t) > 0 && t[0] != '#':
+			if directive {
+				return rest, nil
+			}
+			return data, nil
 		}
 		if rest = after; !found {
-			return rest, nil
+			return data, nil
 		}
 	}
 }
