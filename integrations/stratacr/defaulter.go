@@ -47,9 +47,9 @@ import (
 // would do. For a configuration: apply sets nothing on an empty object
 // (it may set fields of list elements), sets a value that is not a
 // number, string or boolean, changes a field already set (tried with
-// each value one above and one below, a string with a letter added, a
-// boolean flipped: a floor or a ceiling shows, a sentinel string such as
-// "default" replaced does not), or does not fill a field on its own (it
+// each value one above and one below, at 1 and ten times over, a string
+// with a letter added, a boolean flipped: a floor or a ceiling shows, a
+// sentinel string such as "default" replaced does not), or does not fill a field on its own (it
 // fills a whole struct or map only when it is absent or empty, tried
 // with a member of the map's own beside); these are checked once per
 // configuration. For a request: a
@@ -305,14 +305,16 @@ func appliesAsIs[O client.Object](apply func(obj O) error, doc map[string]any) b
 	return err == nil && bytes.Equal(got, want)
 }
 
-// changeWays is how many ways changeLeaves changes a value: up and down,
-// so that a floor and a ceiling both show.
-const changeWays = 2
+// changeWays is how many ways changeLeaves changes a value: a little up
+// and down, to 1 and far up, so that a floor or a ceiling near the value
+// or far from it shows.
+const changeWays = 4
 
 // changeLeaves returns a copy of obj with each value of m's leaves
-// changed, the way-th way: a number one above (way 0) or one below (way
-// 1, two above where one below is zero, which may read as absent), a
-// string with "x" after or before it, a boolean flipped.
+// changed, the way-th way: an integer one above, one below (two above
+// where that is zero, which may read as absent), 1 (2 where it is 1), or
+// ten times and one above; a float likewise; a string with a letter
+// after or before it; a boolean flipped.
 func changeLeaves(obj map[string]any, m *member, way int) map[string]any {
 	out := make(map[string]any, len(obj))
 	maps.Copy(out, obj)
@@ -324,18 +326,18 @@ func changeLeaves(obj map[string]any, m *member, way int) map[string]any {
 		}
 		switch v := out[kid.name].(type) {
 		case string:
-			out[kid.name] = []string{v + "x", "x" + v}[way]
+			out[kid.name] = []string{v + "x", "x" + v, v + "y", "y" + v}[way]
 		case bool:
 			out[kid.name] = !v
 		case json.Number:
 			if n, err := v.Int64(); err == nil {
-				d := []int64{1, -1}[way]
-				if n+d == 0 {
-					d = 2
+				c := []int64{n + 1, n - 1, 1, n*10 + 1}[way]
+				if c == 0 || c == n || way == 3 && c/10 != n {
+					c = n + 2 // zero may read as absent; n*10 may overflow
 				}
-				out[kid.name] = json.Number(strconv.FormatInt(n+d, 10))
+				out[kid.name] = json.Number(strconv.FormatInt(c, 10))
 			} else if f, err := v.Float64(); err == nil {
-				out[kid.name] = json.Number(strconv.FormatFloat([]float64{f*2 + 1, f/2 - 1}[way], 'g', -1, 64))
+				out[kid.name] = json.Number(strconv.FormatFloat([]float64{f*2 + 1, f/2 - 1, 1, f*10 + 1}[way], 'g', -1, 64))
 			}
 		}
 	}

@@ -270,6 +270,24 @@ func TestDefaulterPlanChangesAFieldSet(t *testing.T) {
 			}
 			return nil
 		},
+		"raises to a floor far below its default": func(j *batchv1.Job) error {
+			switch {
+			case j.Spec.ActiveDeadlineSeconds == nil:
+				j.Spec.ActiveDeadlineSeconds = new(int64(600))
+			case *j.Spec.ActiveDeadlineSeconds < 60:
+				j.Spec.ActiveDeadlineSeconds = new(int64(60))
+			}
+			return nil
+		},
+		"lowers to a ceiling far above its default": func(j *batchv1.Job) error {
+			switch {
+			case j.Spec.BackoffLimit == nil:
+				j.Spec.BackoffLimit = new(int32(6))
+			case *j.Spec.BackoffLimit > 20:
+				j.Spec.BackoffLimit = new(int32(20))
+			}
+			return nil
+		},
 		"lowers to a ceiling": func(j *batchv1.Job) error {
 			if j.Spec.BackoffLimit == nil || *j.Spec.BackoffLimit > 3 {
 				j.Spec.BackoffLimit = new(int32(3))
@@ -279,7 +297,7 @@ func TestDefaulterPlanChangesAFieldSet(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			if p := planFor(apply); p != nil {
-				checkPatch(t, p, apply, []byte(`{"metadata":{"name":"j"},"spec":{"activeDeadlineSeconds":30,"backoffLimit":10,"template":{"spec":{}}}}`))
+				checkPatch(t, p, apply, []byte(`{"metadata":{"name":"j"},"spec":{"activeDeadlineSeconds":30,"backoffLimit":50,"template":{"spec":{}}}}`))
 			}
 		})
 	}
