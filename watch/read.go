@@ -515,10 +515,11 @@ func resolve(path string, linksOut bool) (string, bool, error) {
 // it read a file elsewhere (a pod's service account token). Links met
 // before any root (git-sync's link, an operator's alias) are followed as
 // they lead. A ".." goes up from where the walk is, as the kernel's does;
-// one that leaves the root after a link inside it was followed is refused
+// one that leaves a root after a link inside it was followed is refused
 // too, since the link decided where it leads (a committed "configs ->
 // ." makes "configs/../x" leave the checkout), and one that leaves it
-// otherwise leaves it for good.
+// otherwise is back in the root around it, if any (a committed ..data
+// makes a root inside a checkout, not a way out of it).
 func confined(path string) (string, error) {
 	abs := path
 	shownFrom := 0 // the components of abs before path's own
@@ -538,20 +539,32 @@ func confined(path string) (string, error) {
 		return strings.Join(comps[shownFrom:i+1], "/")
 	}
 	inside := func(p, root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
-	cur, root, kind := "/", "", ""
-	linked := false // a link inside root was followed
+	// roots are the roots the walk is in, innermost last, each with
+	// whether a link inside it was followed.
+	type rootOf struct {
+		dir, kind string
+		linked    bool
+	}
+	var roots []rootOf
+	enter := func(dir, kind string) {
+		if len(roots) == 0 || roots[len(roots)-1].dir != dir {
+			roots = append(roots, rootOf{dir: dir, kind: kind})
+		}
+	}
+	cur := "/"
 	for i, c := range comps {
 		switch c {
 		case "", ".":
 			continue
 		case "..":
-			if up := filepath.Dir(cur); root != "" && !inside(up, root) {
-				if linked {
-					return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (a link on the way, inside the %s %s, makes it lead up out of it, to %s)", files.ErrOutside, kind, root, up), Err: files.ErrOutside}
+			up := filepath.Dir(cur)
+			for len(roots) > 0 && !inside(up, roots[len(roots)-1].dir) {
+				if r := roots[len(roots)-1]; r.linked {
+					return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (a link on the way, inside the %s %s, makes it lead up out of it, to %s)", files.ErrOutside, r.kind, r.dir, up), Err: files.ErrOutside}
 				}
-				root, kind = "", ""
+				roots = roots[:len(roots)-1] // left by the path's own "..": the enclosing root holds
 			}
-			cur = filepath.Dir(cur)
+			cur = up
 			continue
 		}
 		next := filepath.Join(cur, c)
@@ -561,8 +574,8 @@ func confined(path string) (string, error) {
 		}
 		if st.Mode()&fs.ModeSymlink == 0 {
 			cur = next
-			if r, k := rootKind(cur); k != "" {
-				root, kind = r, k
+			if _, k := rootKind(cur); k != "" {
+				enter(cur, k)
 			}
 			continue
 		}
@@ -570,25 +583,23 @@ func confined(path string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if root != "" && !inside(r, root) {
-			to, _ := os.Readlink(next)
-			return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (it points to %s, outside the %s %s)", files.ErrOutside, to, kind, root), Err: files.ErrOutside}
+		if len(roots) > 0 {
+			in := &roots[len(roots)-1]
+			if !inside(r, in.dir) {
+				to, _ := os.Readlink(next)
+				return "", &files.Error{Path: shown(i), Problem: fmt.Sprintf("is %s (it points to %s, outside the %s %s)", files.ErrOutside, to, in.kind, in.dir), Err: files.ErrOutside}
+			}
+			in.linked = true
 		}
-		prev := root
 		cur = r
-		for d := r; ; d = filepath.Dir(d) { // a link may lead into a root below its top
+		for d := r; len(roots) == 0 || d != roots[len(roots)-1].dir; d = filepath.Dir(d) { // a link may lead into a root below its top
 			if _, k := rootKind(d); k != "" {
-				root, kind = d, k
+				enter(d, k)
 				break
 			}
-			if d == "/" || d == root {
+			if d == "/" {
 				break
 			}
-		}
-		if root != prev {
-			linked = false // it led into a root of its own
-		} else if root != "" {
-			linked = true // followed inside the root it is in
 		}
 	}
 	return cur, nil

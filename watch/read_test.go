@@ -747,6 +747,18 @@ func TestReadTargetPathStaysInside(t *testing.T) {
 	if s, err := Read(path, ReadOptions{}); !errors.Is(err, files.ErrOutside) || !strings.HasPrefix(err.Error(), g.Path()+"/here/.. is a symbolic link that leads outside its source (a link on the way") {
 		t.Errorf("%s: %v, %v, want ErrOutside", path, s, err)
 	}
+	// A committed ..data makes configs a root of its own; a ".." out of
+	// it is back in the checkout, whose rule still holds on what follows.
+	watchtest.WriteFiles(t, rev, map[string]string{"configs/..gen/a.yaml": "a"})
+	for name, target := range map[string]string{"configs/..data": "..gen", "shared": filepath.Join(top, "secret")} {
+		if err := os.Symlink(target, filepath.Join(rev, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path = g.Path() + "/configs/../shared/token.yaml"
+	if s, err := Read(path, ReadOptions{}); !errors.Is(err, files.ErrOutside) || !strings.HasPrefix(err.Error(), g.Path()+"/configs/../shared is a symbolic link that leads outside its source") {
+		t.Errorf("%s: %v, %v, want ErrOutside naming shared", path, s, err)
+	}
 	alias := filepath.Join(top, "alias")
 	if err := os.Symlink(g.Root, alias); err != nil {
 		t.Fatal(err)
