@@ -284,21 +284,8 @@ func TestMarkersMoveReportsEveryRollback(t *testing.T) {
 // after PendingTimeout.
 func TestStartWaitsForAPendingFirstLoad(t *testing.T) {
 	s := newShards(t)
-	s.write(s.a, "2")
-	s.write(s.b, "1")
-	w, err := New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"), PollInterval: time.Hour, Debounce: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
+	w, started, cancel := startSplit(t, s, Options[string]{})
 	defer cancel()
-	started := make(chan error, 1)
-	go func() { started <- w.Start(ctx) }()
-	select {
-	case err := <-started:
-		t.Fatalf("Start returned on a split set: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
 	s.write(s.b, "2")
 	select {
 	case err := <-started:
@@ -312,7 +299,7 @@ func TestStartWaitsForAPendingFirstLoad(t *testing.T) {
 	<-w.Done()
 
 	s.write(s.a, "3")
-	w, err = New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"), PollInterval: time.Hour, PendingTimeout: 200 * time.Millisecond})
+	w, err := New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"), PollInterval: time.Hour, PendingTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,23 +430,8 @@ func TestMarkersAgreeMissingTarget(t *testing.T) {
 // PendingTimeout has passed, where Start waited until its context ended.
 func TestPendingStartThenUnreadable(t *testing.T) {
 	s := newShards(t)
-	s.write(s.a, "2")
-	s.write(s.b, "1")
-	w, err := New(Options[string]{Paths: s.paths(), Load: loadBoth, Consistent: MarkersAgree("VERSION"),
-		PollInterval: time.Hour, Debounce: time.Millisecond, PendingTimeout: 300 * time.Millisecond,
-		Read: ReadOptions{MaxBytes: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
+	w, started, cancel := startSplit(t, s, Options[string]{PendingTimeout: 300 * time.Millisecond, Read: ReadOptions{MaxBytes: 64}})
 	defer cancel()
-	started := make(chan error, 1)
-	go func() { started <- w.Start(ctx) }()
-	select {
-	case err := <-started:
-		t.Fatalf("Start returned on a split set: %v", err)
-	case <-time.After(100 * time.Millisecond): // a pending set has no signal of its own: Start is still waiting
-	}
 	s.b.Write(t, map[string]string{"VERSION": "2\n", "config.yaml": strings.Repeat("x", 100)})
 	select {
 	case err := <-started:
@@ -471,4 +443,28 @@ func TestPendingStartThenUnreadable(t *testing.T) {
 	}
 	cancel()
 	<-w.Done()
+}
+
+// startSplit starts a watcher of o (its paths, load, check and timing
+// filled in) on a split set, a at 2 and b at 1, and returns it, what its
+// Start returns, and how to stop it, once Start is seen still waiting.
+func startSplit(t *testing.T, s *shards, o Options[string]) (*Watcher[string], <-chan error, context.CancelFunc) {
+	t.Helper()
+	s.write(s.a, "2")
+	s.write(s.b, "1")
+	o.Paths, o.Load, o.Consistent, o.PollInterval, o.Debounce = s.paths(), loadBoth, MarkersAgree("VERSION"), time.Hour, time.Millisecond
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	started := make(chan error, 1)
+	go func() { started <- w.Start(ctx) }()
+	select {
+	case err := <-started:
+		cancel()
+		t.Fatalf("Start returned on a split set: %v", err)
+	case <-time.After(100 * time.Millisecond): // a pending set has no signal of its own: Start is still waiting
+	}
+	return w, started, cancel
 }
