@@ -490,20 +490,34 @@ func resolve(path string, linksOut bool) (string, bool, error) {
 		eval = filepath.EvalSymlinks
 	}
 	r, err := eval(path)
-	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() && (strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/")) {
+	if errors.Is(err, fs.ErrNotExist) && !st.IsDir() && (strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/")) && (linksOut || !underRoot(path)) {
 		// A link the kernel resolves to an open file (/dev/stdin,
 		// /dev/fd/3 of a shell's <(…)) names no path: read through it,
-		// and the read says what it is.
+		// and the read says what it is. Not inside a checkout or a
+		// volume, whose links are confined.
 		return path, false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
-	if st.IsDir() && isLink(filepath.Join(path, DataLink)) {
-		r, err := dataGeneration(path, filepath.Join(path, DataLink))
-		return r, true, err
+	// The generation is looked up in what r names, not through path
+	// again: a writer may have swapped a link on path since.
+	if st.IsDir() && isLink(filepath.Join(r, DataLink)) {
+		gen, err := dataGeneration(r, filepath.Join(path, DataLink))
+		return gen, true, err
 	}
 	return r, st.IsDir(), nil
+}
+
+// underRoot reports whether a directory on the way to path, as the kernel
+// resolves it, roots a source (rootKind).
+func underRoot(path string) bool {
+	for d := filepath.Dir(path); d != "/" && d != "."; d = filepath.Dir(d) {
+		if _, k := rootKind(d); k != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // confined is filepath.EvalSymlinks of path, except that once the walk is
@@ -592,14 +606,20 @@ func confined(path string) (string, error) {
 			in.linked = true
 		}
 		cur = r
-		for d := r; len(roots) == 0 || d != roots[len(roots)-1].dir; d = filepath.Dir(d) { // a link may lead into a root below its top
+		// A link may lead into roots below their tops (an alias into a
+		// checkout's subdirectory): every one it is in, outermost first,
+		// so that a ".." out of an inner one is back in the outer.
+		var into []rootOf
+		for d := r; len(roots) == 0 || d != roots[len(roots)-1].dir; d = filepath.Dir(d) {
 			if _, k := rootKind(d); k != "" {
-				enter(d, k)
-				break
+				into = append(into, rootOf{dir: d, kind: k})
 			}
 			if d == "/" {
 				break
 			}
+		}
+		for i := len(into) - 1; i >= 0; i-- {
+			enter(into[i].dir, into[i].kind)
 		}
 	}
 	return cur, nil
@@ -626,28 +646,26 @@ func isLink(path string) bool {
 	return err == nil && st.Mode()&fs.ModeSymlink != 0
 }
 
-// dataGeneration resolves data, the ..data link of dir, to the generation
-// it names. kubelet's names a directory beside it; one that leads
+// dataGeneration resolves the ..data link of dir, a directory named with
+// no link in it, to the generation it names; errors name the link as
+// shown. kubelet's names a directory beside it; one that leads
 // anywhere else (a ..data committed to a git-sync repository, pointing
 // out of the checkout) is refused, ErrOutside: the generation is what the
 // links-stay-inside rule protects, so it must lie inside the source. A
 // link to nothing, or a loop, is ErrDangling, naming the link; ENOENT
 // mid-swap stays retryable as either.
-func dataGeneration(dir, data string) (string, error) {
+func dataGeneration(dir, shown string) (string, error) {
+	data := filepath.Join(dir, DataLink)
 	r, err := filepath.EvalSymlinks(data)
 	if err != nil {
 		if !errors.Is(err, fs.ErrPermission) {
 			to, _ := os.Readlink(data)
-			return "", &files.Error{Path: data, Problem: fmt.Sprintf("is %s (it points to %s: %v)", files.ErrDangling, to, err), Err: files.ErrDangling}
+			return "", &files.Error{Path: shown, Problem: fmt.Sprintf("is %s (it points to %s: %v)", files.ErrDangling, to, err), Err: files.ErrDangling}
 		}
 		return "", err
 	}
-	parent, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", err
-	}
-	if filepath.Dir(r) != parent {
-		return "", &files.Error{Path: data, Problem: "is " + files.ErrOutside.Error() + " (it leads to " + r + ", not to a directory beside it)", Err: files.ErrOutside}
+	if filepath.Dir(r) != dir {
+		return "", &files.Error{Path: shown, Problem: "is " + files.ErrOutside.Error() + " (it leads to " + r + ", not to a directory beside it)", Err: files.ErrOutside}
 	}
 	return r, nil
 }
