@@ -49,10 +49,10 @@ import (
 // number, string or boolean, changes a field already set (tried with
 // each value one above and one below, at 1 and ten times over, a string
 // with a letter added, a boolean flipped: a floor or a ceiling shows, a
-// sentinel string such as "default" replaced does not), or does not fill a field on its own (it
-// fills a whole struct or map only when it is absent or empty, tried
-// with a member of the map's own beside); these are checked once per
-// configuration. For a request: a
+// sentinel string such as "default" replaced does not), or does not
+// fill a field on its own (it fills a whole struct or map only when it
+// is absent or empty, tried with a member of the map's own beside);
+// these are checked once per configuration. For a request: a
 // field it sets is present with a zero value or under a parent that is
 // not an object, or a name on the way is escaped or given twice. What the
 // checks cannot see is an apply whose values depend on other fields of
