@@ -513,7 +513,7 @@ func resolve(path string, linksOut bool) (string, bool, error) {
 // resolves it, roots a source (rootKind).
 func underRoot(path string) bool {
 	for d := filepath.Dir(path); d != "/" && d != "."; d = filepath.Dir(d) {
-		if _, k := rootKind(d); k != "" {
+		if k := rootKind(d); k != "" {
 			return true
 		}
 	}
@@ -588,7 +588,7 @@ func confined(path string) (string, error) {
 		}
 		if st.Mode()&fs.ModeSymlink == 0 {
 			cur = next
-			if _, k := rootKind(cur); k != "" {
+			if k := rootKind(cur); k != "" {
 				enter(cur, k)
 			}
 			continue
@@ -611,7 +611,7 @@ func confined(path string) (string, error) {
 		// so that a ".." out of an inner one is back in the outer.
 		var into []rootOf
 		for d := r; len(roots) == 0 || d != roots[len(roots)-1].dir; d = filepath.Dir(d) {
-			if _, k := rootKind(d); k != "" {
+			if k := rootKind(d); k != "" {
 				into = append(into, rootOf{dir: d, kind: k})
 			}
 			if d == "/" {
@@ -627,14 +627,14 @@ func confined(path string) (string, error) {
 
 // rootKind says whether dir roots a source: "checkout" when it holds .git,
 // "volume" when it holds a ..data link, "" when neither.
-func rootKind(dir string) (string, string) {
+func rootKind(dir string) string {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-		return dir, "checkout"
+		return "checkout"
 	}
 	if isLink(filepath.Join(dir, DataLink)) {
-		return dir, "volume"
+		return "volume"
 	}
-	return "", ""
+	return ""
 }
 
 // isLink reports whether path is a symbolic link: a ..data that is not
