@@ -177,7 +177,7 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 			total += len(f.Data)
 		}
 	}
-	aliases := yamljson.Limit(total)
+	aliases := yamljson.NewBudget(yamljson.Limit(total))
 	for _, f := range g.Files {
 		if !isManifest(f.Name) {
 			continue
@@ -194,12 +194,10 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 			if len(docs) == 1 {
 				n = 0
 			}
-			size, err := yamljson.Reckon(doc, aliases)
-			if err != nil {
+			if err := aliases.Check(doc); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", where(path, n, 0), err))
 				continue
 			}
-			aliases -= size
 			// (3)
 			objs, err := opts.decode(doc, path, n, 0, 0)
 			if err != nil {

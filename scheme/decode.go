@@ -84,9 +84,9 @@ type DecodeOptions struct {
 	// it returns is decoded in its place (and is the Document's JSON).
 	Filter func(json []byte) []byte
 
-	// aliases, when set, is what is left of the input's limit on what
-	// its documents' YAML aliases expand to, shared by its documents.
-	aliases *int
+	// aliases, when set, is the input's limit on what its documents'
+	// YAML aliases expand to, shared by its documents.
+	aliases *yamljson.Budget
 }
 
 // Document is one decoded document.
@@ -146,8 +146,7 @@ func (k *Kind) DecodeAll(data []byte, opts DecodeOptions) ([]*Document, error) {
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*Document
-	aliases := maxExpansion * k.maxBytes // for the input: many documents are not many times it
-	opts.aliases = &aliases
+	opts.aliases = yamljson.NewBudget(maxExpansion * k.maxBytes) // for the input: many documents are not many times it
 	for n := 1; ; n++ {
 		raw, err := r.Read()
 		if err == io.EOF {
@@ -267,14 +266,11 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 	var warnings []Warning
 	j := raw
 	if !utilyaml.IsJSONBuffer(raw) {
-		limit := maxExpansion * k.maxBytes
-		if opts.aliases != nil {
-			limit = *opts.aliases
+		aliases := opts.aliases
+		if aliases == nil {
+			aliases = yamljson.NewBudget(maxExpansion * k.maxBytes)
 		}
-		size, err := yamljson.Reckon(raw, limit)
-		if opts.aliases != nil {
-			*opts.aliases -= size
-		}
+		err := aliases.Check(raw)
 		switch {
 		case errors.Is(err, yamljson.ErrUnbounded):
 			return fail(ErrSyntax, "not valid YAML, and so its aliases cannot be bounded: "+strings.TrimPrefix(err.Error(), yamljson.ErrUnbounded.Error()+": "))

@@ -93,7 +93,7 @@ func decode(name string, data []byte, where map[string]string) ([]runtime.Object
 		return nil
 	}
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	aliases := yamljson.Limit(len(data)) // for the file's documents together
+	aliases := yamljson.NewBudget(yamljson.Limit(len(data))) // for the file's documents together
 	for i := 1; ; i++ {
 		raw, err := docs.Read()
 		if errors.Is(err, io.EOF) {
@@ -106,11 +106,9 @@ func decode(name string, data []byte, where map[string]string) ([]runtime.Object
 		if len(bytes.TrimSpace(raw)) == 0 || isComments(raw) {
 			continue
 		}
-		size, err := yamljson.Reckon(raw, aliases) // before the decoder writes every alias out in full
-		if err != nil {
+		if err := aliases.Check(raw); err != nil { // before the decoder writes every alias out in full
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
-		aliases -= size
 		obj, _, err := decoder.Decode(raw, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)

@@ -62,16 +62,30 @@ func ToJSONStrict(data []byte, limit int) ([]byte, error) {
 // ErrUnbounded and the parser's: a few nested aliases can expand a small
 // document past any limit, and go-yaml's guard lets up to 100 through.
 func Check(data []byte, limit int) error {
-	_, err := Reckon(data, limit)
+	_, err := reckon(data, limit)
 	return err
 }
 
-// Reckon is Check returning, too, about how many bytes of JSON data's
+// Budget is one limit shared by the documents of an input (a file, a set
+// of manifests): each document's aliases take what they expand to from
+// it, so that many documents, each under the limit, do not expand to
+// many times it.
+type Budget struct{ left int }
+
+// NewBudget returns a budget of limit bytes of JSON.
+func NewBudget(limit int) *Budget { return &Budget{left: limit} }
+
+// Check is Check of doc against what is left of b, which it takes.
+func (b *Budget) Check(doc []byte) error {
+	size, err := reckon(doc, b.left)
+	b.left -= size
+	return err
+}
+
+// reckon is Check returning, too, about how many bytes of JSON data's
 // aliases expand it to (0 for a document with no alias, whose size its
-// reader bounds): a reader of several documents takes each one's size
-// from one limit for them all, so that a file of many documents, each
-// under the limit, does not expand to many times it.
-func Reckon(data []byte, limit int) (int, error) {
+// reader bounds).
+func reckon(data []byte, limit int) (int, error) {
 	if bytes.IndexByte(data, '*') < 0 {
 		return 0, nil
 	}
