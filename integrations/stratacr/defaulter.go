@@ -277,32 +277,35 @@ func scalar(v any) bool {
 // absent.
 func keepsWhatIsSet[O client.Object](apply func(obj O) error, defaulted map[string]any, root *member) bool {
 	for way := range changeWays {
-		if !appliesAsIs(apply, changeLeaves(defaulted, root, way)) {
+		if changed := changeLeaves(defaulted, root, way); !appliesAs(apply, changed, changed) {
 			return false
 		}
 	}
 	return true
 }
 
-// appliesAsIs reports whether apply leaves the object doc as it is.
-func appliesAsIs[O client.Object](apply func(obj O) error, doc map[string]any) bool {
-	data, err := json.Marshal(doc)
+// appliesAs reports whether apply, given the object in, makes it the
+// object want, each read as an O (a member O has not is dropped).
+func appliesAs[O client.Object](apply func(obj O) error, in, want map[string]any) bool {
+	typed := func(doc map[string]any) (O, bool) {
+		obj := newObject[O]()
+		data, err := json.Marshal(doc)
+		return obj, err == nil && json.Unmarshal(data, obj) == nil
+	}
+	w, ok := typed(want)
+	if !ok {
+		return false
+	}
+	wantJSON, err := json.Marshal(w)
 	if err != nil {
 		return false
 	}
-	obj := newObject[O]()
-	if err := json.Unmarshal(data, obj); err != nil {
-		return false
-	}
-	want, err := json.Marshal(obj)
-	if err != nil {
-		return false
-	}
-	if err := apply(obj); err != nil {
+	obj, ok := typed(in)
+	if !ok || apply(obj) != nil {
 		return false
 	}
 	got, err := json.Marshal(obj)
-	return err == nil && bytes.Equal(got, want)
+	return err == nil && bytes.Equal(got, wantJSON)
 }
 
 // changeWays is how many ways changeLeaves changes a value: a little up
@@ -367,27 +370,7 @@ func fillsEachAlone[O client.Object](apply func(obj O) error, defaulted map[stri
 	walk(root, nil)
 	for _, p := range paths {
 		for _, doc := range []map[string]any{defaulted, withForeign(defaulted, p)} {
-			want, err := json.Marshal(doc)
-			if err != nil {
-				return false
-			}
-			obj := newObject[O]()
-			if json.Unmarshal(want, obj) != nil {
-				return false
-			}
-			if want, err = json.Marshal(obj); err != nil { // a struct drops the foreign member
-				return false
-			}
-			data, err := json.Marshal(without(doc, p))
-			if err != nil {
-				return false
-			}
-			obj = newObject[O]()
-			if json.Unmarshal(data, obj) != nil || apply(obj) != nil {
-				return false
-			}
-			got, err := json.Marshal(obj)
-			if err != nil || !bytes.Equal(got, want) {
+			if !appliesAs(apply, without(doc, p), doc) {
 				return false
 			}
 		}
