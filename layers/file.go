@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -12,8 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stratacfg/strata/internal/files"
 	"github.com/stratacfg/strata/internal/pipeline"
@@ -92,12 +89,10 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 	if f.gates != nil {
 		opts.Filter = f.gates.filter
 	}
-	doc, err := f.Kind.Decode(data, opts)
-	if errors.Is(err, scheme.ErrTypeMeta) && f.InheritTypeMeta {
-		if withMeta, ok := addTypeMeta(data, into.WithKind(f.Kind.GroupKind().Kind)); ok {
-			doc, err = f.Kind.Decode(withMeta, opts)
-		}
+	if f.InheritTypeMeta {
+		opts.Inherit = into.WithKind(f.Kind.GroupKind().Kind)
 	}
+	doc, err := f.Kind.Decode(data, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -227,29 +222,6 @@ func removals(t *typed.Type, data []byte) ([]byte, []string, error) {
 		return data, nil, nil // the decoder reports it
 	}
 	return lists.Removals(j)
-}
-
-// addTypeMeta gives a document that names neither apiVersion nor kind the
-// ones of gvk.
-func addTypeMeta(data []byte, gvk schema.GroupVersionKind) ([]byte, bool) {
-	j, err := yamljson.ToJSON(data, yamljson.Limit(len(data)))
-	if err != nil {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(j, &m) != nil || m == nil {
-		return nil, false
-	}
-	if _, ok := m["apiVersion"]; ok {
-		return nil, false
-	}
-	if _, ok := m["kind"]; ok {
-		return nil, false
-	}
-	m["apiVersion"], _ = json.Marshal(gvk.GroupVersion().String())
-	m["kind"], _ = json.Marshal(gvk.Kind)
-	out, err := json.Marshal(m)
-	return out, err == nil
 }
 
 // defaultDropInExtensions are the extensions of the drop-ins of a

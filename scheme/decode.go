@@ -79,6 +79,11 @@ type DecodeOptions struct {
 	// AnyKind accepts every kind registered in the codec's group, not
 	// only the codec's Kind (for sets of manifests).
 	AnyKind bool
+	// Inherit, when set, is the apiVersion and kind of a document that
+	// names neither (a drop-in that means the main file's kind); one
+	// that names either must name both. The document is decoded as
+	// written otherwise: its duplicate fields, its other documents.
+	Inherit schema.GroupVersionKind
 	// Filter, when set, is given each document as JSON before it is
 	// decoded as the kind (each item of a List, not the List), and what
 	// it returns is decoded in its place (and is the Document's JSON).
@@ -258,59 +263,22 @@ const maxExpansion = 4
 var yamlDuplicate = regexp.MustCompile(`line (\d+): key "((?:[^"\\]|\\.)*)" already set in map`)
 
 // toJSON turns one YAML or JSON document into JSON. Duplicate keys are an
-// error in strict mode and warnings in warn mode.
+// error in strict mode and warnings in warn mode. A document that starts
+// with '{' and is not JSON is read as YAML in flow style (JSON is YAML
+// too); if it is not that either, the error is JSON's.
 func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning, error) {
 	fail := func(kind error, msg string) ([]byte, []Warning, error) {
 		return nil, nil, &Error{Source: opts.Source, Document: n, Kind: kind, Details: []string{msg}}
 	}
-	var warnings []Warning
-	j := raw
-	if !utilyaml.IsJSONBuffer(raw) {
-		aliases := opts.aliases
-		if aliases == nil {
-			aliases = yamljson.NewBudget(maxExpansion * k.maxBytes)
+	j, warnings := raw, []Warning(nil)
+	if looksJSON := utilyaml.IsJSONBuffer(raw); !looksJSON || !json.Valid(raw) {
+		var err error
+		j, warnings, err = k.yamlToJSON(raw, n, opts)
+		if looksJSON && errors.Is(err, ErrSyntax) {
+			return fail(ErrSyntax, jsonMessage(raw))
 		}
-		err := aliases.Check(raw)
-		switch {
-		case errors.Is(err, yamljson.ErrUnbounded):
-			return fail(ErrSyntax, "not valid YAML, and so its aliases cannot be bounded: "+strings.TrimPrefix(err.Error(), yamljson.ErrUnbounded.Error()+": "))
-		case err != nil:
-			return fail(ErrAliases, "the YAML document is an alias bomb: "+strings.TrimPrefix(err.Error(), ErrAliases.Error()+": "))
-		}
-		j, err = yaml.YAMLToJSONStrict(raw)
 		if err != nil {
-			lenient, lerr := yaml.YAMLToJSON(raw)
-			if lerr != nil {
-				if msg := nonFiniteField(raw); msg != "" {
-					return fail(ErrInvalid, msg)
-				}
-				return fail(yamlErrorKind(lerr), yamlMessage(lerr))
-			}
-			j = lenient
-			// A file of a million duplicate keys is described, not
-			// listed: the first few, then how many more.
-			dups := yamlDuplicate.FindAllStringSubmatch(err.Error(), text.MaxListed-1)
-			if len(dups) == 0 {
-				return fail(ErrSyntax, yamlMessage(err))
-			}
-			var msgs []string
-			for _, d := range dups {
-				msgs = append(msgs, fmt.Sprintf("duplicate field %q (line %s)", d[2], d[1]))
-			}
-			if more := strings.Count(err.Error(), "already set in map") - len(dups); more > 0 {
-				msgs = append(msgs, fmt.Sprintf("%d more duplicate fields", more))
-			}
-			switch opts.Mode {
-			case Strict:
-				return nil, nil, &Error{Source: opts.Source, Document: n, Kind: ErrStrict, Details: msgs}
-			case Warn:
-				for _, m := range msgs {
-					warnings = append(warnings, Warning{Source: opts.Source, Document: n, Message: m})
-				}
-			}
-		}
-		if len(j) > maxExpansion*k.maxBytes {
-			return fail(ErrAliases, fmt.Sprintf("the document expands to %d bytes of JSON, over %d times the size limit: refusing a YAML alias bomb", len(j), maxExpansion))
+			return nil, nil, err
 		}
 	}
 	t := bytes.TrimSpace(j)
@@ -319,6 +287,73 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 		return fail(ErrEmpty, "the document is empty: it must hold a "+k.cfg.Kind)
 	case t[0] != '{':
 		return fail(ErrSyntax, "the document is not an object with apiVersion and kind")
+	}
+	return j, warnings, nil
+}
+
+// jsonMessage says where a document that is not JSON goes wrong.
+func jsonMessage(raw []byte) string {
+	err := json.Unmarshal(raw, new(any))
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return "not valid JSON"
+	}
+	line := 1 + bytes.Count(raw[:se.Offset], []byte("\n"))
+	col := se.Offset - int64(bytes.LastIndexByte(raw[:se.Offset], '\n'))
+	return fmt.Sprintf("not valid JSON: line %d, column %d: %v", line, col-1, se)
+}
+
+// yamlToJSON is toJSON of a YAML document.
+func (k *Kind) yamlToJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning, error) {
+	fail := func(kind error, msg string) ([]byte, []Warning, error) {
+		return nil, nil, &Error{Source: opts.Source, Document: n, Kind: kind, Details: []string{msg}}
+	}
+	var warnings []Warning
+	aliases := opts.aliases
+	if aliases == nil {
+		aliases = yamljson.NewBudget(maxExpansion * k.maxBytes)
+	}
+	err := aliases.Check(raw)
+	switch {
+	case errors.Is(err, yamljson.ErrUnbounded):
+		return fail(ErrSyntax, "not valid YAML, and so its aliases cannot be bounded: "+strings.TrimPrefix(err.Error(), yamljson.ErrUnbounded.Error()+": "))
+	case err != nil:
+		return fail(ErrAliases, "the YAML document is an alias bomb: "+strings.TrimPrefix(err.Error(), ErrAliases.Error()+": "))
+	}
+	j, err := yaml.YAMLToJSONStrict(raw)
+	if err != nil {
+		lenient, lerr := yaml.YAMLToJSON(raw)
+		if lerr != nil {
+			if msg := nonFiniteField(raw); msg != "" {
+				return fail(ErrInvalid, msg)
+			}
+			return fail(yamlErrorKind(lerr), yamlMessage(lerr))
+		}
+		j = lenient
+		// A file of a million duplicate keys is described, not
+		// listed: the first few, then how many more.
+		dups := yamlDuplicate.FindAllStringSubmatch(err.Error(), text.MaxListed-1)
+		if len(dups) == 0 {
+			return fail(ErrSyntax, yamlMessage(err))
+		}
+		var msgs []string
+		for _, d := range dups {
+			msgs = append(msgs, fmt.Sprintf("duplicate field %q (line %s)", d[2], d[1]))
+		}
+		if more := strings.Count(err.Error(), "already set in map") - len(dups); more > 0 {
+			msgs = append(msgs, fmt.Sprintf("%d more duplicate fields", more))
+		}
+		switch opts.Mode {
+		case Strict:
+			return nil, nil, &Error{Source: opts.Source, Document: n, Kind: ErrStrict, Details: msgs}
+		case Warn:
+			for _, m := range msgs {
+				warnings = append(warnings, Warning{Source: opts.Source, Document: n, Message: m})
+			}
+		}
+	}
+	if len(j) > maxExpansion*k.maxBytes {
+		return fail(ErrAliases, fmt.Sprintf("the document expands to %d bytes of JSON, over %d times the size limit: refusing a YAML alias bomb", len(j), maxExpansion))
 	}
 	return j, warnings, nil
 }
@@ -350,6 +385,9 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 		d = k.strict.UniversalDeserializer()
 	}
 	obj, gvk, err := d.Decode(j, nil, nil)
+	if (runtime.IsMissingVersion(err) || runtime.IsMissingKind(err)) && gvk != nil && gvk.Empty() && !opts.Inherit.Empty() {
+		obj, gvk, err = d.Decode(j, &opts.Inherit, nil)
+	}
 	if gvk != nil && gvk.Version == runtime.APIVersionInternal {
 		return fail(ErrUnknownType, fmt.Sprintf("apiVersion %s is the in-memory version, never written down; use one of %s", gvk.GroupVersion(), k.knownVersions()))
 	}
@@ -414,7 +452,38 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 			doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: m})
 		}
 	}
+	if twice := slices.ContainsFunc(strictErrs, func(e error) bool { return strings.HasPrefix(e.Error(), "duplicate field ") }); twice ||
+		opts.Mode == Ignore && givesTwice(j) {
+		doc.JSON = lastGiven(j)
+	}
 	return doc, nil
+}
+
+// givesTwice reports whether a JSON document gives an object's member
+// twice, which the lenient decoder takes without a word.
+func givesTwice(j []byte) bool {
+	strict, err := kjson.UnmarshalStrict(j, new(any), kjson.DisallowDuplicateFields)
+	return err == nil && len(strict) > 0
+}
+
+// lastGiven returns a JSON document that gives a member twice with each
+// member once, as the decoder took it (the last given), so that the
+// Document's JSON holds what its Object was decoded from. Numbers keep
+// their text.
+func lastGiven(j []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(j))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return j
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		return j
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // defaultAndConvert defaults obj in its version from, then converts it to

@@ -412,3 +412,68 @@ func TestDocumentsShareTheAliasLimit(t *testing.T) {
 		t.Errorf("twelve documents allocated %d MiB, one %d MiB", all>>20, single>>20)
 	}
 }
+
+// TestDuplicateFieldsInJSONTakeTheLast: a JSON document that gives a
+// member twice decodes in warn and ignore modes, and its Document's JSON
+// holds the member once, as the decoder took it (the last), so that what
+// reads the JSON (a file's layer) reads what the object holds.
+func TestDuplicateFieldsInJSONTakeTheLast(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	in := `{"apiVersion":"component.example.strata.dev/v1beta1","kind":"ComponentConfiguration","port":1,"clientConnection":{"qps":2.50,"qps":3.50},"port":2}`
+	for _, mode := range []scheme.Mode{scheme.Warn, scheme.Ignore} {
+		doc, err := c.Decode([]byte(in), scheme.DecodeOptions{Source: "c.json", Mode: mode})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		want := `{"apiVersion":"component.example.strata.dev/v1beta1","clientConnection":{"qps":3.50},"kind":"ComponentConfiguration","port":2}`
+		if got := doc.Object.(*config.ComponentConfiguration); got.Port != 2 || got.ClientConnection.QPS != 3.5 || string(doc.JSON) != want {
+			t.Errorf("%s: port %d, qps %v, JSON %s; want port 2, qps 3.5 and JSON %s", mode, got.Port, got.ClientConnection.QPS, doc.JSON, want)
+		}
+	}
+}
+
+// TestInherit: a document that names neither apiVersion nor kind takes
+// DecodeOptions.Inherit's, and is otherwise decoded as written: its
+// duplicate fields are refused in strict mode, its other documents
+// counted; one that names either must name both.
+func TestInherit(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	opts := scheme.DecodeOptions{Source: "10.yaml", Inherit: v1beta1.SchemeGroupVersion.WithKind("ComponentConfiguration")}
+	doc, err := c.Decode([]byte("port: 7\n"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Object.(*config.ComponentConfiguration); got.Port != 7 || doc.GVK != opts.Inherit {
+		t.Errorf("port %d, GVK %v", got.Port, doc.GVK)
+	}
+	for in, want := range map[string]error{
+		"port: 1\n---\nport: 2\n":                          scheme.ErrSyntax, // holds 2 documents
+		"port: 1\n---\nbogus: 2\n":                         scheme.ErrStrict,
+		`{"port": 1, "port": 2}`:                           scheme.ErrStrict,
+		"kind: ComponentConfiguration\nport: 1\n":          scheme.ErrTypeMeta,
+		"apiVersion: component.example.strata.dev/v1beta1": scheme.ErrTypeMeta,
+	} {
+		if _, err := c.Decode([]byte(in), opts); !errors.Is(err, want) {
+			t.Errorf("%q: error %v, want %v", in, err, want)
+		}
+	}
+}
+
+// TestFlowStyleYAML: a YAML document in flow style starts with '{' as
+// JSON does; it is YAML all the same.
+func TestFlowStyleYAML(t *testing.T) {
+	t.Parallel()
+	c := codec(t)
+	doc, err := c.Decode([]byte("{apiVersion: component.example.strata.dev/v1beta1, kind: ComponentConfiguration, port: 9001}\n"), scheme.DecodeOptions{Source: "c.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Object.(*config.ComponentConfiguration); got.Port != 9001 {
+		t.Errorf("port %d, want 9001", got.Port)
+	}
+	if _, err := c.Decode([]byte(`{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "port": [1, }`), scheme.DecodeOptions{Source: "c.json"}); !errors.Is(err, scheme.ErrSyntax) || !strings.Contains(err.Error(), "c.json") {
+		t.Errorf("broken JSON: error %v, want ErrSyntax naming c.json", err)
+	}
+}
