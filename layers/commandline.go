@@ -69,7 +69,8 @@ func (c *Component[T]) newCommandLine(output bool) (*CommandLine, error) {
 	fs.StringVar(&cl.Config.ConfigFile, "config", "", "The configuration file. Relative paths in it resolve against its directory.")
 	fs.StringVar(&cl.Config.ConfigDir, "config-dir", "", "A directory of drop-in configuration files ("+strings.Join(c.DropIns.extensions(), ", ")+"), applied in lexical order over --config as JSON merge patches.")
 	fs.StringVar(&cl.Config.InstanceConfig, "instance-config", "", "A per-instance configuration file, applied over --config and --config-dir and below flags.")
-	fs.StringVar(&cl.Config.DecodeMode, "decode-mode", "strict", "How unknown and duplicate fields in configuration files are treated: strict (error), warn, or ignore.")
+	cl.Config.DecodeMode = "strict"
+	fs.Var(decodeMode{&cl.Config.DecodeMode}, "decode-mode", "How unknown and duplicate fields in configuration files are treated: strict (error), warn, or ignore.")
 	if c.Flags != nil {
 		if err := c.Flags(&cl.Sections, &cl.flags); err != nil {
 			return nil, fmt.Errorf("layers: component %s: its flags: %w", c.Name, err)
@@ -97,6 +98,28 @@ func (c *Component[T]) newCommandLine(output bool) (*CommandLine, error) {
 		return nil, fmt.Errorf("layers: component %s: %w", c.Name, err)
 	}
 	return cl, nil
+}
+
+// decodeMode is --decode-mode: a value other than a mode's name is a
+// command line that does not parse, as a number flag's text that is no
+// number is.
+type decodeMode struct{ s *string }
+
+func (m decodeMode) Type() string { return "string" }
+
+func (m decodeMode) String() string {
+	if m.s == nil {
+		return ""
+	}
+	return *m.s
+}
+
+func (m decodeMode) Set(v string) error {
+	if _, err := scheme.ParseMode(v); err != nil {
+		return err
+	}
+	*m.s = v
+	return nil
 }
 
 // UsageError is a command line that does not parse. It wraps

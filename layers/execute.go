@@ -63,9 +63,9 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 //     --explain, --print-config, --output-version (the merge version by
 //     default) and --write-config-to.
 //  2. Parse args (without the command name). --help prints the usage on
-//     stdout and returns 0; a usage error (an --output-version that is not
-//     a version of the kind included) prints it on stderr with the usage
-//     and returns 2.
+//     stdout and returns 0; a usage error (a --decode-mode that is no
+//     mode, an --output-version that is not a version of the kind)
+//     prints it on stderr with the usage and returns 2.
 //  3. Load the configuration. An error is printed on stderr and returns
 //     1; decoding warnings are printed on stderr.
 //  4. --explain prints the configuration and its provenance as JSON,
@@ -77,7 +77,9 @@ func addOutputFlags(fs *pflag.FlagSet, version string) *outputFlags {
 //     a device; a new file private unless --write-config-mode says
 //     otherwise); each returns 0 without running. --explain writes
 //     nothing, so with --write-config-to or --migrate-config it is a
-//     usage error.
+//     usage error; so are two flags that would each print (--explain,
+//     --print-config, --migrate-config), and --explain-upgrade with any
+//     other.
 //  5. Otherwise call run; an error it returns is printed on stderr and
 //     returns 1, or 2 with the usage when it is a *UsageError (a flag
 //     combination the component refuses).
@@ -139,7 +141,7 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 		}
 		return 0
 	}
-	gv, err := c.outputVersion(out.version)
+	gv, err := c.outputVersion("--output-version", out.version)
 	switch {
 	case err != nil:
 	case out.migrate && cl.Config.ConfigFile == "" && cl.Config.ConfigDir == "":
@@ -148,6 +150,10 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 		err = errors.New("--explain prints and writes nothing: give --write-config-to without it")
 	case out.explain && out.migrate:
 		err = errors.New("--explain explains the effective configuration, --migrate-config rewrites the file: give one")
+	case out.explain && out.print:
+		err = errors.New("--explain prints the effective configuration as JSON, --print-config as YAML: give one")
+	case out.migrate && out.print:
+		err = errors.New("--migrate-config prints the --config file rewritten, --print-config the effective configuration: give one")
 	case out.upgrade != "" && (out.explain || out.migrate || out.print || out.writeTo != ""):
 		err = errors.New("--explain-upgrade prints what an upgrade would change, and nothing else: give it alone")
 	case out.upgrade != "" && cl.Config.ConfigFile == "":
@@ -155,10 +161,7 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 	}
 	var upgradeTo schema.GroupVersion
 	if err == nil && out.upgrade != "" {
-		upgradeTo, err = c.outputVersion(out.upgrade)
-		if err != nil {
-			err = fmt.Errorf("--explain-upgrade: %w", err)
-		}
+		upgradeTo, err = c.outputVersion("--explain-upgrade", out.upgrade)
 	}
 	if err != nil {
 		return usage(err)
@@ -169,6 +172,9 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 			return fail(err)
 		}
 		for _, m := range migrated {
+			for _, w := range m.Warnings {
+				fmt.Fprintf(stderr, "%s: warning: %s\n", c.Name, w)
+			}
 			for _, k := range m.Kept {
 				fmt.Fprintf(stderr, "%s: --migrate-config: %s keeps %s\n", c.Name, m.Path, k)
 			}
@@ -247,14 +253,15 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 	return 0
 }
 
-// outputVersion reads --output-version: a version of the kind, alone
-// ("v1beta1") or with its group ("config.example.dev/v1beta1"), which is
-// the spelling of an apiVersion.
-func (c *Component[T]) outputVersion(s string) (schema.GroupVersion, error) {
+// outputVersion reads the version flag names (--output-version,
+// --explain-upgrade): a version of the kind, alone ("v1beta1") or with its
+// group ("config.example.dev/v1beta1"), which is the spelling of an
+// apiVersion.
+func (c *Component[T]) outputVersion(flag, s string) (schema.GroupVersion, error) {
 	group, v := c.Kind.Group(), s
 	if g, ver, ok := strings.Cut(s, "/"); ok {
 		if g != group {
-			return schema.GroupVersion{}, fmt.Errorf("--output-version %q: the configuration's group is %s, not %s", s, group, g)
+			return schema.GroupVersion{}, fmt.Errorf("%s %q: the configuration's group is %s, not %s", flag, s, group, g)
 		}
 		v = ver
 	}
@@ -268,8 +275,8 @@ func (c *Component[T]) outputVersion(s string) (schema.GroupVersion, error) {
 		}
 		known = append(known, ver.Version)
 	}
-	return schema.GroupVersion{}, fmt.Errorf("--output-version %q: not a version of %s; give one of %s, alone or as %s/VERSION",
-		s, c.Kind.GroupKind().Kind, strings.Join(known, ", "), group)
+	return schema.GroupVersion{}, fmt.Errorf("%s %q: not a version of %s; give one of %s, alone or as %s/VERSION",
+		flag, s, c.Kind.GroupKind().Kind, strings.Join(known, ", "), group)
 }
 
 // writeMigrations writes each migration into dir, a directory, under the

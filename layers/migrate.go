@@ -32,6 +32,10 @@ type Migration struct {
 	// all the same, so that the file keeps its meaning: the file's own
 	// version defaults them one way, the target version another.
 	Kept []Kept
+	// Warnings are what decoding the file warned of (--decode-mode
+	// warn): what it gives that the migration leaves out, a field given
+	// twice or one no version of the kind has.
+	Warnings []string
 }
 
 // Kept is a key a migration writes to keep what the file meant.
@@ -94,7 +98,7 @@ func (c *Component[T]) Migrate(ctx context.Context, cl *CommandLine, gv schema.G
 		for _, p := range paths {
 			f := c.newFile(p, OriginDropIn, dropInMode, contents)
 			f.InheritTypeMeta = !c.DropIns.RequireTypeMeta
-			l, _, _, err := f.decode(false)
+			l, _, warnings, err := f.decode(false)
 			if err != nil {
 				return nil, err
 			}
@@ -106,7 +110,7 @@ func (c *Component[T]) Migrate(ctx context.Context, cl *CommandLine, gv schema.G
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Migration{Path: p, Document: doc})
+			out = append(out, Migration{Path: p, Document: doc, Warnings: warnings})
 		}
 	}
 	return out, nil
@@ -145,7 +149,7 @@ const maxKeepRounds = 4
 // config migrates the --config file f, keeping what its version's
 // defaults meant.
 func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
-	l, own, _, err := f.decode(true)
+	l, own, warnings, err := f.decode(true)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +161,7 @@ func (m *migrator[T]) config(ctx context.Context, f *File) (*Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	mig := &Migration{Path: f.Path}
+	mig := &Migration{Path: f.Path, Warnings: warnings}
 	kept := map[string]Kept{} // by merge-version key: a later round's wins
 	for round := 0; ; round++ {
 		doc, err := m.render(f.Path, values)

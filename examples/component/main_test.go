@@ -360,7 +360,7 @@ func TestExplainUpgrade(t *testing.T) {
 	}{
 		{[]string{"--explain-upgrade", "v1beta1"}, "--explain-upgrade previews the upgrade of the --config file: give one"},
 		{[]string{"--config", file, "--explain-upgrade", "v1beta1", "--explain"}, "--explain-upgrade prints what an upgrade would change, and nothing else: give it alone"},
-		{[]string{"--config", file, "--explain-upgrade", "v9"}, "--explain-upgrade: "},
+		{[]string{"--config", file, "--explain-upgrade", "v9"}, `--explain-upgrade "v9": not a version of ComponentConfiguration`},
 	} {
 		if code, _, errOut := runComponent(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %s", c.args, code, errOut)
@@ -497,5 +497,90 @@ func TestNullLeavesATrace(t *testing.T) {
 	want := []string{"/featureGates/AlphaThing from file " + cfg, "/featureGates/BetaThing from file " + cfg}
 	if !p.Removed || p.Source != "drop-in "+filepath.Join(dir, "conf.d", "10-reset.yaml") || strings.Join(p.Replaced, "|") != strings.Join(want, "|") {
 		t.Errorf("provenance of /featureGates: %+v", p)
+	}
+}
+
+// TestDropInOfTwoDocumentsIsRefused: a drop-in that names neither
+// apiVersion nor kind and holds two YAML documents is bad input, as the
+// same drop-in with apiVersion and kind is ("holds 2 documents"). Its
+// second document must not be dropped without a word, nor its unknown
+// fields pass strict decoding.
+func TestDropInOfTwoDocumentsIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta)
+	for name, content := range map[string]string{
+		"second document":       "port: 1\n---\nport: 2\n",
+		"unknown field in it":   "port: 1\n---\nbogus: 2\n",
+		"another kind after it": "port: 1\n---\napiVersion: v1\nkind: ConfigMap\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := filepath.Join(t.TempDir(), "conf.d")
+			write(t, d, "10.yaml", content)
+			code, out, errOut := runComponent(t, "--config", cfg, "--config-dir", d, "--explain")
+			if code == 0 || out != "" || !strings.Contains(errOut, filepath.Join(d, "10.yaml")) {
+				t.Errorf("exit %d, stdout %d bytes, stderr %q; want a failure naming %s and nothing on stdout", code, len(out), errOut, filepath.Join(d, "10.yaml"))
+			}
+		})
+	}
+}
+
+// TestDropInDuplicateFieldInJSON: a duplicate field is an error in strict
+// mode and a warning in warn mode, in a JSON drop-in that names neither
+// apiVersion nor kind as in any other file.
+func TestDropInDuplicateFieldInJSON(t *testing.T) {
+	dir := t.TempDir()
+	cfg := write(t, dir, "c.yaml", beta)
+	write(t, dir, "conf.d/10.json", `{"port": 1, "port": 2}`)
+	code, out, errOut := runComponent(t, "--config", cfg, "--config-dir", filepath.Join(dir, "conf.d"), "--explain")
+	if code == 0 || out != "" || !strings.Contains(errOut, `duplicate field "port"`) {
+		t.Errorf("strict: exit %d, stdout %d bytes, stderr %q; want a duplicate field error", code, len(out), errOut)
+	}
+	code, _, errOut = runComponent(t, "--config", cfg, "--config-dir", filepath.Join(dir, "conf.d"), "--decode-mode", "warn", "--explain")
+	if code != 0 || !strings.Contains(errOut, `duplicate field "port"`) {
+		t.Errorf("warn: exit %d, stderr %q; want a duplicate field warning", code, errOut)
+	}
+}
+
+// TestBadDecodeModeIsAUsageError: --decode-mode takes strict, warn or
+// ignore; another value is a command line that does not parse, exit 2
+// with the usage, as a bad --output-version is.
+func TestBadDecodeModeIsAUsageError(t *testing.T) {
+	cfg := write(t, t.TempDir(), "c.yaml", beta)
+	code, out, errOut := runComponent(t, "--config", cfg, "--decode-mode", "bogus", "--print-config")
+	if code != 2 || out != "" || !strings.Contains(errOut, "--decode-mode") || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with the usage", code, out, errOut)
+	}
+}
+
+// TestExplainWithPrintConfigIsAUsageError: --explain prints JSON,
+// --print-config YAML; asked for both, the command must not print one and
+// silently skip the other with exit 0 (as --explain --write-config-to is
+// refused).
+func TestExplainWithPrintConfigIsAUsageError(t *testing.T) {
+	cfg := write(t, t.TempDir(), "c.yaml", beta)
+	code, out, errOut := runComponent(t, "--config", cfg, "--explain", "--print-config")
+	if code != 2 || out != "" {
+		t.Errorf("exit %d, stdout %.80q, stderr %.200q; want a usage error (exit 2) and nothing on stdout", code, out, errOut)
+	}
+}
+
+// TestMigrateConfigWarns: with --decode-mode warn, what the decoder
+// leaves out of a file (a duplicate, a renamed field) is said on stderr,
+// as --print-config says it, not dropped from the migration silently.
+func TestMigrateConfigWarns(t *testing.T) {
+	cfg := write(t, t.TempDir(), "c.yaml", beta+"profiling: false\nport: 1\nport: 2\n")
+	code, _, errOut := runComponent(t, "--config", cfg, "--migrate-config", "--decode-mode", "warn", "--output-version", "v1alpha1")
+	if code != 0 || !strings.Contains(errOut, `duplicate field "port"`) || !strings.Contains(errOut, `field "profiling" was renamed`) {
+		t.Errorf("exit %d, stderr %q; want the decoding warnings", code, errOut)
+	}
+}
+
+// TestFlowStyleYAMLFile: a .yaml file written in YAML flow style is YAML;
+// it decodes as the same file in block style does.
+func TestFlowStyleYAMLFile(t *testing.T) {
+	cfg := write(t, t.TempDir(), "c.yaml", "{apiVersion: component.example.strata.dev/v1beta1, kind: ComponentConfiguration, port: 9001}\n")
+	code, out, errOut := runComponent(t, "--config", cfg, "--explain")
+	if code != 0 || !strings.Contains(out, `"port": 9001`) {
+		t.Errorf("exit %d, stderr %q; want port 9001", code, errOut)
 	}
 }
