@@ -19,18 +19,25 @@ import (
 // most 3 MiB, and an update carries the old object beside the new.
 const MaxBytes = 6 << 20
 
-// Handler serves admission reviews, each request answered by answer. A
-// body over MaxBytes is refused with 413, and one that does not decode as
-// an AdmissionReview holding a request with 400, answer not called.
+// Handler serves admission reviews, each request answered by answer in
+// the review's own version (admission.k8s.io/v1, or v1beta1, whose
+// request and response are the same). A body over MaxBytes is refused
+// with 413, and one that cannot be read, or does not decode as an
+// AdmissionReview holding a request, with 400, answer not called.
 func Handler(answer func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxBytes+1))
-		if err != nil || len(body) > MaxBytes {
-			http.Error(w, "the review cannot be read, or is over 6 MiB", http.StatusRequestEntityTooLarge)
+		switch {
+		case err != nil:
+			http.Error(w, "the review cannot be read: "+err.Error(), http.StatusBadRequest)
+			return
+		case len(body) > MaxBytes:
+			http.Error(w, "the review is over 6 MiB", http.StatusRequestEntityTooLarge)
 			return
 		}
 		var review admissionv1.AdmissionReview
-		if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+		if err := json.Unmarshal(body, &review); err != nil || review.Request == nil || review.Kind != "AdmissionReview" ||
+			review.APIVersion != "admission.k8s.io/v1" && review.APIVersion != "admission.k8s.io/v1beta1" {
 			http.Error(w, "not an admission.k8s.io/v1 AdmissionReview", http.StatusBadRequest)
 			return
 		}

@@ -1,9 +1,13 @@
 package admissionreview_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -59,5 +63,48 @@ func TestHandler(t *testing.T) {
 	}
 	if asked != 0 {
 		t.Errorf("answer asked %d times of reviews it should never see", asked)
+	}
+}
+
+// TestHandlerRefusesWhatIsNoReview: a body that is no AdmissionReview (no
+// apiVersion and kind, or another kind's) is refused with 400, as the
+// doc says, not answered with a review the API server cannot read.
+func TestHandlerRefusesWhatIsNoReview(t *testing.T) {
+	h := admissionreview.Handler(func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	})
+	for _, body := range []string{
+		`{"request": {"uid": "u"}}`,
+		`{"apiVersion": "v1", "kind": "ConfigMap", "request": {"uid": "u"}}`,
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", body, rec.Code, rec.Body)
+		}
+	}
+}
+
+// TestHandlerMalformedBody: a body that breaks off or is malformed (here
+// a bad chunk) is a bad request, 400, not "over 6 MiB" (413).
+func TestHandlerMalformedBody(t *testing.T) {
+	srv := httptest.NewServer(admissionreview.Handler(func(context.Context, *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}))
+	defer srv.Close()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		b, _ := io.ReadAll(resp.Body)
+		t.Errorf("a malformed chunked body: %d %s, want 400", resp.StatusCode, b)
 	}
 }

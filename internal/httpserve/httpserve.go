@@ -134,6 +134,11 @@ func (c *conns) makeRoom() {
 	}
 	c.mu.Unlock()
 	for _, nc := range victims {
+		if tc, ok := nc.(*tls.Conn); ok {
+			// Without TLS's close_notify, whose write waits out its
+			// deadline when the peer stopped reading, holding Accept.
+			nc = tc.NetConn()
+		}
 		nc.Close()
 	}
 }

@@ -75,27 +75,28 @@ func (s *Type) members() map[string]*member {
 }
 
 // ConvertMember is Convert for the top-level member name, a ConfigMap
-// key: it returns the member's JSON pointer and the value as JSON. It
-// allocates nothing when the value is the one the member converted last.
+// key: it returns the member's JSON pointer and the value as JSON, and
+// its error names the key as the ConfigMap holds it. It allocates nothing
+// when the value is the one the member converted last.
 func (s *Type) ConvertMember(name, value string) (key, out string, err error) {
 	s.members()
 	m, ok := s.byName[name]
 	if !ok {
-		key = merge.Pointer(name)
-		return key, "", fmt.Errorf("key %q: no such field", key)
+		return merge.Pointer(name), "", fmt.Errorf("key %q: no such field", name)
 	}
-	out, err = m.convert(s, value)
+	out, err = m.convert(s, name, value)
 	return m.key, out, err
 }
 
-// convert converts value for m, through its memo.
-func (m *member) convert(s *Type, value string) (string, error) {
+// convert converts value for m, through its memo; its error names m as
+// name.
+func (m *member) convert(s *Type, name, value string) (string, error) {
 	if last := m.last.Load(); last != nil && last[0] == value {
 		return last[1], nil
 	}
 	out, err := s.convert(m.conv, value)
 	if err != nil {
-		return "", fmt.Errorf("key %q: %s %w", m.key, text.Quote(value), err)
+		return "", fmt.Errorf("key %q: %s %w", name, text.Quote(value), err)
 	}
 	m.last.Store(&[2]string{value, out})
 	return out, nil
@@ -166,7 +167,7 @@ func (s *Type) At(key string) (reflect.Type, bool) {
 // error names the key and says what was expected.
 func (s *Type) Convert(key, value string) (string, error) {
 	if m, ok := s.members()[key]; ok {
-		return m.convert(s, value)
+		return m.convert(s, key, value)
 	}
 	c, ok := s.converterOf(key)
 	if !ok {

@@ -2,6 +2,7 @@ package namespaced
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,20 +27,29 @@ import (
 // so is one that namespace overrides are closed to. A ConfigMap that is no
 // layer gets neither. It checks against the cluster configuration in
 // effect, read through the resolver's cache (a Direct resolver reads it
-// with its client); it changes nothing. Package webhook serves it as an
-// admission webhook. Before Start it returns ErrNotStarted.
+// with its client); it changes nothing. When that cannot be read, cm is
+// not checked: a warning says so, and no error. Package webhook serves it
+// as an admission webhook. Before Start it returns ErrNotStarted.
 func (r *Resolver[T]) CheckConfigMap(ctx context.Context, cm *corev1.ConfigMap) (warnings []string, err error) {
 	return r.c.check(ctx, r.st.view, cm)
 }
 
 // check is CheckConfigMap against the cluster configuration view returns.
 func (c *core[T]) check(ctx context.Context, view func(context.Context) (clusterView[T], error), cm *corev1.ConfigMap) (warnings []string, err error) {
+	cluster, selector := c.isCluster(cm), c.isSelector(cm)
 	switch {
-	case c.isCluster(cm):
-		v, err := view(ctx)
-		if err != nil {
-			return nil, err
-		}
+	case cluster || selector:
+	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
+		return nil, nil
+	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
+		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", configMapSource(cm, OriginNamespace), c.nsLabels)}, nil
+	}
+	v, err := view(ctx)
+	if err != nil {
+		return unread(cm, err)
+	}
+	switch {
+	case cluster:
 		// With the other cluster ConfigMaps as stored, then, when they
 		// are refused, as they were last valid: a write that fixes what
 		// is stored, or that is valid beside what was, is admitted.
@@ -65,7 +75,7 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 			}
 		}
 		return nil, first
-	case c.isSelector(cm):
+	case selector:
 		sl := c.readSelectors([]*corev1.ConfigMap{cm})[0]
 		if sl.err != nil {
 			return nil, sl.err
@@ -73,10 +83,6 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		// With the configuration: the keys convert, the parsers take
 		// them and the whole validates, or the layer would be ignored
 		// wherever it applies.
-		v, err := view(ctx)
-		if err != nil {
-			return nil, err
-		}
 		l := *sl.t.Layer
 		l.Policy = v.cl.policy.selector
 		if _, err := c.decode(v.cl, []*merge.Layer{&l}); err != nil {
@@ -84,21 +90,13 @@ func (c *core[T]) check(ctx context.Context, view func(context.Context) (cluster
 		}
 		others, err := v.selectors(ctx)
 		if err != nil {
-			return nil, err
+			return unread(cm, err)
 		}
 		contests := c.contestsWith(sl, others, v.cl.policy.selector)
 		if len(contests) > 0 && c.o.Selectors.RefuseContests {
 			return nil, &LayerError{Source: l.Source, Err: fmt.Errorf("%s (contests are refused: give one selector more terms, or make them agree)", strings.Join(contests, "; "))}
 		}
 		return append(storedInvalid(v.invalid), contests...), nil
-	case !slices.Contains(c.ownCMs, cm.Name) || c.system(cm.Namespace):
-		return nil, nil
-	case !c.nsLabels.Matches(labels.Set(cm.Labels)):
-		return []string{fmt.Sprintf("%s is named as a namespace layer but lacks the labels %s: it is not applied", configMapSource(cm, OriginNamespace), c.nsLabels)}, nil
-	}
-	v, err := view(ctx)
-	if err != nil {
-		return nil, err
 	}
 	cl := v.cl
 	warnings = storedInvalid(v.invalid)
@@ -228,6 +226,17 @@ func mayMeet(a, b labels.Selector) bool {
 		}
 	}
 	return true
+}
+
+// unread is a check's answer when what cm is judged against cannot be
+// read (a Direct resolver's client failed): a warning, so that an
+// operator can write the cluster ConfigMap all the same; before Start,
+// ErrNotStarted.
+func unread(cm *corev1.ConfigMap, err error) ([]string, error) {
+	if errors.Is(err, ErrNotStarted) {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("%s/%s not checked: reading the configuration it is judged against failed: %s", cm.Namespace, cm.Name, text.Cut(err.Error(), text.MaxMessage))}, nil
 }
 
 // storedInvalid is the warning of a ConfigMap judged against the last

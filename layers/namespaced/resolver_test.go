@@ -224,8 +224,8 @@ func TestClusterPolicyErrors(t *testing.T) {
 		{map[string]string{"locked": "timeout, retires"}, `key "locked": "retires" is no configuration key`},
 		{map[string]string{"stability": "gamma"}, `key "stability": "gamma" is none of stable, beta, alpha`},
 		{map[string]string{"timeout": "0"}, `timeout: Invalid value: 0: must be positive`},
-		{map[string]string{"timeout": "ten"}, `key "/timeout": "ten"`},
-		{map[string]string{"unknown": "1"}, `key "/unknown": no such field`},
+		{map[string]string{"timeout": "ten"}, `key "timeout": "ten"`},
+		{map[string]string{"unknown": "1"}, `key "unknown": no such field`},
 	} {
 		_, err := r.Resolve("team", []runtime.Object{configMap("ops", "config", nil, tc.data)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ops/config") {
@@ -455,9 +455,9 @@ func TestTenantConfigMapLimits(t *testing.T) {
 		{"too many keys", nil, many("_doc", 600),
 			"namespace team/overrides: ignored: 600 keys, over the limit of 512 keys a ConfigMap may hold here"},
 		{"a 1 MiB invalid value under a raised limit", func(o *Options[*tenantConfig]) { o.MaxConfigMapBytes = 2 << 20 },
-			map[string]string{"timeout": huge + "x"}, `key "/timeout": "999999`},
+			map[string]string{"timeout": huge + "x"}, `key "timeout": "999999`},
 		{"four hundred unknown keys", nil, many("k", 400),
-			`key "/k0019": no such field; … and 380 more`},
+			`key "k0019": no such field; … and 380 more`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newTestResolver(t, tc.mutate)

@@ -15,6 +15,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,7 +51,8 @@ const maxMessage, maxWarning = 4096, 512
 // c refuses is denied with its problems (422), and c's warnings come back
 // as admission warnings. Until c has started (namespaced.ErrNotStarted) a
 // ConfigMap is admitted unchecked with a warning that says so, as a
-// webhook that is down would admit it. Any other request is admitted.
+// webhook that is down would admit it. An update that changes nothing a
+// resolver reads is admitted unchecked, and so is any other request.
 func Handler(c Checker) http.Handler {
 	return admissionreview.Handler(func(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		resp := &admissionv1.AdmissionResponse{Allowed: true}
@@ -64,6 +66,10 @@ func Handler(c Checker) http.Handler {
 		if cm.Namespace == "" {
 			cm.Namespace = req.Namespace
 		}
+		var old corev1.ConfigMap
+		if req.Operation == admissionv1.Update && json.Unmarshal(req.OldObject.Raw, &old) == nil && sameRead(&old, &cm) {
+			return resp // a finalizer or an owner changed: what is stored stays as it was judged
+		}
 		warnings, err := c.CheckConfigMap(ctx, &cm)
 		switch {
 		case errors.Is(err, namespaced.ErrNotStarted):
@@ -76,6 +82,16 @@ func Handler(c Checker) http.Handler {
 		}
 		return resp
 	})
+}
+
+// sameRead reports whether two versions of a ConfigMap hold the same of
+// what a resolver reads: its data, binary data, labels and annotations.
+// An update that changes none of them (a finalizer taken off, as the last
+// step of a deletion) is admitted unchecked: denying it because what is
+// stored is invalid would keep the ConfigMap from ever being deleted.
+func sameRead(a, b *corev1.ConfigMap) bool {
+	return maps.Equal(a.Data, b.Data) && maps.EqualFunc(a.BinaryData, b.BinaryData, bytes.Equal) &&
+		maps.Equal(a.Labels, b.Labels) && maps.Equal(a.Annotations, b.Annotations)
 }
 
 // Configuration returns the ValidatingWebhookConfiguration named name that

@@ -3,6 +3,8 @@ package webhook_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,8 +14,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/stratacfg/strata/internal/testkind"
 	"github.com/stratacfg/strata/layers/namespaced"
@@ -40,6 +46,13 @@ func options(t *testing.T) namespaced.Options[*testkind.Defaults] {
 // server does, and returns the response.
 func review(t *testing.T, url string, op admissionv1.Operation, cm *corev1.ConfigMap) *admissionv1.AdmissionResponse {
 	t.Helper()
+	return reviewUpdate(t, url, op, cm, nil)
+}
+
+// reviewUpdate is review with old as the request's oldObject (none when
+// nil), as the API server sends it on an update.
+func reviewUpdate(t *testing.T, url string, op admissionv1.Operation, cm, old *corev1.ConfigMap) *admissionv1.AdmissionResponse {
+	t.Helper()
 	ns := cm.Namespace
 	cm = cm.DeepCopy()
 	cm.Namespace = "" // a create's object may not say; the request does
@@ -47,6 +60,9 @@ func review(t *testing.T, url string, op admissionv1.Operation, cm *corev1.Confi
 	in := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{UID: "u1", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
 			Operation: op, Namespace: ns, Object: runtime.RawExtension{Raw: raw}}}
+	if old != nil {
+		in.Request.OldObject.Raw, _ = json.Marshal(old)
+	}
 	body, _ := json.Marshal(in)
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -150,5 +166,96 @@ func TestConfiguration(t *testing.T) {
 	o.Labels = nil
 	if _, err := webhook.Configuration(o, "configmaps.strata.example.dev", admissionregistrationv1.WebhookClientConfig{URL: &url}); err == nil {
 		t.Error("options without labels: no error")
+	}
+}
+
+// TestDenialNamesTheConfigMapKey: a tenant ConfigMap denied for one of
+// its keys names that key as the ConfigMap holds it, as the warnings do
+// (issue 23, item 9: "one spelling everywhere a user sees a key"), not
+// as a JSON pointer.
+func TestDenialNamesTheConfigMapKey(t *testing.T) {
+	o := options(t)
+	r, err := namespacedtest.New(o, namespacedtest.ClusterConfigMap(o, map[string]string{"enforced-config-level": "namespace"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	srv := httptest.NewServer(webhook.Handler(r))
+	defer srv.Close()
+	for key, value := range map[string]string{"default-timeout-seconds": "abc", "no-such-key": "1"} {
+		tenant := namespacedtest.NamespaceConfigMap(o, "team", "strata-overrides", map[string]string{key: value})
+		resp := review(t, srv.URL, admissionv1.Create, tenant)
+		if resp.Allowed || resp.Result == nil || !strings.Contains(resp.Result.Message, "team/strata-overrides") ||
+			!strings.Contains(resp.Result.Message, `key "`+key+`"`) {
+			t.Errorf("%s: %q: want the ConfigMap and key %q named as the ConfigMap holds it: %+v", key, value, key, resp.Result)
+		}
+	}
+}
+
+// TestHandlerFailsOpenWhenTheClusterCannotBeRead: a Direct resolver that
+// cannot read the cluster ConfigMap (the API server busy, RBAC missing)
+// has not judged the ConfigMap; the webhook fails open, as the package
+// doc says ("an operator must be able to fix the cluster ConfigMap while
+// the webhook is down"), instead of denying every layer, the operator's
+// fix included, as invalid (422).
+func TestHandlerFailsOpenWhenTheClusterCannotBeRead(t *testing.T) {
+	o := options(t)
+	o.NoEvents = true
+	c := fake.NewClientset()
+	c.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "strata-defaults", errors.New("RBAC: not allowed"))
+	})
+	d, err := namespaced.NewDirect(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	srv := httptest.NewServer(webhook.Handler(d))
+	defer srv.Close()
+	fix := namespacedtest.ClusterConfigMap(o, map[string]string{"max-timeout-seconds": "600"})
+	tenant := namespacedtest.NamespaceConfigMap(o, "team", "strata-overrides", map[string]string{"default-timeout-seconds": "5"})
+	for name, cm := range map[string]*corev1.ConfigMap{"the cluster ConfigMap": fix, "a tenant ConfigMap": tenant} {
+		if resp := review(t, srv.URL, admissionv1.Update, cm); !resp.Allowed || !strings.Contains(strings.Join(resp.Warnings, "\n"), "not checked") {
+			t.Errorf("%s, with the cluster unreadable: allowed %v (%+v), warnings %q; want it admitted with a warning that it was not checked", name, resp.Allowed, resp.Result, resp.Warnings)
+		}
+	}
+}
+
+// TestHandlerLetsADeletionFinish: an update of a layer ConfigMap that is
+// being deleted (the garbage collector taking off the foregroundDeletion
+// or orphan finalizer of `kubectl delete --cascade=foreground|orphan`)
+// changes nothing a resolver reads; denying it because the data are
+// invalid keeps the ConfigMap terminating for ever.
+func TestHandlerLetsADeletionFinish(t *testing.T) {
+	o := options(t)
+	o.StartOnDefaults = true
+	// Both stored invalid: written while the fail-open webhook was down.
+	now := metav1.Now()
+	cluster := namespacedtest.ClusterConfigMap(o, map[string]string{"enforced-config-level": "namespace", "max-timeout-seconds": "-1"})
+	tenant := namespacedtest.NamespaceConfigMap(o, "team", "strata-overrides", map[string]string{"default-timeout-seconds": "abc"})
+	r, err := namespacedtest.New(o, cluster, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	srv := httptest.NewServer(webhook.Handler(r))
+	defer srv.Close()
+	for name, cm := range map[string]*corev1.ConfigMap{"tenant": tenant, "cluster": cluster} {
+		old := cm.DeepCopy()
+		old.DeletionTimestamp, old.Finalizers = &now, []string{metav1.FinalizerOrphanDependents}
+		cm = cm.DeepCopy()
+		cm.DeletionTimestamp = &now // deleted; the update takes its last finalizer off
+		if resp := reviewUpdate(t, srv.URL, admissionv1.Update, cm, old); !resp.Allowed {
+			t.Errorf("%s ConfigMap being deleted, its finalizer removed: denied: %+v", name, resp.Result)
+		}
+		// An update of what the resolver reads is checked, deleted or not.
+		cm.Data = maps.Clone(cm.Data)
+		cm.Data["default-timeout-seconds"] = "xyz"
+		if resp := reviewUpdate(t, srv.URL, admissionv1.Update, cm, old); resp.Allowed {
+			t.Errorf("%s ConfigMap being deleted, its data changed to invalid: admitted", name)
+		}
 	}
 }
