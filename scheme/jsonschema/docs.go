@@ -109,6 +109,9 @@ func (d *Docs) read(path string, names []string) error {
 					for _, n := range f.Names {
 						d.fields[path+"."+t.Name+"."+n.Name] = fd
 					}
+					if name := embeddedName(f.Type); len(f.Names) == 0 && name != "" {
+						d.fields[path+"."+t.Name+"."+name] = fd
+					}
 				}
 			}
 		}
@@ -159,12 +162,40 @@ func parseDoc(text string) fieldDoc {
 	return fd
 }
 
+// embeddedName is the field name Go gives an embedded field of type x:
+// its type's name, without package, pointer or type arguments.
+func embeddedName(x ast.Expr) string {
+	for {
+		switch e := x.(type) {
+		case *ast.StarExpr:
+			x = e.X
+		case *ast.SelectorExpr:
+			return e.Sel.Name
+		case *ast.IndexExpr:
+			x = e.X
+		case *ast.IndexListExpr:
+			x = e.X
+		case *ast.Ident:
+			return e.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// declared names type t as its source declares it: its package path and
+// its name without type arguments.
+func declared(t reflect.Type) string {
+	name, _, _ := strings.Cut(t.Name(), "[")
+	return t.PkgPath() + "." + name
+}
+
 // field returns the doc of field name of struct type t.
 func (d *Docs) field(t reflect.Type, name string) fieldDoc {
 	if d == nil {
 		return fieldDoc{}
 	}
-	return d.fields[t.PkgPath()+"."+t.Name()+"."+name]
+	return d.fields[declared(t)+"."+name]
 }
 
 // enum returns the values of the enum type t, or nil.
@@ -172,7 +203,7 @@ func (d *Docs) enum(t reflect.Type) []any {
 	if d == nil || t.Name() == "" {
 		return nil
 	}
-	return append([]any(nil), d.enums[t.PkgPath()+"."+t.Name()]...)
+	return append([]any(nil), d.enums[declared(t)]...)
 }
 
 // apply sets what fd says on s: the description, and the bounds of the

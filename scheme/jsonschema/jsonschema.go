@@ -8,13 +8,17 @@
 //
 // A schema is as strict as a Strict decode: a field the version does not
 // have is refused, so a misspelt field fails in the editor and in CI as it
-// fails the component. Every field may be null, which in a strata file
+// fails the component; a value takes the JSON types its Go type decodes
+// from (an IntOrString an integer or a string, a type that reads itself
+// from text a string), and a struct type inside itself is a reference to
+// its definition. Every field may be null, which in a strata file
 // removes what a lower layer set. apiVersion and kind are not required,
 // since a drop-in may leave them out; the component requires them of
 // --config.
 package jsonschema
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -30,6 +34,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/internal/yamljson"
@@ -50,8 +55,10 @@ func For(k *scheme.Kind, gv schema.GroupVersion, docs *Docs) (*spec.Schema, erro
 	if fields == nil {
 		return nil, fmt.Errorf("jsonschema: %s is not registered in %s", k.GroupKind().Kind, gv)
 	}
-	b := builder{docs: docs, fields: fields, lists: typed.For(fields.Type()).Lists(), gates: fields.Gates()}
+	b := builder{docs: docs, fields: fields, lists: typed.For(fields.Type()).Lists(), gates: fields.Gates(),
+		open: map[reflect.Type]bool{}, recursive: map[reflect.Type]bool{}}
 	root := b.object(fields.Type(), "")
+	root.Definitions = b.definitions
 	if len(b.errs) > 0 {
 		slices.Sort(b.errs)
 		return nil, fmt.Errorf("jsonschema: %s %s: %s", k.GroupKind().Kind, gv, strings.Join(b.errs, "; "))
@@ -124,8 +131,13 @@ func Validate(s *spec.Schema, data []byte) []string {
 		return []string{"not YAML with each field once: " + err.Error()}
 	}
 	var doc any
-	if err := json.Unmarshal(j, &doc); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(j, &doc); err != nil {
 		return []string{"not JSON: " + err.Error()}
+	}
+	doc = bigIntsOnly(doc)
+	if len(s.Definitions) > 0 { // the validator follows no reference
+		expanded := expand(*s, s.Definitions, shapeOf(doc))
+		s = &expanded
 	}
 	res := validate.NewSchemaValidator(s, nil, "", strfmt.Default).Validate(doc)
 	var out []string
@@ -136,12 +148,138 @@ func Validate(s *spec.Schema, data []byte) []string {
 	return out
 }
 
+// bigIntsOnly keeps as int64 only the integers of a decoded document past
+// 2^53, and makes the others float64: as float64, one past 2^53 is no
+// integer to the validator, and as int64, a small one is compared with a
+// bound converted to int64, which overflows past 2^63 (a float32's).
+func bigIntsOnly(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = bigIntsOnly(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = bigIntsOnly(e)
+		}
+	case int64:
+		if v >= -1<<53 && v <= 1<<53 {
+			return float64(v)
+		}
+	}
+	return v
+}
+
+// expand returns s with each reference to a definition in defs replaced
+// by the definition, where shape (the shape of the document, as shapeOf
+// makes it) has a value for it to check; elsewhere a schema is empty, as
+// nothing is there. The schema grows with the document, not with how
+// often its types refer to themselves.
+func expand(s spec.Schema, defs spec.Definitions, shape any) spec.Schema {
+	if ref := s.Ref.String(); ref != "" {
+		if shape == nil {
+			return spec.Schema{}
+		}
+		s = defs[strings.TrimPrefix(ref, "#/definitions/")]
+	}
+	s.Definitions = nil
+	obj, _ := shape.(map[string]any)
+	var members any // every member of obj as one shape, for a map's values
+	for _, v := range obj {
+		members = mergeShapes(members, v)
+	}
+	if s.Properties != nil {
+		props := make(map[string]spec.Schema, len(s.Properties))
+		for k, v := range s.Properties {
+			props[k] = expand(v, defs, obj[k])
+		}
+		s.Properties = props
+	}
+	if s.PatternProperties != nil {
+		pp := make(map[string]spec.Schema, len(s.PatternProperties))
+		for k, v := range s.PatternProperties {
+			pp[k] = expand(v, defs, members)
+		}
+		s.PatternProperties = pp
+	}
+	if a := s.AdditionalProperties; a != nil && a.Schema != nil {
+		e := expand(*a.Schema, defs, members)
+		s.AdditionalProperties = &spec.SchemaOrBool{Allows: a.Allows, Schema: &e}
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		var elem any
+		if arr, ok := shape.([]any); ok && len(arr) > 0 {
+			elem = arr[0]
+		}
+		e := expand(*s.Items.Schema, defs, elem)
+		s.Items = &spec.SchemaOrArray{Schema: &e}
+	}
+	if s.AnyOf != nil {
+		anyOf := make([]spec.Schema, len(s.AnyOf))
+		for i, a := range s.AnyOf {
+			anyOf[i] = expand(a, defs, shape) // the same value
+		}
+		s.AnyOf = anyOf
+	}
+	return s
+}
+
+// shapeOf returns the objects and arrays of a decoded document, their
+// scalars left out (true in their place), each array's elements merged
+// into one: what expand follows.
+func shapeOf(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = shapeOf(e)
+		}
+		return out
+	case []any:
+		var elem any
+		for _, e := range v {
+			elem = mergeShapes(elem, shapeOf(e))
+		}
+		return []any{elem}
+	}
+	return true
+}
+
+// mergeShapes returns a shape that holds what a and b hold.
+func mergeShapes(a, b any) any {
+	am, aObj := a.(map[string]any)
+	bm, bObj := b.(map[string]any)
+	aa, aArr := a.([]any)
+	ba, bArr := b.([]any)
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case aObj && bObj:
+		out := maps.Clone(am)
+		for k, v := range bm {
+			out[k] = mergeShapes(out[k], v)
+		}
+		return out
+	case aArr && bArr:
+		return []any{mergeShapes(aa[0], ba[0])}
+	case aObj || aArr:
+		return a
+	}
+	return b
+}
+
 // builder builds the schema of one version.
 type builder struct {
 	docs   *Docs
 	fields *validation.Fields
 	lists  merge.Lists
 	gates  map[string]string // the fields that need a feature gate
+	// open are the struct types being built, recursive those met again
+	// inside themselves, whose schemas definitions holds.
+	open, recursive map[reflect.Type]bool
+	definitions     spec.Definitions
 	// errs are the fields whose +listType marker the merge disagrees
 	// with.
 	errs []string
@@ -171,13 +309,40 @@ func (b *builder) checkListType(key, want string) {
 }
 
 // object is the schema of struct type t at key.
+// A struct type met again inside itself is a reference to its schema
+// among the root's definitions.
 func (b *builder) object(t reflect.Type, key string) *spec.Schema {
+	name := definitionName(t)
+	if b.open[t] {
+		b.recursive[t] = true
+		return spec.RefSchema("#/definitions/" + name)
+	}
+	b.open[t] = true
+	defer delete(b.open, t)
 	s := &spec.Schema{}
 	s.Type = spec.StringOrArray{"object", "null"}
 	s.Properties = map[string]spec.Schema{}
 	s.AdditionalProperties = &spec.SchemaOrBool{Allows: false}
 	b.members(t, key, s)
+	if b.recursive[t] {
+		if b.definitions == nil {
+			b.definitions = spec.Definitions{}
+		}
+		b.definitions[name] = *s
+	}
 	return s
+}
+
+// definitionName names struct type t among the definitions: its package
+// path and name, with what a JSON pointer or a reader would trip on
+// replaced.
+func definitionName(t reflect.Type) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, t.PkgPath()+"."+t.Name())
 }
 
 // members adds the JSON members of struct type t, those of the structs it
@@ -185,7 +350,10 @@ func (b *builder) object(t reflect.Type, key string) *spec.Schema {
 func (b *builder) members(t reflect.Type, key string, s *spec.Schema) {
 	typed.Members(t, func(name string, owner reflect.Type, f reflect.StructField) {
 		fk := key + "/" + name
-		fs := b.value(f.Type, fk)
+		fs := quoted(f)
+		if fs == nil {
+			fs = b.value(f.Type, fk)
+		}
 		fd := b.docs.field(owner, f.Name)
 		b.docs.apply(fs, fd)
 		if want, ok := fd.tags[listTypeMarker]; ok {
@@ -224,9 +392,19 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		return b.object(t, key)
 	case reflect.Map:
 		s.Type = spec.StringOrArray{"object", "null"}
-		s.AdditionalProperties = &spec.SchemaOrBool{Allows: true, Schema: b.value(t.Elem(), key+"/*")}
+		elem := b.value(t.Elem(), key+"/*")
+		switch t.Key().Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			s.PatternProperties = map[string]spec.Schema{"^-?[0-9]+$": *elem} // a member's name is its key's decimal
+			s.AdditionalProperties = &spec.SchemaOrBool{Allows: false}
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			s.PatternProperties = map[string]spec.Schema{"^[0-9]+$": *elem}
+			s.AdditionalProperties = &spec.SchemaOrBool{Allows: false}
+		default:
+			s.AdditionalProperties = &spec.SchemaOrBool{Allows: true, Schema: elem}
+		}
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 { // base64; a byte array is an array of numbers
 			s.Type = spec.StringOrArray{"string", "null"}
 			s.Format = "byte"
 			break
@@ -265,8 +443,18 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		// schema, whatever an editor or a validator makes of the format.
 		lo, hi := intBounds(t)
 		s.Minimum, s.Maximum = &lo, &hi
+		if t.Bits() == 64 {
+			// The bound past 2^63, which a validator comparing int64s
+			// (Validate's past 2^53) turns into -2^63: what is past it
+			// is past int64's range, which bounds it instead.
+			s.Maximum = nil
+		}
 	case reflect.Float32, reflect.Float64:
 		s.Type = spec.StringOrArray{"number", "null"}
+		if t.Kind() == reflect.Float32 {
+			lo, hi := -math.MaxFloat32, math.MaxFloat32
+			s.Minimum, s.Maximum = &lo, &hi
+		}
 	default:
 		// An interface holds anything.
 	}
@@ -302,30 +490,58 @@ func keyedElement(elem *spec.Schema, member string) *spec.Schema {
 	return out
 }
 
-// special is the schema of a type that encodes itself: the type and
-// format it declares to OpenAPI (metav1.Duration is a string, a quantity a
-// string or a number), or anything.
+// special is the schema of a type that decodes itself: the types it
+// declares to OpenAPI, all of those it takes where it names several (a
+// quantity a string or a number, an IntOrString an integer or a string),
+// and its format (metav1.Duration is a string); a string for a type that
+// reads itself from text (netip.Addr); or anything.
 func (b *builder) special(t reflect.Type) (*spec.Schema, bool) {
 	p := reflect.New(t).Interface()
 	_, custom := p.(json.Unmarshaler)
+	_, text := p.(encoding.TextUnmarshaler)
 	typer, typed := p.(interface{ OpenAPISchemaType() []string })
-	if !custom && !typed {
+	oneOf, several := p.(interface{ OpenAPIV3OneOfTypes() []string })
+	if !custom && !typed && !text {
 		return nil, false
 	}
 	s := &spec.Schema{}
-	if typed {
+	switch {
+	case several && len(oneOf.OpenAPIV3OneOfTypes()) > 0:
+		s.Type = append(spec.StringOrArray{}, oneOf.OpenAPIV3OneOfTypes()...)
+	case typed:
 		s.Type = append(spec.StringOrArray{}, typer.OpenAPISchemaType()...)
-		if f, ok := p.(interface{ OpenAPISchemaFormat() string }); ok {
-			s.Format = f.OpenAPISchemaFormat()
-		}
-		if s.Format == "quantity" {
-			s.Type = append(s.Type, "number")
-		}
-		if len(s.Type) > 0 {
-			s.Type = append(s.Type, "null")
-		}
+	case !custom: // encoding/json reads it from a JSON string
+		s.Type = spec.StringOrArray{"string"}
+	}
+	if f, ok := p.(interface{ OpenAPISchemaFormat() string }); ok && typed {
+		s.Format = f.OpenAPISchemaFormat()
+	}
+	if len(s.Type) > 0 {
+		s.Type = append(s.Type, "null")
 	}
 	return s, true
+}
+
+// quoted is the schema of a field tagged `json:",string"`, which holds
+// its number or boolean as JSON inside a JSON string, as encoding/json
+// reads one; nil for another field.
+func quoted(f reflect.StructField) *spec.Schema {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !slices.Contains(strings.Split(opts, ","), "string") {
+		return nil
+	}
+	t := f.Type
+	if t.Name() == "" && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr, reflect.Float32, reflect.Float64:
+		s := &spec.Schema{}
+		s.Type = spec.StringOrArray{"string", "null"}
+		return s
+	}
+	return nil
 }
 
 func deref(t reflect.Type) reflect.Type {
