@@ -6,6 +6,7 @@
 package validation
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -103,6 +104,13 @@ type Fields struct {
 	oses    map[string]string // key → the operating system it belongs to
 	osWild  []string          // the keys of oses with a "*" segment, sorted
 	gates   map[string]string // key → the feature gate it needs
+	// inList are the fields inside list elements, which typed.Type does
+	// not reach, by key ("*" for the element), with their types.
+	inList map[string]reflect.Type
+	// recurs maps each key where a struct type is met inside itself to
+	// the key of the type's first place: what is under it is what is
+	// under that place.
+	recurs map[string]string
 }
 
 type patternMarker struct {
@@ -113,12 +121,18 @@ type patternMarker struct {
 // FieldsFor reads the markers of the versioned type t from its struct tags
 // and adds declared, keyed by JSON pointer patterns ("*" matches one
 // segment), and oses, the operating system of fields whose type has no
-// such tag (key → GOOS, as `strata:"os=GOOS"` says it). Some come ready-made: apiVersion and kind are not paths, and
-// the structs of k8s.io/component-base a configuration embeds
+// such tag (key → GOOS, as `strata:"os=GOOS"` says it). Some come
+// ready-made: apiVersion and kind are not paths, and the structs of
+// k8s.io/component-base a configuration embeds
 // (ClientConnectionConfiguration, LeaderElectionConfiguration,
-// LoggingConfiguration) carry their markers wherever they are. It fails on an unknown tag value,
-// on a declared key that is no field of t, and on a field marked both path
-// and not-path.
+// LoggingConfiguration) carry their markers wherever they are, embedded
+// inline included. The fields inside list elements carry theirs under
+// the list's key and "*"; a struct type met inside itself carries its
+// markers at every depth. It fails on an unknown tag value, wherever it
+// is; on a strata tag on an embedded struct, which names no key; on
+// secret, os= or feature-gate= inside a list element, which would not
+// apply; on a declared key that is no field of t; and on a field marked
+// both path and not-path.
 func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]string) (*Fields, error) {
 	f := &Fields{t: typed.For(t), markers: map[string]Marker{}, oses: map[string]string{}}
 	var errs []string
@@ -127,66 +141,20 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 			f.markers[k] = NotPath
 		}
 	}
+	errs = append(errs, f.inLists(f.t.Root(), "", map[reflect.Type]string{}, false)...)
 	f.t.Walk(func(key string, sf reflect.StructField) bool {
-		for sub, m := range readyMade[deref(sf.Type)] {
-			f.markers[key+sub] |= m
-		}
-		tag, ok := sf.Tag.Lookup(TagName)
-		if !ok || strings.HasSuffix(key, "/*") {
-			return true
-		}
-		for _, name := range strings.Split(tag, ",") {
-			if strings.HasPrefix(strings.TrimSpace(name), typed.ListKeyTag) {
-				continue // a keyed list: typed.Type.Lists
-			}
-			if lt, ok := strings.CutPrefix(strings.TrimSpace(name), typed.ListTypeTag); ok {
-				// A list strategy: typed.Type.Lists.
-				st := deref(sf.Type)
-				switch {
-				case lt != "set" && lt != "append":
-					errs = append(errs, fmt.Sprintf("field %s: %s%q is neither set nor append", key, typed.ListTypeTag, lt))
-				case st.Kind() != reflect.Slice:
-					errs = append(errs, fmt.Sprintf("field %s: %s%s is for a slice, and it is a %s", key, typed.ListTypeTag, lt, st.Kind()))
-				case lt == "set" && (!typed.Scalar(deref(st.Elem())) || st.Elem().Kind() == reflect.Uint8):
-					errs = append(errs, fmt.Sprintf("field %s: %sset is for a slice of strings, numbers or booleans, and its elements are %s", key, typed.ListTypeTag, st.Elem()))
-				}
-				continue
-			}
-			if gate, ok := strings.CutPrefix(strings.TrimSpace(name), gateTag); ok {
-				if gate == "" {
-					errs = append(errs, fmt.Sprintf("field %s: %s names no feature gate", key, gateTag))
-				}
-				if f.gates == nil {
-					f.gates = map[string]string{}
-				}
-				f.gates[key] = gate
-				continue
-			}
-			if goos, ok := strings.CutPrefix(strings.TrimSpace(name), osTag); ok {
-				if goos == "" || strings.ToLower(goos) != goos {
-					errs = append(errs, fmt.Sprintf("field %s: %s%q is no operating system as GOOS names them", key, osTag, goos))
-				}
-				f.oses[key] = goos
-				continue
-			}
-			m, ok := parseMarker(strings.TrimSpace(name))
-			if !ok {
-				errs = append(errs, fmt.Sprintf("field %s: unknown %s tag %q", key, TagName, name))
-				continue
-			}
-			f.markers[key] |= m
-		}
+		errs = append(errs, f.readTag(key, sf, false)...)
 		return true
 	})
 	for key, m := range declared {
-		if _, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); !ok {
+		if _, ok := f.at(key); !ok {
 			errs = append(errs, fmt.Sprintf("declared key %s is no field of %s", key, t))
 			continue
 		}
 		f.markers[key] |= m
 	}
 	for key, goos := range oses {
-		switch _, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); {
+		switch _, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); { // not in a list element: it would not apply
 		case !ok:
 			errs = append(errs, fmt.Sprintf("declared key %s is no field of %s", key, t))
 		case goos == "" || strings.ToLower(goos) != goos:
@@ -197,7 +165,6 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 			f.oses[key] = goos
 		}
 	}
-	errs = append(errs, f.inLists(f.t.Root(), "", map[reflect.Type]bool{}, false)...)
 	for list, member := range f.t.Lists() {
 		for key, m := range f.markers {
 			if member != merge.ListAppend && m&Secret != 0 && (merge.Covers(key, list) || merge.Under(list, key)) {
@@ -213,7 +180,7 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 			errs = append(errs, fmt.Sprintf("field %s is marked both alpha and beta", key))
 		}
 		if m&EmptyIsUnset != 0 {
-			if ft, ok := f.t.At(strings.ReplaceAll(key, "*", "x")); !ok || !isMapOrSlice(ft) {
+			if ft, ok := f.at(key); !ok || !isMapOrSlice(ft) {
 				errs = append(errs, fmt.Sprintf("field %s is marked empty-is-unset but is no map or slice", key))
 			}
 		}
@@ -245,44 +212,131 @@ func FieldsFor(t reflect.Type, declared map[string]Marker, oses map[string]strin
 	return f, nil
 }
 
-// inLists records the markers of the fields inside list elements of t,
-// which Walk does not reach, under the list's key and "*" for the
-// element: so that a key that holds them (a tenant setting the list
-// whole) is refused for what is inside, and a keyed list's element field
-// marked path is resolved. It returns an error for each such field tagged
-// secret or os=, which would silently not apply there.
-func (f *Fields) inLists(t reflect.Type, key string, seen map[reflect.Type]bool, inList bool) []string {
+// inLists reads the types under t, at key, for what the walk of
+// typed.Type does not reach: the fields inside list elements, whose tags
+// it reads (their markers under the list's key and "*" for the element,
+// so that a key that holds them, a tenant setting the list whole, is
+// refused for what is inside, and a keyed list's element field marked
+// path is resolved); the structs embedded inline (embedded); and the
+// places where a struct type is met inside itself (recurs). open holds
+// the struct types being read, each with its key.
+func (f *Fields) inLists(t reflect.Type, key string, open map[reflect.Type]string, inList bool) []string {
 	t = deref(t)
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		return f.inLists(t.Elem(), key+"/*", seen, true)
+		return f.inLists(t.Elem(), key+"/*", open, true)
 	case reflect.Map:
-		return f.inLists(t.Elem(), key+"/*", seen, inList)
+		return f.inLists(t.Elem(), key+"/*", open, inList)
 	case reflect.Struct:
 	default:
 		return nil
 	}
-	if seen[t] {
+	if first, ok := open[t]; ok {
+		if !strings.Contains(first, "*") {
+			if f.recurs == nil {
+				f.recurs = map[string]string{}
+			}
+			f.recurs[key] = first
+		}
 		return nil
 	}
-	seen[t] = true
-	defer delete(seen, t)
-	var errs []string
+	open[t] = key
+	defer delete(open, t)
+	errs := f.embedded(t, key)
 	typed.Members(t, func(name string, _ reflect.Type, sf reflect.StructField) {
 		fk := key + "/" + name
 		if inList {
-			for _, opt := range strings.Split(sf.Tag.Get(TagName), ",") {
-				opt = strings.TrimSpace(opt)
-				if m, ok := parseMarker(opt); ok && m != Secret {
-					f.markers[fk] |= m
-				} else if opt == "secret" || strings.HasPrefix(opt, osTag) {
-					errs = append(errs, fmt.Sprintf("field %s: %s applies to no field inside a list element", fk, opt))
-				}
+			if f.inList == nil {
+				f.inList = map[string]reflect.Type{}
 			}
+			f.inList[fk] = sf.Type
+			errs = append(errs, f.readTag(fk, sf, true)...)
 		}
-		errs = append(errs, f.inLists(sf.Type, fk, seen, inList)...)
+		errs = append(errs, f.inLists(sf.Type, fk, open, inList)...)
 	})
 	return errs
+}
+
+// embedded gives the members of struct type t at key the markers of the
+// component-base structs t embeds inline (readyMade), and returns an
+// error for a strata tag on an embedded struct, which names no key.
+func (f *Fields) embedded(t reflect.Type, key string) []string {
+	var errs []string
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		et := deref(sf.Type)
+		if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); !sf.Anonymous || name != "" || et.Kind() != reflect.Struct {
+			continue
+		}
+		for sub, m := range readyMade[et] {
+			f.markers[key+sub] |= m
+		}
+		if tag, ok := sf.Tag.Lookup(TagName); ok {
+			errs = append(errs, fmt.Sprintf("field %s: %s:%q on the embedded %s names no key: tag its fields", cmp.Or(key, "/"), TagName, tag, sf.Name))
+		}
+		errs = append(errs, f.embedded(et, key)...)
+	}
+	return errs
+}
+
+// readTag records what the strata tag of the field sf at key says, and
+// returns its problems. In a list element (inList), secret, os= and
+// feature-gate= are refused: a key holds the whole list, so they would
+// not apply.
+func (f *Fields) readTag(key string, sf reflect.StructField, inList bool) []string {
+	for sub, m := range readyMade[deref(sf.Type)] {
+		f.markers[key+sub] |= m
+	}
+	tag, ok := sf.Tag.Lookup(TagName)
+	if !ok || strings.HasSuffix(key, "/*") { // a map's values: the map's tag
+		return nil
+	}
+	var errs []string
+	for _, name := range strings.Split(tag, ",") {
+		name = strings.TrimSpace(name)
+		lt, isListType := strings.CutPrefix(name, typed.ListTypeTag)
+		gate, isGate := strings.CutPrefix(name, gateTag)
+		goos, isOS := strings.CutPrefix(name, osTag)
+		switch st := deref(sf.Type); {
+		case strings.HasPrefix(name, typed.ListKeyTag): // a keyed list: typed.Type.Lists
+		case isListType && lt != "set" && lt != "append":
+			errs = append(errs, fmt.Sprintf("field %s: %s%q is neither set nor append", key, typed.ListTypeTag, lt))
+		case isListType && st.Kind() != reflect.Slice:
+			errs = append(errs, fmt.Sprintf("field %s: %s%s is for a slice, and it is a %s", key, typed.ListTypeTag, lt, st.Kind()))
+		case isListType && lt == "set" && (!typed.Scalar(deref(st.Elem())) || st.Elem().Kind() == reflect.Uint8):
+			errs = append(errs, fmt.Sprintf("field %s: %sset is for a slice of strings, numbers or booleans, and its elements are %s", key, typed.ListTypeTag, st.Elem()))
+		case isListType: // a list strategy: typed.Type.Lists
+		case inList && (name == "secret" || isOS || isGate):
+			errs = append(errs, fmt.Sprintf("field %s: %s applies to no field inside a list element", key, name))
+		case isGate && gate == "":
+			errs = append(errs, fmt.Sprintf("field %s: %s names no feature gate", key, gateTag))
+		case isGate:
+			if f.gates == nil {
+				f.gates = map[string]string{}
+			}
+			f.gates[key] = gate
+		case isOS && (goos == "" || strings.ToLower(goos) != goos):
+			errs = append(errs, fmt.Sprintf("field %s: %s%q is no operating system as GOOS names them", key, osTag, goos))
+		case isOS:
+			f.oses[key] = goos
+		default:
+			m, ok := parseMarker(name)
+			if !ok {
+				errs = append(errs, fmt.Sprintf("field %s: unknown %s tag %q", key, TagName, name))
+			}
+			f.markers[key] |= m
+		}
+	}
+	return errs
+}
+
+// at returns the Go type of the field at key, "*" for any map member or
+// list element, those inside list elements included.
+func (f *Fields) at(key string) (reflect.Type, bool) {
+	if t, ok := f.inList[key]; ok {
+		return deref(t), true
+	}
+	return f.t.At(strings.ReplaceAll(key, "*", "x"))
 }
 
 func parseMarker(s string) (Marker, bool) {
@@ -342,9 +396,16 @@ func isMapOrSlice(t reflect.Type) bool {
 func (f *Fields) Has(key string, m Marker) bool { return f.Markers(key)&m != 0 }
 
 // Markers returns every marker key carries: those of the patterns that name
-// key or an ancestor of it. It allocates nothing.
+// key or an ancestor of it, and in a struct type met inside itself, those
+// of the same field at the type's first place. It allocates nothing but
+// for such a key.
 func (f *Fields) Markers(key string) Marker {
 	var out Marker
+	if len(f.recurs) > 0 {
+		if first := f.firstPlace(key); first != key {
+			out = f.Markers(first)
+		}
+	}
 	for p := key; p != ""; {
 		out |= f.markers[p]
 		i := strings.LastIndexByte(p, '/')
@@ -366,12 +427,51 @@ func (f *Fields) Markers(key string) Marker {
 // whole (an object or a map in one ConfigMap key) sets or replaces that
 // field too, so a policy that protects the field must refuse the key.
 func (f *Fields) Under(key string, m Marker) (pattern string, ok bool) {
+	if len(f.recurs) > 0 {
+		if first := f.firstPlace(key); first != key {
+			return f.Under(first, m)
+		}
+	}
 	for _, pm := range f.sorted {
 		if pm.m&m != 0 && merge.Under(pm.pattern, key) {
 			return pm.pattern, true
 		}
 	}
 	return "", false
+}
+
+// firstPlace returns key with the part of it under a place where a struct
+// type is met inside itself (recurs) put under the type's first place,
+// as often as it goes through one.
+func (f *Fields) firstPlace(key string) string {
+	for again := true; again; {
+		again = false
+		for at, first := range f.recurs {
+			if rest, ok := below(at, key); ok {
+				key, again = first+rest, true
+			}
+		}
+	}
+	return key
+}
+
+// below returns what of key is below pattern ("*" matches one segment),
+// and whether key is pattern or under it.
+func below(pattern, key string) (string, bool) {
+	for _, seg := range strings.Split(pattern, "/")[1:] {
+		if !strings.HasPrefix(key, "/") {
+			return "", false
+		}
+		s, rest, more := strings.Cut(key[1:], "/")
+		if seg != "*" && seg != s {
+			return "", false
+		}
+		key = ""
+		if more {
+			key = "/" + rest
+		}
+	}
+	return key, true
 }
 
 // Holds reports whether key carries marker m or holds a field that does:
@@ -413,19 +513,22 @@ func (f *Fields) Type() reflect.Type { return f.t.Root() }
 // reflection test; this is that test for any type.
 func (f *Fields) UndeclaredStrings() []string {
 	var out []string
-	f.t.Walk(func(key string, sf reflect.StructField) bool {
-		t := sf.Type
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if t.Kind() == reflect.Slice {
-			t = t.Elem()
+	undeclared := func(key string, t reflect.Type) {
+		if t = deref(t); t.Kind() == reflect.Slice {
+			t = deref(t.Elem())
 		}
 		if t.Kind() == reflect.String && !f.Has(key, Path|NotPath) {
 			out = append(out, key)
 		}
+	}
+	f.t.Walk(func(key string, sf reflect.StructField) bool {
+		undeclared(key, sf.Type)
 		return true
 	})
+	for key, t := range f.inList { // a keyed list's element field marked path is resolved
+		undeclared(key, t)
+	}
+	sort.Strings(out)
 	return out
 }
 

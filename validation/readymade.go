@@ -26,6 +26,8 @@ var readyMade = map[reflect.Type]map[string]Marker{
 		"/format": NotPath,
 		// omitempty drops an empty vmodule: it means unset.
 		"/vmodule": EmptyIsUnset,
+		// A pattern of Go source file names, matched, never opened.
+		"/vmodule/*/filePattern": NotPath,
 	},
 }
 

@@ -3,7 +3,6 @@ package typed
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/stratacfg/strata/merge"
@@ -45,8 +44,9 @@ func addresses(v reflect.Value, path []string, out map[uintptr][]FieldAt) {
 
 // KeyOf returns the JSON pointer of the fields named by a Go field-name
 // path in t, a struct type (or a pointer to one): the same fields of
-// another version of a type map to its JSON names. A field embedded
-// without a JSON name, or inlined, adds no segment; the fields inside a
+// another version of a type map to its JSON names. A struct embedded
+// without a JSON name adds no segment (a named field tagged ",inline" is
+// not inlined: the decoder reads it by its name); the fields inside a
 // type that encodes itself (a duration) are that type's key.
 func KeyOf(t reflect.Type, names []string) (string, error) {
 	var segs []string
@@ -64,11 +64,11 @@ func KeyOf(t reflect.Type, names []string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("no field %s in %s", name, t)
 		}
-		tag, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		switch {
 		case tag == "-":
 			return "", fmt.Errorf("field %s has no JSON name", name)
-		case tag == "" && (sf.Anonymous || slices.Contains(strings.Split(opts, ","), "inline")):
+		case tag == "" && sf.Anonymous && deref(sf.Type).Kind() == reflect.Struct: // inlined, ",inline" or not, as eachMember reads it
 		case tag == "":
 			segs = append(segs, name)
 		default:
