@@ -295,12 +295,12 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 func jsonMessage(raw []byte) string {
 	err := json.Unmarshal(raw, new(any))
 	var se *json.SyntaxError
-	if !errors.As(err, &se) {
+	if !errors.As(err, &se) || se.Offset < 1 || se.Offset > int64(len(raw)) {
 		return "not valid JSON"
 	}
-	line := 1 + bytes.Count(raw[:se.Offset], []byte("\n"))
-	col := se.Offset - int64(bytes.LastIndexByte(raw[:se.Offset], '\n'))
-	return fmt.Sprintf("not valid JSON: line %d, column %d: %v", line, col-1, se)
+	before := raw[:se.Offset-1] // the byte at fault is the last read
+	line, col := 1+bytes.Count(before, []byte("\n")), len(before)-bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("not valid JSON: line %d, column %d: %v", line, col, se)
 }
 
 // yamlToJSON is toJSON of a YAML document.

@@ -14,6 +14,7 @@ import (
 	config "github.com/stratacfg/strata/internal/testkind/component"
 	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
 	"github.com/stratacfg/strata/internal/testkind/component/v1beta1"
+	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
 )
 
@@ -266,19 +267,29 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		beta + "port: 1\n", beta + "featureGates: {A: true}\n", "apiVersion: v1\nkind: List\nitems: [{}]\n",
 		"a: &a [1]\nb: *a\n", "{}", "---\n---\n", beta + "logging: {vmodule: [{filePattern: x, verbosity: 1}]}\n",
+		`{"port": 1, "port": 2}`, "{port: 1, clientConnection: {qps: 2}}", "port: 1\n---\nport: 2\n",
 	} {
 		f.Add([]byte(s))
 	}
+	inherit := v1beta1.SchemeGroupVersion.WithKind("ComponentConfiguration")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, mode := range []scheme.Mode{scheme.Strict, scheme.Warn, scheme.Ignore} {
-			doc, err := c.Decode(data, scheme.DecodeOptions{Source: "fuzz", Mode: mode})
-			if err == nil && doc.Object == nil {
-				t.Fatal("no error and no object")
+			for _, opts := range []scheme.DecodeOptions{{Source: "fuzz", Mode: mode}, {Source: "fuzz", Mode: mode, Inherit: inherit}} {
+				doc, err := c.Decode(data, opts)
+				if err == nil && doc.Object == nil {
+					t.Fatal("no error and no object")
+				}
+				if err != nil && !strings.HasPrefix(err.Error(), "fuzz: ") {
+					t.Fatalf("error %q does not name the source", err)
+				}
+				// What reads the JSON reads each member once.
+				if err == nil {
+					if _, ferr := merge.Flatten(doc.JSON); ferr != nil {
+						t.Fatalf("%s: decoded, and its JSON %s does not flatten: %v", mode, doc.JSON, ferr)
+					}
+				}
+				_, _ = c.DecodeAll(data, opts)
 			}
-			if err != nil && !strings.HasPrefix(err.Error(), "fuzz: ") {
-				t.Fatalf("error %q does not name the source", err)
-			}
-			_, _ = c.DecodeAll(data, scheme.DecodeOptions{Source: "fuzz", Mode: mode})
 		}
 	})
 }
