@@ -416,6 +416,7 @@ func (c *Component[T]) load(ctx context.Context, cl *CommandLine, contents *watc
 		running := map[string]string{}
 		for k, v := range pin {
 			delete(values, k)
+			running[k] = merge.Tombstone // unset while running: the provenance says so
 			if v != "" {
 				values[k], running[k] = v, v
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
@@ -15,14 +16,20 @@ import (
 // itself when the kind has no secret fields. When it has some, a message
 // may quote their values: the errors of a validation (validation.ErrorList)
 // are shown but for those of a field that is or holds a secret, each of
-// which says only which field was refused; any other error says that the
-// reload was refused and where to read why.
+// which says only which field was refused; so is a decoding error that
+// names fields and no value (an unknown or duplicate field, a missing or
+// unknown apiVersion, an empty or oversized file); any other error says
+// that the reload was refused and where to read why.
 func (c *Component[T]) ZPagesError(err error) string {
 	if err == nil {
 		return ""
 	}
 	fields := c.Kind.MergeFields()
 	if len(fields.Keys(validation.Secret)) == 0 {
+		return err.Error()
+	}
+	var se *scheme.Error
+	if errors.As(err, &se) && strings.HasSuffix(err.Error(), se.Error()) && quotesNoValue(se.Kind) {
 		return err.Error()
 	}
 	var list validation.ErrorList
@@ -41,6 +48,17 @@ func (c *Component[T]) ZPagesError(err error) string {
 		}
 	}
 	return "invalid configuration:\n" + shown.Error()
+}
+
+// quotesNoValue reports whether a decoding error of kind names fields,
+// versions and sizes, never a value.
+func quotesNoValue(kind error) bool {
+	for _, k := range []error{scheme.ErrStrict, scheme.ErrTypeMeta, scheme.ErrUnknownType, scheme.ErrEmpty, scheme.ErrTooLarge, scheme.ErrRemovedVersion, scheme.ErrExperimentalVersion} {
+		if kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 // secretAt reports whether the value at key may quote a secret: key is, is
