@@ -81,7 +81,10 @@ func (f *File) decode(versionDefaults bool) (*merge.Layer, *merge.Layer, []strin
 	// of the Go type: take it out before the strict decode, and make it
 	// a tombstone after.
 	raw := data
-	data, removed, err := removals(t, data)
+	data, removed, err := removals(t, data, f.Mode)
+	if errors.Is(err, errDocuments) {
+		return nil, nil, nil, &scheme.Error{Source: f.Path, Kind: scheme.ErrSyntax, Details: []string{"holds several documents; exactly one " + f.Kind.GroupKind().Kind + " is expected"}}
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
@@ -209,15 +212,28 @@ func readError(path string, limit int, err error) error {
 	return fmt.Errorf("reading configuration: %w", err)
 }
 
+// errDocuments is removals' error for data of several documents.
+var errDocuments = errors.New("several documents")
+
 // removals returns data without the elements of t's keyed lists that ask
 // for their removal and the members that remove elements from its sets,
-// as JSON, and their keys; data as it is when it has none.
-func removals(t *typed.Type, data []byte) ([]byte, []string, error) {
+// as JSON, and their keys; data as it is when it has none, and in strict
+// mode when it gives a field twice, for the decoder to refuse. Data of
+// several documents, which the conversion would take the first of, is
+// errDocuments.
+func removals(t *typed.Type, data []byte, mode scheme.Mode) ([]byte, []string, error) {
 	lists := t.Lists()
 	if len(lists) == 0 || !bytes.Contains(data, []byte("$patch")) && !bytes.Contains(data, []byte("$deleteFromPrimitiveList/")) {
 		return data, nil, nil
 	}
-	j, err := yamljson.ToJSON(data, yamljson.Limit(len(data)))
+	if !yamljson.Single(data) {
+		return nil, nil, errDocuments
+	}
+	convert := yamljson.ToJSON
+	if mode == scheme.Strict {
+		convert = yamljson.ToJSONStrict
+	}
+	j, err := convert(data, yamljson.Limit(len(data)))
 	if err != nil {
 		return data, nil, nil // the decoder reports it
 	}

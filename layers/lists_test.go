@@ -273,3 +273,32 @@ func TestDeclaredLists(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovalKeepsStrictness: a file that removes a keyed list element
+// ($patch: delete) is refused in strict mode for a field given twice, and
+// for a second document, as any other file is: taking the removals out
+// does not read it through a map first.
+func TestRemovalKeepsStrictness(t *testing.T) {
+	head := "apiVersion: lists.test.strata.dev/v1\nkind: Upstreams\n"
+	for name, c := range map[string]struct{ dropIn, want string }{
+		"a field twice":                 {head + "retries: 1\nretries: 2\nupstreams:\n- {name: a, $patch: delete}\n", `duplicate field "retries"`},
+		"JSON field twice":              {`{"apiVersion":"lists.test.strata.dev/v1","kind":"Upstreams","retries":1,"retries":2,"upstreams":[{"name":"a","$patch":"delete"}]}`, `duplicate field "retries"`},
+		"two documents":                 {head + "upstreams:\n- {name: a, $patch: delete}\n---\nbogus: 1\n", "holds several documents"},
+		"without $patch, a field twice": {head + "retries: 1\nretries: 2\n", `duplicate field "retries"`}, // the control
+	} {
+		dropIn := c.dropIn
+		dir := t.TempDir()
+		ext := ".yaml"
+		if dropIn[0] == '{' {
+			ext = ".json"
+		}
+		watchtest.WriteFiles(t, dir, map[string]string{
+			"c.yaml":          head + "upstreams:\n- {name: a, url: http://a}\n- {name: b, url: http://b}\n",
+			"conf.d/10" + ext: dropIn,
+		})
+		_, _, err := upstreamsComponent(t).Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--config-dir", filepath.Join(dir, "conf.d")})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %s", name, err, c.want)
+		}
+	}
+}

@@ -53,6 +53,24 @@ func ToJSONStrict(data []byte, limit int) ([]byte, error) {
 	return yaml.YAMLToJSONStrict(data)
 }
 
+// Single reports whether data holds one YAML document at most, empty
+// ones left out, as a decoder of documents counts them; one that does not
+// parse counts what parsed before it. It expands no alias.
+func Single(data []byte) bool {
+	d := yamlv3.NewDecoder(bytes.NewReader(data))
+	n := 0
+	for n <= 1 {
+		var doc yamlv3.Node
+		if d.Decode(&doc) != nil {
+			break
+		}
+		if len(doc.Content) > 0 && doc.Content[0].Tag != "!!null" {
+			n++
+		}
+	}
+	return n <= 1
+}
+
 // Check returns an error wrapping ErrAliases when the first YAML document
 // of data, its aliases expanded, would be more than about limit bytes of
 // JSON. A document with no alias ('*') costs a scan; one with aliases is

@@ -122,3 +122,16 @@ func TestEscapingReckoned(t *testing.T) {
 		}
 	}
 }
+
+// TestSingle counts documents as a decoder of documents does: empty ones
+// left out.
+func TestSingle(t *testing.T) {
+	for in, want := range map[string]bool{
+		"a: 1\n": true, "": true, "---\na: 1\n---\n": true, "# only\n---\na: 1\n": true,
+		"a: 1\n---\nb: 2\n": false, "{a: 1}\n---\n[1]\n": false, "a: &x 1\n---\nb: *x\n": false,
+	} {
+		if got := Single([]byte(in)); got != want {
+			t.Errorf("Single(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
