@@ -626,7 +626,9 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 	}
 	id := identity(c)
 	if cur := w.current.Load(); cur != nil && (cur.id == id || cur.id == "" && cur.hash == c.Hash) {
-		w.lastFailure, w.pendingSince = "", time.Time{}
+		// Back to what is in effect: content refused before is a change
+		// again, tried and reported if it comes back.
+		w.badID, w.lastFailure, w.pendingSince = "", "", time.Time{}
 		return nil
 	}
 	if id == w.badID {
