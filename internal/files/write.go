@@ -23,7 +23,9 @@ const maxLinks = 40
 //     new file beside it, synced, given the old file's mode (and owner,
 //     when the process may), and renamed over it, so a reader sees the
 //     old content or the new, never a part, and the file is never made
-//     more readable than it was;
+//     more readable than it was; a file the process may not give its
+//     owner, or a mount point of its own (a single-file bind mount),
+//     which no rename replaces, is written in place;
 //   - a symbolic link is written through: its target, followed to the
 //     end, is what is replaced or created, and the link stays;
 //   - a FIFO or a device (/dev/stdout, /dev/null, a terminal) is opened
@@ -178,7 +180,13 @@ func replace(path string, data []byte, old fs.FileInfo) error {
 	if err := finish(tmp, data, &mode); err != nil {
 		return err
 	}
-	return os.Rename(tmpPath, path)
+	err = os.Rename(tmpPath, path)
+	if errors.Is(err, syscall.EBUSY) {
+		// A mount point of its own (a hostPath of type File, a
+		// single-file bind mount): no rename replaces it.
+		return inPlace(path, data)
+	}
+	return err
 }
 
 // temp creates a new file beside path, with mode less the umask.

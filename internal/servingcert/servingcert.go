@@ -7,11 +7,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
-	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -26,32 +25,82 @@ const (
 )
 
 // Ensure returns the PEM of the serving certificate in dir, first writing
-// a self-signed one for host when dir holds none; org names its owner.
-// The certificate is its own CA: its PEM is the webhook's CA bundle.
+// a self-signed one for host when dir holds none that serves host now:
+// none at all, a certificate for another host, one expired or expiring
+// within a day, or a pair torn by a crash (a certificate without its key,
+// or not of it). org names its owner. The certificate is its own CA: its
+// PEM is the webhook's CA bundle. Each file is replaced whole, the key
+// readable by its owner alone.
 func Ensure(dir, host, org string) ([]byte, error) {
 	certPath, keyPath := filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile)
-	if cert, err := os.ReadFile(certPath); err == nil {
-		if _, err := os.Stat(keyPath); err != nil {
-			return nil, fmt.Errorf("%s is there but %s is not: %w", certPath, keyPath, err)
-		}
+	now := time.Now()
+	if cert, ok := serves(certPath, keyPath, host, now); ok {
 		return cert, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
 	}
-	certPEM, keyPEM, err := selfSigned(host, org, time.Now())
+	certPEM, keyPEM, err := selfSigned(host, org, now)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+	// The key first: a crash between the two leaves a certificate that
+	// is not of the key, which the next Ensure replaces.
+	if err := writeWhole(keyPath, keyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(certPath, certPEM, 0o644); err != nil {
+	if err := writeWhole(certPath, certPEM, 0o644); err != nil {
 		return nil, err
 	}
 	return certPEM, nil
+}
+
+// serves returns the certificate at certPath when it and the key at
+// keyPath are a pair that serves host from now until a day after.
+func serves(certPath, keyPath, host string, now time.Time) ([]byte, bool) {
+	certPEM, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, false
+	}
+	keyPEM, err := os.ReadFile(keyPath)
+	if err != nil {
+		return nil, false
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil || pair.Leaf == nil {
+		return nil, false
+	}
+	c := pair.Leaf
+	if c.VerifyHostname(host) != nil || now.Before(c.NotBefore) || now.Add(24*time.Hour).After(c.NotAfter) {
+		return nil, false
+	}
+	return certPEM, true
+}
+
+// writeWhole replaces the file at path with data, in mode, through a new
+// file renamed over it: never a part, never a wider mode than mode.
+func writeWhole(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // selfSigned returns a certificate and its key, PEM-encoded, for host (an
