@@ -102,7 +102,9 @@ type Document struct {
 	// GVK is the group, version and kind as written.
 	GVK schema.GroupVersionKind
 	// JSON is the document as written, as JSON: no defaults, no
-	// conversion. It is what the raw layer of a file is made of.
+	// conversion; of a member given twice (warn and ignore modes), the
+	// last, whole, as in YAML. It is what the raw layer of a file is made
+	// of, and what Object is decoded from.
 	JSON []byte
 	// Object is the decoded object: defaulted in GVK's version, then
 	// converted to DecodeOptions.Into (the hub by default).
@@ -454,7 +456,14 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 	}
 	if twice := slices.ContainsFunc(strictErrs, func(e error) bool { return strings.HasPrefix(e.Error(), "duplicate field ") }); twice ||
 		opts.Mode == Ignore && givesTwice(j) {
-		doc.JSON = lastGiven(j)
+		// The last member given wins whole, as in a YAML document: the
+		// decoder would merge two objects into one struct.
+		opts.Filter = nil // applied
+		again, err := k.decodeJSON(lastGiven(j), n, item, opts)
+		if err != nil {
+			return nil, err
+		}
+		doc.Object, doc.JSON = again.Object, again.JSON
 	}
 	return doc, nil
 }
@@ -467,9 +476,8 @@ func givesTwice(j []byte) bool {
 }
 
 // lastGiven returns a JSON document that gives a member twice with each
-// member once, as the decoder took it (the last given), so that the
-// Document's JSON holds what its Object was decoded from. Numbers keep
-// their text.
+// member once, the last given, which the Document's Object is decoded
+// from. Numbers keep their text.
 func lastGiven(j []byte) []byte {
 	d := json.NewDecoder(bytes.NewReader(j))
 	d.UseNumber()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -486,5 +487,38 @@ func TestFlowStyleYAML(t *testing.T) {
 	}
 	if _, err := c.Decode([]byte(`{"apiVersion": "component.example.strata.dev/v1beta1", "kind": "ComponentConfiguration", "port": [1, }`), scheme.DecodeOptions{Source: "c.json"}); !errors.Is(err, scheme.ErrSyntax) || !strings.Contains(err.Error(), "c.json") {
 		t.Errorf("broken JSON: error %v, want ErrSyntax naming c.json", err)
+	}
+}
+
+// TestDuplicateObjectMemberInJSON: a JSON document that gives an object
+// member twice decodes, in warn and ignore modes, as the same document in
+// YAML does (the last given, whole; the decoder alone would merge the two
+// objects into one struct), and its Document.JSON decodes to its Object.
+func TestDuplicateObjectMemberInJSON(t *testing.T) {
+	c := codec(t)
+	head := `"apiVersion":"component.example.strata.dev/v1beta1","kind":"ComponentConfiguration"`
+	in := `{` + head + `,"clientConnection":{"qps":5},"clientConnection":{"burst":7}}`
+	for _, mode := range []scheme.Mode{scheme.Warn, scheme.Ignore} {
+		doc, err := c.Decode([]byte(in), scheme.DecodeOptions{Source: "c.json", Mode: mode})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		again, err := c.Decode(doc.JSON, scheme.DecodeOptions{Source: "again.json", Mode: scheme.Strict})
+		if err != nil {
+			t.Fatalf("%s: its JSON %s: %v", mode, doc.JSON, err)
+		}
+		got, want := doc.Object.(*config.ComponentConfiguration), again.Object.(*config.ComponentConfiguration)
+		if !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("%s: the Object has clientConnection qps %v burst %v; its Document.JSON %s decodes to qps %v burst %v",
+				mode, got.ClientConnection.QPS, got.ClientConnection.Burst, doc.JSON, want.ClientConnection.QPS, want.ClientConnection.Burst)
+		}
+		yamlDoc, err := c.Decode([]byte("apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\nclientConnection: {qps: 5}\nclientConnection: {burst: 7}\n"),
+			scheme.DecodeOptions{Source: "c.yaml", Mode: mode})
+		if err != nil {
+			t.Fatalf("%s: yaml: %v", mode, err)
+		}
+		if y := yamlDoc.Object.(*config.ComponentConfiguration); !equality.Semantic.DeepEqual(got, y) {
+			t.Errorf("%s: JSON gives qps %v, the same document in YAML qps %v", mode, got.ClientConnection.QPS, y.ClientConnection.QPS)
+		}
 	}
 }
