@@ -1,7 +1,9 @@
 package jsonschema_test
 
 import (
+	"fmt"
 	"net/netip"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -120,13 +122,6 @@ func TestValidateOfLargeIntegers(t *testing.T) {
 	}](t, "{x: 9007199254740995}", "{x: 9223372036854775807}")
 }
 
-// TestSchemaBoundsFloat32: a float32 holds no 1e39.
-func TestSchemaBoundsFloat32(t *testing.T) {
-	agree[struct {
-		X float32 `json:"x"`
-	}](t, "{x: 1e39}")
-}
-
 type treeNode struct {
 	Name  string    `json:"name"`
 	Child *treeNode `json:"child,omitempty"`
@@ -150,4 +145,77 @@ type binaryNode struct {
 	V int         `json:"v"`
 	L *binaryNode `json:"l,omitempty"`
 	R *binaryNode `json:"r,omitempty"`
+}
+
+// TestSchemaOfFloat32Max: 3.4028235e38 is how Go writes math.MaxFloat32 as
+// a float32 (what --print-config prints); the decoder takes it, so must
+// the schema.
+func TestSchemaOfFloat32Max(t *testing.T) {
+	agree[struct {
+		X float32 `json:"x"`
+	}](t, "{x: 3.4028235e38}", "{x: -3.4028235e38}")
+}
+
+type keyedTree struct {
+	Name     string      `json:"name"`
+	Children []keyedTree `json:"children,omitempty" strata:"list-map-key=name"`
+}
+
+// TestSchemaOfRecursiveKeyedList: a recursive type whose keyed list holds
+// itself: For must return a schema (or an error), not panic.
+func TestSchemaOfRecursiveKeyedList(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("For panicked: %v", r)
+		}
+	}()
+	agree[keyedTree](t, "{name: a, children: [{name: b, children: [{name: c}]}]}", "{name: a, children: [{name: b, bogus: 1}]}")
+}
+
+type wideNode struct {
+	Name  string                    `json:"name"`
+	Child *wideNode                 `json:"child,omitempty"`
+	Extra map[string]map[string]int `json:"extra,omitempty"`
+}
+
+// TestValidateGrowsWithTheDocument: what Validate does against a
+// recursive schema (merging the shapes of a map's members) grows with the
+// document, not with its square: four times the members allocate about
+// four times the bytes, where copying the growing merge at each member
+// allocated sixteen times.
+func TestValidateGrowsWithTheDocument(t *testing.T) {
+	s, err := jsonschema.For(probeKind[wideNode](t), probeGV, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(members int) uint64 {
+		var b strings.Builder
+		b.WriteString(`{"apiVersion":"probe.test.strata.dev/v1","kind":"Probe","spec":{"name":"a","extra":{"m":{}`)
+		for i := range members {
+			fmt.Fprintf(&b, `,"m%d":{"k%d":1}`, i, i)
+		}
+		b.WriteString("}}}")
+		data := []byte(b.String())
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		if errs := jsonschema.Validate(s, data); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		goruntime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(2000), allocated(8000)
+	if large > 8*small {
+		t.Errorf("validating 2,000 members allocated %d bytes, 8,000 members %d: more than 8 times", small, large)
+	}
+}
+
+// TestSchemaOfFloat32OfALargeInteger: a float32 field takes an integer
+// past 2^53 (the decoder reads 9007199254740993 as a float32), which
+// Validate keeps as an int64: no bound of the field's may turn into -2^63
+// compared with it.
+func TestSchemaOfFloat32OfALargeInteger(t *testing.T) {
+	agree[struct {
+		X float32 `json:"x"`
+	}](t, "{x: 9007199254740993}", "{x: 1000000000000000000}")
 }

@@ -185,8 +185,10 @@ func expand(s spec.Schema, defs spec.Definitions, shape any) spec.Schema {
 	s.Definitions = nil
 	obj, _ := shape.(map[string]any)
 	var members any // every member of obj as one shape, for a map's values
-	for _, v := range obj {
-		members = mergeShapes(members, v)
+	if s.PatternProperties != nil || s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		for _, v := range obj {
+			members = mergeShapes(members, v)
+		}
 	}
 	if s.Properties != nil {
 		props := make(map[string]spec.Schema, len(s.Properties))
@@ -214,14 +216,20 @@ func expand(s spec.Schema, defs spec.Definitions, shape any) spec.Schema {
 		e := expand(*s.Items.Schema, defs, elem)
 		s.Items = &spec.SchemaOrArray{Schema: &e}
 	}
-	if s.AnyOf != nil {
-		anyOf := make([]spec.Schema, len(s.AnyOf))
-		for i, a := range s.AnyOf {
-			anyOf[i] = expand(a, defs, shape) // the same value
-		}
-		s.AnyOf = anyOf
-	}
+	s.AnyOf, s.AllOf = expandEach(s.AnyOf, defs, shape), expandEach(s.AllOf, defs, shape)
 	return s
+}
+
+// expandEach is expand of each of schemas, which check the same value.
+func expandEach(schemas []spec.Schema, defs spec.Definitions, shape any) []spec.Schema {
+	if schemas == nil {
+		return nil
+	}
+	out := make([]spec.Schema, len(schemas))
+	for i, s := range schemas {
+		out[i] = expand(s, defs, shape)
+	}
+	return out
 }
 
 // shapeOf returns the objects and arrays of a decoded document, their
@@ -245,29 +253,38 @@ func shapeOf(v any) any {
 	return true
 }
 
-// mergeShapes returns a shape that holds what a and b hold.
-func mergeShapes(a, b any) any {
-	am, aObj := a.(map[string]any)
+// mergeShapes returns a shape that holds what acc and b hold. acc is
+// nil or a shape mergeShapes returned, which it changes and returns: b is
+// copied into it, never shared, so that merging n shapes costs their
+// size, not n times the merge's.
+func mergeShapes(acc, b any) any {
+	am, aObj := acc.(map[string]any)
 	bm, bObj := b.(map[string]any)
-	aa, aArr := a.([]any)
+	aa, aArr := acc.([]any)
 	ba, bArr := b.([]any)
 	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	case aObj && bObj:
-		out := maps.Clone(am)
+	case acc == nil && bObj:
+		out := make(map[string]any, len(bm))
 		for k, v := range bm {
-			out[k] = mergeShapes(out[k], v)
+			out[k] = mergeShapes(nil, v)
 		}
 		return out
+	case acc == nil && bArr:
+		return []any{mergeShapes(nil, ba[0])}
+	case acc == nil:
+		return b
+	case aObj && bObj:
+		for k, v := range bm {
+			am[k] = mergeShapes(am[k], v)
+		}
+		return am
 	case aArr && bArr:
-		return []any{mergeShapes(aa[0], ba[0])}
+		aa[0] = mergeShapes(aa[0], ba[0])
+		return aa
 	case aObj || aArr:
-		return a
+		return acc
 	}
-	return b
+	return mergeShapes(nil, b)
 }
 
 // builder builds the schema of one version.
@@ -451,10 +468,6 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 		}
 	case reflect.Float32, reflect.Float64:
 		s.Type = spec.StringOrArray{"number", "null"}
-		if t.Kind() == reflect.Float32 {
-			lo, hi := -math.MaxFloat32, math.MaxFloat32
-			s.Minimum, s.Maximum = &lo, &hi
-		}
 	default:
 		// An interface holds anything.
 	}
@@ -468,11 +481,21 @@ func (b *builder) value(t reflect.Type, key string) *spec.Schema {
 // refuses, is beyond what a JSON Schema can say.
 func keyedElement(elem *spec.Schema, member string) *spec.Schema {
 	whole := *elem
+	if elem.Ref.String() != "" {
+		// The element's type holds the list (a tree): its schema is a
+		// reference, which the element's must hold to as well.
+		whole = spec.Schema{}
+		whole.AllOf = []spec.Schema{*elem}
+		whole.Properties = map[string]spec.Schema{member: {}}
+	}
 	whole.Type = spec.StringOrArray{"object"} // not null: the loader refuses an element that is not an object
 	whole.Required = append(slices.Clone(whole.Required), member)
 	whole.Properties = maps.Clone(whole.Properties)
 	key := whole.Properties[member]
 	key.Type = slices.DeleteFunc(slices.Clone(key.Type), func(t string) bool { return t == "null" }) // a null key is none
+	if len(key.Type) == 0 && elem.Ref.String() != "" {
+		key.Type = spec.StringOrArray{"string", "number", "integer", "boolean"}
+	}
 	whole.Properties[member] = key
 	// A removal is read for its key and nothing else (Lists.Removals):
 	// its other members are not decoded, and a key of any type names the
