@@ -232,12 +232,10 @@ func (f *Fields) inLists(t reflect.Type, key string, open map[reflect.Type]strin
 		return nil
 	}
 	if first, ok := open[t]; ok {
-		if !strings.Contains(first, "*") {
-			if f.recurs == nil {
-				f.recurs = map[string]string{}
-			}
-			f.recurs[key] = first
+		if f.recurs == nil {
+			f.recurs = map[string]string{}
 		}
+		f.recurs[key] = first
 		return nil
 	}
 	open[t] = key
@@ -442,13 +440,26 @@ func (f *Fields) Under(key string, m Marker) (pattern string, ok bool) {
 
 // firstPlace returns key with the part of it under a place where a struct
 // type is met inside itself (recurs) put under the type's first place,
-// as often as it goes through one.
+// as often as it goes through one. The first place is an ancestor of the
+// other: its key is as many segments of key.
 func (f *Fields) firstPlace(key string) string {
 	for again := true; again; {
 		again = false
 		for at, first := range f.recurs {
 			if rest, ok := below(at, key); ok {
-				key, again = first+rest, true
+				head := key[:len(key)-len(rest)]
+				n := strings.Count(first, "/") // the first place's segments
+				end := len(head)
+				for i, seen := 0, 0; i < len(head); i++ {
+					if head[i] == '/' {
+						if seen == n {
+							end = i
+							break
+						}
+						seen++
+					}
+				}
+				key, again = head[:end]+rest, true
 			}
 		}
 	}

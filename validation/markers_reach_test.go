@@ -174,3 +174,28 @@ func TestPathRefsNamedInlineField(t *testing.T) {
 		t.Errorf("PathRefs = %v, want %v", got, want)
 	}
 }
+
+type mapTreeNode struct {
+	Token    string                 `json:"token" strata:"secret"`
+	Children map[string]mapTreeNode `json:"children,omitempty"`
+}
+
+// TestMarkersOfRecursiveTypesUnderAMap: "a struct type met inside
+// itself carries its markers at every depth" — also when its first place
+// is a map's value (a tree of named nodes), where secret is allowed.
+func TestMarkersOfRecursiveTypesUnderAMap(t *testing.T) {
+	type doc struct {
+		Nodes map[string]mapTreeNode `json:"nodes"`
+		Root  *mapTreeNode           `json:"root"`
+	}
+	f, err := FieldsFor(reflect.TypeFor[doc](), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"/root/token", "/root/children/a/token", "/root/children/a/children/b/token",
+		"/nodes/a/token", "/nodes/a/children/b/token", "/nodes/a/children/b/children/c/token"} {
+		if !f.Has(key, Secret) {
+			t.Errorf("%s is not secret; secrets %v", key, f.Keys(Secret))
+		}
+	}
+}
