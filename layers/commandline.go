@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/stratacfg/strata/internal/secret"
 	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/scheme"
@@ -173,6 +174,9 @@ func (cl *CommandLine) Usage(name string) string {
 			}
 			b.WriteString(line + "\n")
 			if def := cl.defaultOf(f, defaults); def != "" {
+				if cl.classified(f) {
+					def = secret.Classified
+				}
 				usage += " (default " + def + ")"
 			}
 			if f.Deprecated != "" {
@@ -185,6 +189,21 @@ func (cl *CommandLine) Usage(name string) string {
 }
 
 // defaultOf returns the default to show for flag f.
+// classified reports whether f's value may be a secret, as /flagz judges
+// it: f is annotated "classified", or bound to a key that is, is inside or
+// holds a secret field.
+func (cl *CommandLine) classified(f *pflag.Flag) bool {
+	if len(f.Annotations["classified"]) > 0 {
+		return true
+	}
+	for _, bd := range cl.flags.bindings {
+		if bd.name == f.Name && secretAt(cl.kind.MergeFields(), bd.key) {
+			return true
+		}
+	}
+	return false
+}
+
 func (cl *CommandLine) defaultOf(f *pflag.Flag, defaults map[string]string) string {
 	for _, bd := range cl.flags.bindings {
 		if bd.name != f.Name {

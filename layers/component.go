@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -551,38 +552,96 @@ func (c *Component[T]) resolvePaths(r *merge.Result) (map[string]string, error) 
 
 // ResolvePaths returns the effective values of r with every relative path
 // made absolute: a path set by a file resolves against that file's
-// directory (drop-ins included), a path set by a flag against wd. Defaults
-// are left as they are. Keys marked validation.Path must hold strings.
+// directory (drop-ins included), a path set by a flag against wd, a path
+// inside a keyed list's element against the file that set the element.
+// Defaults are left as they are. Keys marked validation.Path must hold
+// strings.
 func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[string]string, error) {
 	values := r.Values()
 	for key, v := range values {
-		if !fields.Has(key, validation.Path) {
+		_, holds := fields.Under(key, validation.Path)
+		if !holds && !fields.Has(key, validation.Path) {
+			continue
+		}
+		src, _ := r.SourceOf(key)
+		base, ok, err := pathBase(src, wd)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if holds && !fields.Has(key, validation.Path) {
+			// An element holding paths (a keyed list's): each resolves
+			// against what set the element.
+			var doc any
+			d := json.NewDecoder(strings.NewReader(v))
+			d.UseNumber()
+			if d.Decode(&doc) != nil {
+				continue // the decoder refuses it
+			}
+			if doc = resolveIn(doc, key, fields, base); doc != nil {
+				b, err := json.Marshal(doc)
+				if err != nil {
+					return nil, err
+				}
+				values[key] = string(b)
+			}
 			continue
 		}
 		var p string
 		if err := json.Unmarshal([]byte(v), &p); err != nil {
-			src, _ := r.SourceOf(key)
 			return nil, fmt.Errorf("%s: key %q: a path must be a string, not %s", src, key, v)
 		}
-		if p == "" || filepath.IsAbs(p) {
-			continue
+		if p != "" && !filepath.IsAbs(p) {
+			abs, _ := json.Marshal(filepath.Join(base, p))
+			values[key] = string(abs)
 		}
-		src, _ := r.SourceOf(key)
-		var base string
-		switch {
-		case isFileOrigin(src.Origin):
-			dir, err := filepath.Abs(filepath.Dir(src.Name))
-			if err != nil {
-				return nil, err
-			}
-			base = dir
-		case src.Origin == OriginFlag || src.Origin == OriginLegacyDefault:
-			base = wd
-		default:
-			continue
-		}
-		abs, _ := json.Marshal(filepath.Join(base, p))
-		values[key] = string(abs)
 	}
 	return values, nil
+}
+
+// pathBase returns what a relative path src set resolves against: the
+// directory of a file, wd for a flag; false for a default.
+func pathBase(src merge.Source, wd string) (string, bool, error) {
+	switch {
+	case isFileOrigin(src.Origin):
+		dir, err := filepath.Abs(filepath.Dir(src.Name))
+		return dir, err == nil, err
+	case src.Origin == OriginFlag || src.Origin == OriginLegacyDefault:
+		return wd, true, nil
+	}
+	return "", false, nil
+}
+
+// resolveIn returns v, the value at key, with each relative path in it
+// made absolute against base; nil when it holds none to change.
+func resolveIn(v any, key string, fields *validation.Fields, base string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		changed := false
+		for name, child := range v {
+			if c := resolveIn(child, merge.Child(key, name), fields, base); c != nil {
+				v[name], changed = c, true
+			}
+		}
+		if changed {
+			return v
+		}
+	case []any:
+		changed := false
+		for i, child := range v {
+			if c := resolveIn(child, key+"/"+strconv.Itoa(i), fields, base); c != nil {
+				v[i], changed = c, true
+			}
+		}
+		if changed {
+			return v
+		}
+	case string:
+		if v != "" && !filepath.IsAbs(v) && fields.Has(key, validation.Path) {
+			return filepath.Join(base, v)
+		}
+	}
+	return nil
 }

@@ -115,6 +115,15 @@ func (c *Component[T]) provenanceIn(gv schema.GroupVersion, r *merge.Result, pro
 			out[to] = p
 		}
 	}
+	// What a layer removed has no value to convert: a field of the same
+	// key in gv keeps its removal.
+	for _, k := range r.Tombstones() {
+		if _, ok := typed.For(reflect.TypeOf(obj)).At(k); ok {
+			if _, taken := out[k]; !taken {
+				out[k] = prov[k]
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -118,6 +118,19 @@ func (c Config) sourceOf(key string) KeySource {
 			return out
 		}
 	}
+	// A value shown whole (a secret map, classified) that layers set key
+	// by key: the layers that set what is under it.
+	var under []string
+	for _, k := range c.Provenance.Keys() {
+		if merge.IsAncestor(key, k) {
+			if src, ok := c.Provenance.SourceOf(k); ok && !slices.Contains(under, src.String()) {
+				under = append(under, src.String())
+			}
+		}
+	}
+	if len(under) > 0 {
+		return KeySource{Source: strings.Join(under, ", ")}
+	}
 	return KeySource{Source: "default"}
 }
 
