@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 
+	"github.com/stratacfg/strata/internal/typed"
 	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
@@ -29,7 +31,7 @@ func (c *Component[T]) ZPagesError(err error) string {
 		return err.Error()
 	}
 	var se *scheme.Error
-	if errors.As(err, &se) && strings.HasSuffix(err.Error(), se.Error()) && quotesNoValue(se.Kind) {
+	if errors.As(err, &se) && strings.HasSuffix(err.Error(), se.Error()) && quotesNoValue(se.Kind) && !secretKeysInPaths(fields) {
 		return err.Error()
 	}
 	var list validation.ErrorList
@@ -55,6 +57,40 @@ func (c *Component[T]) ZPagesError(err error) string {
 func quotesNoValue(kind error) bool {
 	for _, k := range []error{scheme.ErrStrict, scheme.ErrTypeMeta, scheme.ErrUnknownType, scheme.ErrEmpty, scheme.ErrTooLarge, scheme.ErrRemovedVersion, scheme.ErrExperimentalVersion} {
 		if kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// secretKeysInPaths reports whether a field's path may hold a secret: a
+// secret map's keys (a token file keyed by token), which an unknown or
+// duplicate field names.
+func secretKeysInPaths(fields *validation.Fields) bool {
+	t := typed.For(fields.Type())
+	for _, key := range fields.Keys(validation.Secret) {
+		ft, ok := t.At(strings.ReplaceAll(key, "*", "x"))
+		if strings.Contains(key, "*") || !ok || holdsMap(ft, map[reflect.Type]bool{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsMap reports whether a value of type t may be or hold a map.
+func holdsMap(t reflect.Type, seen map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Map || t.Kind() == reflect.Interface:
+		return true
+	case t.Kind() != reflect.Struct || seen[t]:
+		return false
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		if holdsMap(t.Field(i).Type, seen) {
 			return true
 		}
 	}
