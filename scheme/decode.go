@@ -311,6 +311,9 @@ func (k *Kind) yamlToJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warn
 		return nil, nil, &Error{Source: opts.Source, Document: n, Kind: kind, Details: []string{msg}}
 	}
 	var warnings []Warning
+	if (bytes.HasPrefix(raw, []byte("...")) || bytes.Contains(raw, []byte("\n..."))) && !yamljson.Single(raw) {
+		return fail(ErrSyntax, "a document follows a line '...', which ends the one before: exactly one "+k.cfg.Kind+" is expected in a document")
+	}
 	aliases := opts.aliases
 	if aliases == nil {
 		aliases = yamljson.NewBudget(maxExpansion * k.maxBytes)
@@ -381,6 +384,18 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 	}
 	if opts.Filter != nil {
 		j = opts.Filter(j)
+	}
+	var givenTwice []string // warn mode's warnings
+	if opts.Mode != Strict {
+		// The last member given wins whole, as in a YAML document: the
+		// decoder would read the others (a value it refuses, two objects
+		// merged into one struct).
+		if twice := duplicates(j); len(twice) > 0 {
+			j = lastGiven(j)
+			if opts.Mode == Warn {
+				givenTwice = twice
+			}
+		}
 	}
 	d := k.lenient.UniversalDeserializer()
 	if opts.Mode != Ignore {
@@ -454,25 +469,24 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 			doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: m})
 		}
 	}
-	if twice := slices.ContainsFunc(strictErrs, func(e error) bool { return strings.HasPrefix(e.Error(), "duplicate field ") }); twice ||
-		opts.Mode == Ignore && givesTwice(j) {
-		// The last member given wins whole, as in a YAML document: the
-		// decoder would merge two objects into one struct.
-		opts.Filter = nil // applied
-		again, err := k.decodeJSON(lastGiven(j), n, item, opts)
-		if err != nil {
-			return nil, err
-		}
-		doc.Object, doc.JSON = again.Object, again.JSON
+	for _, m := range givenTwice {
+		doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: m})
 	}
 	return doc, nil
 }
 
-// givesTwice reports whether a JSON document gives an object's member
-// twice, which the lenient decoder takes without a word.
-func givesTwice(j []byte) bool {
+// duplicates returns what a JSON document gives twice, each as strict
+// decoding says it.
+func duplicates(j []byte) []string {
 	strict, err := kjson.UnmarshalStrict(j, new(any), kjson.DisallowDuplicateFields)
-	return err == nil && len(strict) > 0
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(strict))
+	for i, e := range strict {
+		out[i] = e.Error()
+	}
+	return out
 }
 
 // lastGiven returns a JSON document that gives a member twice with each

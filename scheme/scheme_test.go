@@ -522,3 +522,35 @@ func TestDuplicateObjectMemberInJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentEndMarker: "..." ends a YAML document; what follows it
+// is a second document. Decode, which takes exactly one, must not take
+// the first and drop the second in silence.
+func TestDocumentEndMarker(t *testing.T) {
+	c := codec(t)
+	in := "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\nport: 1\n...\nport: 2\n"
+	doc, err := c.Decode([]byte(in), scheme.DecodeOptions{Source: "c.yaml", Mode: scheme.Strict})
+	if err == nil {
+		t.Errorf("decoded port %d: the document after \"...\" was dropped in silence", doc.Object.(*config.ComponentConfiguration).Port)
+	}
+}
+
+// TestDuplicateMemberFirstValueInvalid: in warn and ignore modes a
+// member given twice is the last given, whole, as in YAML (ada4a18): the
+// first value is not read, so a first value of the wrong type must not
+// refuse a document its YAML twin decodes.
+func TestDuplicateMemberFirstValueInvalid(t *testing.T) {
+	c := codec(t)
+	head := `"apiVersion":"component.example.strata.dev/v1beta1","kind":"ComponentConfiguration"`
+	for _, mode := range []scheme.Mode{scheme.Warn, scheme.Ignore} {
+		yamlDoc, yerr := c.Decode([]byte("apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\nport: eighty\nport: 80\n"), scheme.DecodeOptions{Source: "c.yaml", Mode: mode})
+		_, jerr := c.Decode([]byte(`{`+head+`,"port":"eighty","port":80}`), scheme.DecodeOptions{Source: "c.json", Mode: mode})
+		if (yerr == nil) != (jerr == nil) {
+			port := int32(-1)
+			if yerr == nil {
+				port = yamlDoc.Object.(*config.ComponentConfiguration).Port
+			}
+			t.Errorf("%s: YAML decodes (port %d, error %v); the same document in JSON: %v", mode, port, yerr, jerr)
+		}
+	}
+}

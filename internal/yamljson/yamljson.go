@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -54,17 +55,21 @@ func ToJSONStrict(data []byte, limit int) ([]byte, error) {
 }
 
 // Single reports whether data holds one YAML document at most, empty
-// ones left out, as a decoder of documents counts them; one that does not
-// parse counts what parsed before it. It expands no alias.
+// ones left out, as a decoder of documents counts them: an explicit null
+// counts, and so does a document after the first that does not parse. It
+// expands no alias.
 func Single(data []byte) bool {
 	d := yamlv3.NewDecoder(bytes.NewReader(data))
 	n := 0
 	for n <= 1 {
 		var doc yamlv3.Node
-		if d.Decode(&doc) != nil {
+		if err := d.Decode(&doc); err != nil {
+			if !errors.Is(err, io.EOF) && n > 0 {
+				n++ // what follows the first is refused by the decoder: a document all the same
+			}
 			break
 		}
-		if len(doc.Content) > 0 && doc.Content[0].Tag != "!!null" {
+		if len(doc.Content) > 0 && !(doc.Content[0].Tag == "!!null" && doc.Content[0].Value == "") {
 			n++
 		}
 	}
