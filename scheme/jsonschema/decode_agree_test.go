@@ -219,3 +219,17 @@ func TestSchemaOfFloat32OfALargeInteger(t *testing.T) {
 		X float32 `json:"x"`
 	}](t, "{x: 9007199254740993}", "{x: 1000000000000000000}")
 }
+
+// TestSchemaOfAScalarBesideAnEmptyList: a list of lists of a
+// recursive type (a reference in the schema) given [[5], []]: the decoder
+// refuses 5, which is no treeNode; merging the elements' shapes, 5's
+// (a scalar) merged with the empty list's (none) must stay a scalar, or
+// the reference expands to an empty schema that takes anything.
+func TestSchemaOfAScalarBesideAnEmptyList(t *testing.T) {
+	agree[gridNode](t, "{name: a, grid: [[5], []]}", "{name: a, grid: [[], [5]]}")
+}
+
+type gridNode struct {
+	Name string       `json:"name"`
+	Grid [][]gridNode `json:"grid,omitempty"`
+}

@@ -273,6 +273,8 @@ func mergeShapes(acc, b any) any {
 		return []any{mergeShapes(nil, ba[0])}
 	case acc == nil:
 		return b
+	case b == nil:
+		return acc
 	case aObj && bObj:
 		for k, v := range bm {
 			am[k] = mergeShapes(am[k], v)
