@@ -216,3 +216,34 @@ func TestPathInAListElementResolvesAgainstItsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceFlagListsWhatItRemoved: a map flag bound with Replace
+// removes the file's entries it does not give. Replace's doc: "The keys it
+// removes are recorded in provenance as replaced by the flag." The file's
+// BetaThing must be named somewhere in --explain's provenance.
+func TestReplaceFlagListsWhatItRemoved(t *testing.T) {
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": head + "featureGates: {AlphaThing: true, BetaThing: true}\n"})
+	c := component(t)
+	c.Flags = func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
+		gates := map[string]bool{}
+		fss.FlagSet("x").Var(cliflag.NewMapStringBool(&gates), "feature-gates", "")
+		b.Bind("feature-gates", "/featureGates", &gates, layers.Replace())
+		return nil
+	}
+	loaded, _, err := c.Load(context.Background(), []string{"--config", filepath.Join(dir, "c.yaml"), "--feature-gates", "AlphaThing=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loaded.Object.FeatureGates["BetaThing"]; ok {
+		t.Fatalf("BetaThing not replaced: %v", loaded.Object.FeatureGates)
+	}
+	e, err := c.Explain(loaded, c.Kind.MergeVersion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(e.Provenance)
+	if !strings.Contains(string(out), "/featureGates/BetaThing from file") {
+		t.Errorf("the file's /featureGates/BetaThing, removed by --feature-gates (Replace), is listed nowhere in the provenance:\n%s", out)
+	}
+}

@@ -320,6 +320,22 @@ func (r *Result) resolveNesting() {
 	if len(clashes) > 0 {
 		sort.Slice(r.cleared, func(i, j int) bool { return r.cleared[i].Key < r.cleared[j].Key })
 	}
+	// A key replaced by one that was replaced in turn (what a flag's
+	// tombstone erased, the tombstone then replaced by the flag's own
+	// members) is reported by the key that took the place.
+	by := make(map[string]string, len(r.cleared))
+	for _, c := range r.cleared {
+		by[c.Key] = c.By
+	}
+	for i := range r.cleared {
+		for range len(r.cleared) {
+			next, ok := by[r.cleared[i].By]
+			if !ok || next == r.cleared[i].Key {
+				break
+			}
+			r.cleared[i].By = next
+		}
+	}
 }
 
 // fill records values that a step after merging set, usually defaulting:

@@ -504,4 +504,16 @@ func TestTombstoneLeavesATrace(t *testing.T) {
 	if p, _ := r.Explain("/x"); len(p.Replaced) != 0 {
 		t.Errorf("Explain(/x) = %+v", p)
 	}
+	// A layer above sets a member of the map again: the null is replaced
+	// in turn, and what it erased is reported by the key in its place.
+	flag := &Layer{Source: Source{Origin: "flag", Name: "--m"}, Values: map[string]string{"/m/c": "4"}}
+	r = Merge(cluster, tenant, flag)
+	p, _ = r.Explain("/m/c")
+	var replaced []string
+	for _, c := range p.Replaced {
+		replaced = append(replaced, c.Key+" from "+c.Source.String()+" by "+c.BySource.String())
+	}
+	if got, want := strings.Join(replaced, "; "), "/m from namespace team/overrides by flag --m; /m/a from cluster ops/config by namespace team/overrides; /m/b from cluster ops/config by namespace team/overrides"; got != want {
+		t.Errorf("Explain(/m/c) replaced %q, want %q", got, want)
+	}
 }
