@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,6 @@ import (
 	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
 	"github.com/stratacfg/strata/layers"
 	"github.com/stratacfg/strata/merge"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/watch"
 )
@@ -228,15 +226,7 @@ func TestReloadKeepsRestartOnlyKeys(t *testing.T) {
 // resolved against the file that set it, not the relative text the file
 // holds.
 func TestReloadKeepsRestartOnlyPathsResolved(t *testing.T) {
-	cfg := configscheme.Config()
-	cfg.Versions[0].Markers = maps.Clone(cfg.Versions[0].Markers)
-	cfg.Versions[0].Markers["/tlsCertFile"] = validation.RestartOnly
-	kind, err := scheme.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := component(t)
-	c.Kind = kind
+	c := restartOnlyCert(t)
 	cl, err := c.NewCommandLine()
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/stratacfg/strata/internal/watchtest"
 	"github.com/stratacfg/strata/layers"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/zpages"
 )
 
@@ -65,18 +64,7 @@ const vaultHead = "apiVersion: vault.example.dev/v1\nkind: VaultConfig\n"
 
 func vaultComponent(t *testing.T, flags func(fss *cliflag.NamedFlagSets, b *layers.Flags) error) *layers.Component[*vaultConfig] {
 	t.Helper()
-	gv := schema.GroupVersion{Group: "vault.example.dev", Version: "v1"}
-	kind, err := scheme.New(scheme.Config{
-		Group: gv.Group, Kind: "VaultConfig", Hub: "v1",
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
-			s.AddKnownTypeWithName(gv.WithKind("VaultConfig"), &vaultConfig{})
-			return nil
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &layers.Component[*vaultConfig]{Name: "vault", Kind: kind, Flags: flags}
+	return &layers.Component[*vaultConfig]{Name: "vault", Kind: oneVersionKind(t, "vault.example.dev", "VaultConfig", &vaultConfig{}), Flags: flags}
 }
 
 // TestConfigzCreditsSecretMapToItsLayers: a map marked secret, set by
@@ -191,15 +179,8 @@ func (in *mountsConfig) DeepCopyObject() runtime.Object {
 // file and from a drop-in, stays relative: the process then reads it
 // against its working directory, not against the file that set it.
 func TestPathInAListElementResolvesAgainstItsFile(t *testing.T) {
-	gv := schema.GroupVersion{Group: "mounts.example.dev", Version: "v1"}
-	kind, err := scheme.New(scheme.Config{Group: gv.Group, Kind: "Mounts", Hub: "v1", Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
-		s.AddKnownTypeWithName(gv.WithKind("Mounts"), &mountsConfig{})
-		return nil
-	}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &layers.Component[*mountsConfig]{Name: "mounts", Kind: kind, Flags: func(*cliflag.NamedFlagSets, *layers.Flags) error { return nil }}
+	c := &layers.Component[*mountsConfig]{Name: "mounts", Kind: oneVersionKind(t, "mounts.example.dev", "Mounts", &mountsConfig{}),
+		Flags: func(*cliflag.NamedFlagSets, *layers.Flags) error { return nil }}
 	dir := t.TempDir()
 	watchtest.WriteFiles(t, dir, map[string]string{
 		"c.yaml":    "apiVersion: mounts.example.dev/v1\nkind: Mounts\nmounts: [{name: a, path: rel/a}]\n",

@@ -2,13 +2,10 @@ package layers_test
 
 import (
 	"context"
-	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	configscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
-	"github.com/stratacfg/strata/scheme"
 	"github.com/stratacfg/strata/validation"
 )
 
@@ -17,15 +14,7 @@ import (
 // for a restart; so must every later reload of a file that still sets it,
 // until the process restarts: the running value is still none.
 func TestReloadKeepsAnUnsetRestartOnlyKeyUnset(t *testing.T) {
-	cfg := configscheme.Config()
-	cfg.Versions[0].Markers = maps.Clone(cfg.Versions[0].Markers)
-	cfg.Versions[0].Markers["/tlsCertFile"] = validation.RestartOnly
-	kind, err := scheme.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := component(t)
-	c.Kind = kind
+	c := restartOnlyCert(t)
 	cl, err := c.NewCommandLine()
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stratacfg/strata/layers"
-	"github.com/stratacfg/strata/scheme"
 )
 
 // tokenConfig maps bearer tokens to the user each authenticates (as
@@ -37,18 +35,7 @@ func (in *tokenConfig) DeepCopyObject() runtime.Object {
 // a secret map the key is the secret (/configz classifies the map
 // whole), so /statusz must not show it.
 func TestZPagesErrorHidesASecretMapKey(t *testing.T) {
-	gv := schema.GroupVersion{Group: "tokens.example.dev", Version: "v1"}
-	kind, err := scheme.New(scheme.Config{
-		Group: gv.Group, Kind: "TokenConfig", Hub: "v1",
-		Versions: []scheme.Version{{Version: "v1", AddToScheme: func(s *runtime.Scheme) error {
-			s.AddKnownTypeWithName(gv.WithKind("TokenConfig"), &tokenConfig{})
-			return nil
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &layers.Component[*tokenConfig]{Name: "tokens", Kind: kind}
+	c := &layers.Component[*tokenConfig]{Name: "tokens", Kind: oneVersionKind(t, "tokens.example.dev", "TokenConfig", &tokenConfig{})}
 	cl, err := c.NewCommandLine()
 	if err != nil {
 		t.Fatal(err)
