@@ -565,10 +565,10 @@ func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[st
 		}
 		src, _ := r.SourceOf(key)
 		base, ok, err := pathBase(src, wd)
-		if err != nil || !ok {
-			if err != nil {
-				return nil, err
-			}
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
 			continue
 		}
 		if holds && !fields.Has(key, validation.Path) {
