@@ -19,13 +19,11 @@ import (
 	"github.com/stratacfg/strata/zpages"
 )
 
-// TestExplainInAnotherVersionKeepsRemovals: a drop-in removes the
-// file's featureGates with null. Explained in the merge version, /featureGates
-// is there, removed, naming what it erased; explained with
-// --output-version v1alpha1 (where featureGates has the same name), the
-// removal is gone. Provenances: "the provenance of every effective key of
-// r, and of every key a layer removed with a null"; issue 16: "null
-// tombstones shown in --explain".
+// TestExplainInAnotherVersionKeepsRemovals: a drop-in removes the file's
+// featureGates with null. Explained in the merge version or with
+// --output-version v1alpha1 (where featureGates has the same name),
+// /featureGates is there, removed (Provenances: "the provenance of every
+// effective key of r, and of every key a layer removed with a null").
 func TestExplainInAnotherVersionKeepsRemovals(t *testing.T) {
 	dir := t.TempDir()
 	watchtest.WriteFiles(t, dir, map[string]string{"c.yaml": head + "featureGates: {AlphaThing: true}\n", "d/10.yaml": "featureGates: null\n"})
@@ -67,11 +65,10 @@ func vaultComponent(t *testing.T, flags func(fss *cliflag.NamedFlagSets, b *laye
 	return &layers.Component[*vaultConfig]{Name: "vault", Kind: oneVersionKind(t, "vault.example.dev", "VaultConfig", &vaultConfig{}), Flags: flags}
 }
 
-// TestConfigzCreditsSecretMapToItsLayers: a map marked secret, set by
-// a file or by a flag, is shown on /configz as CLASSIFIED and credited to
-// "default", which set nothing: the classified value has one key,
-// /headers, which provenance does not hold (it holds /headers/X-Auth), so
-// /configz falls back to "default".
+// TestConfigzCreditsSecretMapToItsLayers: a map marked secret, set by a
+// file or by a flag, is shown on /configz as CLASSIFIED whole, and
+// credited to the layer that set its members (provenance holds
+// /headers/X-Auth, not /headers), not to "default".
 func TestConfigzCreditsSecretMapToItsLayers(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.yaml")
@@ -120,9 +117,9 @@ func TestConfigzCreditsSecretMapToItsLayers(t *testing.T) {
 	}
 }
 
-// TestUsageHidesSecretDefaults: /flagz shows CLASSIFIED for a flag
-// bound to a secret field and for a flag annotated "classified"; --help
-// prints the same values as their defaults.
+// TestUsageHidesSecretDefaults: --help shows CLASSIFIED for the default
+// of a flag /flagz classifies: one bound to a secret field, one annotated
+// "classified".
 func TestUsageHidesSecretDefaults(t *testing.T) {
 	c := vaultComponent(t, func(fss *cliflag.NamedFlagSets, b *layers.Flags) error {
 		fs := fss.FlagSet("vault")
@@ -176,8 +173,8 @@ func (in *mountsConfig) DeepCopyObject() runtime.Object {
 // TestPathInAListElementResolvesAgainstItsFile: issue 2, "Relative
 // paths resolve against the directory of the file whose layer set them
 // (drop-ins included)". A path inside a keyed list's element, from the
-// file and from a drop-in, stays relative: the process then reads it
-// against its working directory, not against the file that set it.
+// file and from a drop-in, resolves against the directory of the file
+// that set the element, not against the working directory.
 func TestPathInAListElementResolvesAgainstItsFile(t *testing.T) {
 	c := &layers.Component[*mountsConfig]{Name: "mounts", Kind: oneVersionKind(t, "mounts.example.dev", "Mounts", &mountsConfig{}),
 		Flags: func(*cliflag.NamedFlagSets, *layers.Flags) error { return nil }}

@@ -536,7 +536,7 @@ func TestDocumentEndMarker(t *testing.T) {
 }
 
 // TestDuplicateMemberFirstValueInvalid: in warn and ignore modes a
-// member given twice is the last given, whole, as in YAML (ada4a18): the
+// member given twice is the last given, whole, as in YAML: the
 // first value is not read, so a first value of the wrong type must not
 // refuse a document its YAML twin decodes.
 func TestDuplicateMemberFirstValueInvalid(t *testing.T) {
