@@ -189,6 +189,29 @@ func replace(path string, data []byte, old fs.FileInfo) error {
 	return err
 }
 
+// Replace writes data to path whole, in mode exactly: through a new file
+// beside it, synced and renamed over whatever path names (a link is
+// replaced, not written through), so that a reader sees the old content
+// or the new, and the file never has another mode (a key 0600 stays
+// 0600 whatever was there). The error names path.
+func Replace(path string, data []byte, mode fs.FileMode) error {
+	err := func() error {
+		tmp, tmpPath, err := temp(path, 0o600)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmpPath)
+		if err := finish(tmp, data, &mode); err != nil {
+			return err
+		}
+		return os.Rename(tmpPath, path)
+	}()
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
 // temp creates a new file beside path, with mode less the umask.
 func temp(path string, mode fs.FileMode) (*os.File, string, error) {
 	var suffix [8]byte

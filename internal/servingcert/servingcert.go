@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/stratacfg/strata/internal/files"
 )
 
 // The serving certificate's files in its directory.
@@ -46,10 +48,10 @@ func Ensure(dir, host, org string) ([]byte, error) {
 	}
 	// The key first: a crash between the two leaves a certificate that
 	// is not of the key, which the next Ensure replaces.
-	if err := writeWhole(keyPath, keyPEM, 0o600); err != nil {
+	if err := files.Replace(keyPath, keyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	if err := writeWhole(certPath, certPEM, 0o644); err != nil {
+	if err := files.Replace(certPath, certPEM, 0o644); err != nil {
 		return nil, err
 	}
 	return certPEM, nil
@@ -75,32 +77,6 @@ func serves(certPath, keyPath, host string, now time.Time) ([]byte, bool) {
 		return nil, false
 	}
 	return certPEM, true
-}
-
-// writeWhole replaces the file at path with data, in mode, through a new
-// file renamed over it: never a part, never a wider mode than mode.
-func writeWhole(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // selfSigned returns a certificate and its key, PEM-encoded, for host (an
