@@ -446,43 +446,26 @@ func (f *Fields) firstPlace(key string) string {
 	for again := true; again; {
 		again = false
 		for at, first := range f.recurs {
-			if rest, ok := below(at, key); ok {
-				head := key[:len(key)-len(rest)]
-				n := strings.Count(first, "/") // the first place's segments
-				end := len(head)
-				for i, seen := 0, 0; i < len(head); i++ {
-					if head[i] == '/' {
-						if seen == n {
-							end = i
-							break
-						}
-						seen++
-					}
-				}
-				key, again = head[:end]+rest, true
+			if merge.Covers(at, key) {
+				rest := key[segmentsEnd(key, strings.Count(at, "/")):]
+				key, again = key[:segmentsEnd(key, strings.Count(first, "/"))]+rest, true
 			}
 		}
 	}
 	return key
 }
 
-// below returns what of key is below pattern ("*" matches one segment),
-// and whether key is pattern or under it.
-func below(pattern, key string) (string, bool) {
-	for _, seg := range strings.Split(pattern, "/")[1:] {
-		if !strings.HasPrefix(key, "/") {
-			return "", false
-		}
-		s, rest, more := strings.Cut(key[1:], "/")
-		if seg != "*" && seg != s {
-			return "", false
-		}
-		key = ""
-		if more {
-			key = "/" + rest
+// segmentsEnd returns where the first n segments of key end.
+func segmentsEnd(key string, n int) int {
+	for i := range len(key) {
+		if key[i] == '/' {
+			if n == 0 {
+				return i
+			}
+			n--
 		}
 	}
-	return key, true
+	return len(key)
 }
 
 // Holds reports whether key carries marker m or holds a field that does:
