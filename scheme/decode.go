@@ -282,6 +282,18 @@ func (k *Kind) toJSON(raw []byte, n int, opts DecodeOptions) ([]byte, []Warning,
 		if err != nil {
 			return nil, nil, err
 		}
+	} else if opts.Mode != Strict { // strict: the strict decoder refuses a member given twice
+		if twice := duplicates(raw); len(twice) > 0 {
+			// The last wins whole, as in a YAML document (yamlToJSON);
+			// the decoder would read the others (a value it refuses, two
+			// objects merged into one struct).
+			j = lastGiven(raw)
+			if opts.Mode == Warn {
+				for _, m := range twice {
+					warnings = append(warnings, Warning{Source: opts.Source, Document: n, Message: m})
+				}
+			}
+		}
 	}
 	t := bytes.TrimSpace(j)
 	switch {
@@ -385,18 +397,6 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 	if opts.Filter != nil {
 		j = opts.Filter(j)
 	}
-	var givenTwice []string // warn mode's warnings
-	if opts.Mode != Strict {
-		// The last member given wins whole, as in a YAML document: the
-		// decoder would read the others (a value it refuses, two objects
-		// merged into one struct).
-		if twice := duplicates(j); len(twice) > 0 {
-			j = lastGiven(j)
-			if opts.Mode == Warn {
-				givenTwice = twice
-			}
-		}
-	}
 	d := k.lenient.UniversalDeserializer()
 	if opts.Mode != Ignore {
 		d = k.strict.UniversalDeserializer()
@@ -468,9 +468,6 @@ func (k *Kind) decodeJSON(j []byte, n, item int, opts DecodeOptions) (*Document,
 		for _, m := range msgs {
 			doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: m})
 		}
-	}
-	for _, m := range givenTwice {
-		doc.Warnings = append(doc.Warnings, Warning{Source: opts.Source, Document: n, Item: item, Message: m})
 	}
 	return doc, nil
 }
