@@ -540,23 +540,18 @@ func withoutForeign(l *merge.Layer, fields *validation.Fields, goos string) *mer
 // fieldName writes a key as a field path, "clientConnection.qps".
 func fieldName(key string) string { return strings.ReplaceAll(strings.TrimPrefix(key, "/"), "/", ".") }
 
-// resolvePaths is ResolvePaths of r's values against the working
-// directory.
+// resolvePaths returns the effective values of r with every relative path
+// made absolute: a path set by a file resolves against that file's
+// directory (drop-ins included), a path set by a flag against the working
+// directory, a path inside a keyed list's element against the file that
+// set the element. Defaults are left as they are. Keys marked
+// validation.Path must hold strings.
 func (c *Component[T]) resolvePaths(r *merge.Result) (map[string]string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("resolving relative paths: %w", err)
 	}
-	return ResolvePaths(r, c.Kind.MergeFields(), wd)
-}
-
-// ResolvePaths returns the effective values of r with every relative path
-// made absolute: a path set by a file resolves against that file's
-// directory (drop-ins included), a path set by a flag against wd, a path
-// inside a keyed list's element against the file that set the element.
-// Defaults are left as they are. Keys marked validation.Path must hold
-// strings.
-func ResolvePaths(r *merge.Result, fields *validation.Fields, wd string) (map[string]string, error) {
+	fields := c.Kind.MergeFields()
 	values := r.Values()
 	for key, v := range values {
 		_, holds := fields.Under(key, validation.Path)

@@ -100,8 +100,8 @@ func TestRefs(t *testing.T) {
 		t.Errorf("String: %s", ref)
 	}
 	for _, bad := range []string{"secret a/b", "secret /b#c", "a/b#c"} {
-		if _, ok := ParseRef(bad); ok {
-			t.Errorf("ParseRef(%q) accepted it", bad)
+		if _, ok := parseRef(bad); ok {
+			t.Errorf("parseRef(%q) accepted it", bad)
 		}
 	}
 	// A literal above a reference wins, and the other way round.

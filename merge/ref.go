@@ -55,7 +55,7 @@ func refOf(value string) (Ref, bool) {
 	if json.Unmarshal(v, &obj) != nil {
 		return Ref{}, false
 	}
-	return ParseRef(obj[refMember])
+	return parseRef(obj[refMember])
 }
 
 // LooksLikeRef reports whether value, JSON text, holds anything with the
@@ -97,8 +97,8 @@ func holdsRef(node any) bool {
 	return false
 }
 
-// ParseRef parses "KIND NAMESPACE/NAME#KEY".
-func ParseRef(s string) (Ref, bool) {
+// parseRef parses "KIND NAMESPACE/NAME#KEY".
+func parseRef(s string) (Ref, bool) {
 	kind, rest, ok := strings.Cut(s, " ")
 	if !ok {
 		return Ref{}, false
@@ -198,7 +198,7 @@ func resolveNode(ctx context.Context, key string, node any, namespaces []string,
 	switch n := node.(type) {
 	case map[string]any:
 		if s, ok := n[refMember].(string); ok && len(n) == 1 {
-			r, ok := ParseRef(s)
+			r, ok := parseRef(s)
 			if !ok {
 				return nil, fmt.Errorf("%s: %q is not a reference (KIND NAMESPACE/NAME#KEY)", key, s)
 			}

@@ -3,6 +3,18 @@
 // which only the cluster may set. It also has helpers over
 // k8s.io/apimachinery's field.ErrorList that name the layer that set each
 // offending key.
+//
+// Markers are read from the struct tag strata, each Marker by the name its
+// String gives: `strata:"path"`, `strata:"restart-only,cluster-only"`,
+// `strata:"not-path"`, `strata:"secret"`; on a slice of
+// structs, the member that keys a list merged per element:
+// `strata:"list-map-key=name"`; on a slice whose elements have no key, a
+// strategy other than replace: `strata:"list-type=set"` (scalars, merged
+// as a set) or `strata:"list-type=append"`; the operating system a field
+// belongs to: `strata:"os=linux"` (see Fields.OS); and the feature gate a
+// field needs: `strata:"feature-gate=NAME"` (see Fields.Gates). FieldsFor
+// also takes markers declared by key, for types whose tags the program
+// cannot change.
 package validation
 
 import (
@@ -74,15 +86,9 @@ func (m Marker) String() string {
 	return strings.Join(out, ",")
 }
 
-// TagName is the struct tag strata reads markers from:
-// `strata:"path"`, `strata:"restart-only,cluster-only"`, `strata:"not-path"`;
-// on a slice of structs, the member that keys a list merged per element:
-// `strata:"list-map-key=name"`; on a slice whose elements have no key, a
-// strategy other than replace: `strata:"list-type=set"` (scalars, merged
-// as a set) or `strata:"list-type=append"`; and the operating system a field belongs
-// to: `strata:"os=linux"` (see Fields.OS); and the feature gate a field
-// needs: `strata:"feature-gate=NAME"` (see Fields.Gates).
-const TagName = "strata"
+// tagName is the struct tag strata reads markers from (the package doc
+// gives its forms).
+const tagName = "strata"
 
 // osTag is the option of the strata tag that names a field's operating
 // system.
@@ -269,8 +275,8 @@ func (f *Fields) embedded(t reflect.Type, key string) []string {
 		for sub, m := range readyMade[et] {
 			f.markers[key+sub] |= m
 		}
-		if tag, ok := sf.Tag.Lookup(TagName); ok {
-			errs = append(errs, fmt.Sprintf("field %s: %s:%q on the embedded %s names no key: tag its fields", cmp.Or(key, "/"), TagName, tag, sf.Name))
+		if tag, ok := sf.Tag.Lookup(tagName); ok {
+			errs = append(errs, fmt.Sprintf("field %s: %s:%q on the embedded %s names no key: tag its fields", cmp.Or(key, "/"), tagName, tag, sf.Name))
 		}
 		errs = append(errs, f.embedded(et, key)...)
 	}
@@ -285,7 +291,7 @@ func (f *Fields) readTag(key string, sf reflect.StructField, inList bool) []stri
 	for sub, m := range readyMade[deref(sf.Type)] {
 		f.markers[key+sub] |= m
 	}
-	tag, ok := sf.Tag.Lookup(TagName)
+	tag, ok := sf.Tag.Lookup(tagName)
 	if !ok || strings.HasSuffix(key, "/*") { // a map's values: the map's tag
 		return nil
 	}
@@ -320,7 +326,7 @@ func (f *Fields) readTag(key string, sf reflect.StructField, inList bool) []stri
 		default:
 			m, ok := parseMarker(name)
 			if !ok {
-				errs = append(errs, fmt.Sprintf("field %s: unknown %s tag %q", key, TagName, name))
+				errs = append(errs, fmt.Sprintf("field %s: unknown %s tag %q", key, tagName, name))
 			}
 			f.markers[key] |= m
 		}
@@ -538,6 +544,6 @@ type TB interface {
 func CheckStrings(t TB, f *Fields) {
 	t.Helper()
 	for _, key := range f.UndeclaredStrings() {
-		t.Errorf("string field %s is declared neither a path nor not a path: tag it `%s:\"path\"` or `%s:\"not-path\"`, or declare it in FieldsFor", key, TagName, TagName)
+		t.Errorf("string field %s is declared neither a path nor not a path: tag it `%s:\"path\"` or `%s:\"not-path\"`, or declare it in FieldsFor", key, tagName, tagName)
 	}
 }

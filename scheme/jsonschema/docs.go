@@ -49,11 +49,11 @@ func LoadDocs(k *scheme.Kind) (*Docs, error) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	return LoadPackages(paths...)
+	return loadPackages(paths...)
 }
 
-// LoadPackages reads the doc comments of the Go packages paths.
-func LoadPackages(paths ...string) (*Docs, error) {
+// loadPackages reads the doc comments of the Go packages paths.
+func loadPackages(paths ...string) (*Docs, error) {
 	d := &Docs{fields: map[string]fieldDoc{}, enums: map[string][]any{}}
 	if len(paths) == 0 {
 		return d, nil

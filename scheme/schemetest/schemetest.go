@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 )
 
-// Iterations is how many random objects RoundTrip tries per kind.
-const Iterations = 40
+// iterations is how many random objects RoundTrip tries per kind.
+const iterations = 40
 
 // TB is the part of testing.TB that RoundTrip uses.
 type TB interface {
@@ -62,7 +62,7 @@ func RoundTrip(t TB, install func(*runtime.Scheme), fuzzers ...fuzzer.FuzzerFunc
 			continue
 		}
 		f := fuzzer.FuzzerFor(funcs, rand.NewSource(int64(len(gvk.Kind))), codecs)
-		for i := range Iterations {
+		for i := range iterations {
 			obj, err := s.New(gvk)
 			if err != nil {
 				t.Fatal(err)
