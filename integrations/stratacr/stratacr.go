@@ -275,30 +275,40 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 //
 // The ConfigMaps are cached slim: without their managed fields and
 // kubectl's last-applied-configuration annotation, a second copy of their
-// data, neither of which a resolver reads. This transform replaces, for
-// ConfigMaps, any cache.Options.DefaultTransform; and an Update made from
-// an object read through this cache would drop that annotation on the
-// server, one more reason for other controllers to read ConfigMaps
-// elsewhere.
+// data, neither of which a resolver reads. Outside o.Namespace, a
+// labelled ConfigMap of a name no namespace layer has (o's
+// NamespaceConfigMaps, or its Parsed sections') is cached without its
+// data either: the label alone is no bound, since a tenant can put it on
+// any number of ConfigMaps, and the resolver reads none of them. This
+// transform replaces, for ConfigMaps, any cache.Options.DefaultTransform;
+// and an Update made from an object read through this cache would drop
+// what it left out on the server, one more reason for other controllers
+// to read ConfigMaps elsewhere.
 func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObject {
+	layers := slices.Clone(o.NamespaceConfigMaps)
+	if o.Parsed != nil {
+		for _, s := range o.Parsed.Sections {
+			layers = append(layers, s.NamespaceConfigMap)
+		}
+	}
 	return map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {
 			Namespaces: map[string]cache.Config{
 				o.Namespace:         {LabelSelector: labels.Everything()},
 				cache.AllNamespaces: {LabelSelector: labels.SelectorFromSet(o.Labels)},
 			},
-			Transform: slimConfigMap,
+			Transform: func(obj any) (any, error) {
+				if cm, ok := obj.(*corev1.ConfigMap); ok {
+					cm.ManagedFields = nil
+					delete(cm.Annotations, corev1.LastAppliedConfigAnnotation)
+					if cm.Namespace != o.Namespace && !slices.Contains(layers, cm.Name) {
+						cm.Data, cm.BinaryData = nil, nil
+					}
+				}
+				return obj, nil
+			},
 		},
 	}
-}
-
-// slimConfigMap drops from a ConfigMap the fields CacheByObject says.
-func slimConfigMap(obj any) (any, error) {
-	if cm, ok := obj.(*corev1.ConfigMap); ok {
-		cm.ManagedFields = nil
-		delete(cm.Annotations, corev1.LastAppliedConfigAnnotation)
-	}
-	return obj, nil
 }
 
 // ClientReader adapts a controller-runtime client.Reader (a manager's

@@ -199,6 +199,46 @@ func TestCacheByObject(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("cached as %+v, want %+v", got, want)
 	}
+	// A tenant's labelled ConfigMap of a name no layer has is cached
+	// without its data; in the component's namespace every ConfigMap is
+	// the operator's (cluster and selector layers) and keeps it.
+	for _, c := range []struct {
+		ns, name string
+		kept     bool
+	}{{"team-a", "bulk-0", false}, {"strata-system", "bulk-0", true}, {"strata-system", "strata-defaults", true}} {
+		cm := configMap(c.ns, c.name, tenantLabels, map[string]string{"k": strings.Repeat("x", 1<<10)})
+		cm.BinaryData = map[string][]byte{"b": []byte("x")}
+		got, err := cms.Transform(cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := got.(*corev1.ConfigMap).Data != nil && got.(*corev1.ConfigMap).BinaryData != nil; kept != c.kept {
+			t.Errorf("%s/%s: data cached %v, want %v", c.ns, c.name, kept, c.kept)
+		}
+	}
+}
+
+// TestCacheByObjectParsed keeps the data of the ConfigMaps a Parsed
+// kind's sections name, in every namespace, and only theirs.
+func TestCacheByObjectParsed(t *testing.T) {
+	o := namespaced.Options[*testkind.Defaults]{Namespace: "strata-system", Labels: tenantLabels,
+		Parsed: &namespaced.Parsed[*testkind.Defaults]{Sections: []namespaced.Section[*testkind.Defaults]{
+			{Name: "a", ClusterConfigMap: "a-cluster", NamespaceConfigMap: "a-ns"},
+			{Name: "b", ClusterConfigMap: "b-cluster", NamespaceConfigMap: "b-ns"},
+		}}}
+	var transform func(any) (any, error)
+	for _, b := range stratacr.CacheByObject(o) {
+		transform = b.Transform
+	}
+	for name, kept := range map[string]bool{"a-ns": true, "b-ns": true, "a-cluster": false, "other": false} {
+		got, err := transform(configMap("team-a", name, tenantLabels, map[string]string{"k": "v"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.(*corev1.ConfigMap).Data != nil != kept {
+			t.Errorf("team-a/%s: data cached %v, want %v", name, !kept, kept)
+		}
+	}
 }
 
 // TestNewRegistersMetrics builds a resolver on a manager: its metrics are

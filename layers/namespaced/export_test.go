@@ -3,6 +3,8 @@ package namespaced
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/utils/clock"
 )
 
@@ -19,4 +21,14 @@ func OnRelist[T any](r *Resolver[T], h func(ns, rv string)) { r.src.(*lazyMode[T
 func NamespaceLabels[T any](r *Resolver[T], ns string) map[string]string {
 	ls, _ := r.src.(*lazyMode[T]).inf.NamespaceLabels(context.Background(), ns)
 	return ls
+}
+
+// InformerConfigMaps returns the namespace ConfigMaps r, a started
+// informer-mode resolver, holds in its informer's store.
+func InformerConfigMaps[T any](r *Resolver[T]) []*corev1.ConfigMap {
+	var out []*corev1.ConfigMap
+	for _, obj := range r.src.(*informerMode[T]).inf.cm.GetStore().List() {
+		out = append(out, obj.(*corev1.ConfigMap))
+	}
+	return out
 }

@@ -193,6 +193,41 @@ func TestSharedWatchExpires(t *testing.T) {
 	}
 }
 
+// TestInformerKeepsOnlyLayersData: a tenant can put the resolver's labels
+// on any number of ConfigMaps, so informer mode keeps the data of those
+// whose name a namespace layer has, and of the others only their identity.
+func TestInformerKeepsOnlyLayersData(t *testing.T) {
+	bulk := strings.Repeat("x", 64<<10)
+	c := fake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "defaults"}, Data: map[string]string{"enforced-config-level": "namespace"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "overrides", Labels: tenantLabels}, Data: map[string]string{"default-timeout-seconds": "5"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "bulk-1", Labels: tenantLabels}, Data: map[string]string{"k": bulk}, BinaryData: map[string][]byte{"b": []byte(bulk)}},
+	)
+	r, err := namespaced.NewInformer(c, fakeOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	if got := timeoutOf(t, r, "team"); got != 5 {
+		t.Fatalf("timeout %d, want the namespace layer's 5", got)
+	}
+	held := map[string]*corev1.ConfigMap{}
+	for _, cm := range namespaced.InformerConfigMaps(r) {
+		held[cm.Name] = cm
+	}
+	if cm := held["overrides"]; cm == nil || cm.Data["default-timeout-seconds"] != "5" {
+		t.Errorf("the namespace layer is not held with its data")
+	}
+	if cm := held["bulk-1"]; cm == nil {
+		t.Errorf("a labelled ConfigMap of another name is not held")
+	} else if cm.Data != nil || cm.BinaryData != nil || cm.Labels != nil {
+		t.Errorf("a labelled ConfigMap of another name is held with %d data keys, %d binary keys and labels %v, want its identity only", len(cm.Data), len(cm.BinaryData), cm.Labels)
+	}
+}
+
 // sectioned is a configuration of two sections, each read by a parser over
 // a ConfigMap's data.
 type sectioned struct{ Timeout, Retries string }

@@ -50,10 +50,10 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 		s.factories = append(s.factories, f)
 		return f
 	}
-	slimmed := func(annotations ...string) informers.SharedInformerOption { // ConfigMaps as a layer reads them
+	slimmed := func(layers []string, annotations ...string) informers.SharedInformerOption { // ConfigMaps as a layer reads them
 		return informers.WithTransform(func(obj any) (any, error) {
 			if cm, ok := obj.(*corev1.ConfigMap); ok {
-				return slim(cm, annotations...), nil
+				return slim(cm, layers, annotations...), nil
 			}
 			return obj, nil
 		})
@@ -72,7 +72,7 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 	if c.selectorCMs != nil {
 		sel, annotations := c.selectorCMs.String(), []string{c.o.Selectors.Annotation, c.o.Selectors.SectionAnnotation}
 		f := factory(informers.WithNamespace(own), informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }),
-			slimmed(annotations...))
+			slimmed(nil, annotations...))
 		s.selector, s.selectorLs = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister().ConfigMaps(own)
 		nf := factory(informers.WithTransform(func(obj any) (any, error) {
 			if n, ok := obj.(*corev1.Namespace); ok { // only its labels are read
@@ -85,7 +85,7 @@ func startInformers[T any](ctx context.Context, client kubernetes.Interface, c *
 	}
 	if withConfigMaps {
 		sel := c.nsLabels.String()
-		f := factory(informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }), slimmed())
+		f := factory(informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }), slimmed(c.ownCMs))
 		s.cm, s.cms = f.Core().V1().ConfigMaps().Informer(), f.Core().V1().ConfigMaps().Lister()
 	}
 	for _, f := range s.factories {

@@ -146,7 +146,7 @@ func (m *lazyMode[T]) list(ctx context.Context, ns string) (*listing, error) {
 		}
 		for i := range list.Items {
 			if cm := &list.Items[i]; m.c.isNamespaceLayer(cm) {
-				own = append(own, slim(cm))
+				own = append(own, slim(cm, nil))
 			}
 		}
 		if list.Continue == "" {
@@ -240,7 +240,7 @@ func (m *lazyMode[T]) follow(ctx context.Context, rv *string) (resume bool) {
 		}
 		var now *corev1.ConfigMap
 		if ev.Type != watch.Deleted && m.c.isNamespaceLayer(cm) {
-			now = slim(cm)
+			now = slim(cm, nil)
 		}
 		m.st.seen(cm.Namespace, slices.Index(m.c.ownCMs, cm.Name), now, cm.ResourceVersion)
 	}

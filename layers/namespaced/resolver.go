@@ -58,10 +58,11 @@ func NewLazy[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], er
 }
 
 // NewInformer returns a resolver that keeps one label-filtered,
-// cluster-wide ConfigMap informer, slimmed to what a layer needs: a warm
-// cache of every namespace's ConfigMaps, for operators who can grant
-// cluster-wide list and watch. It is NewFromReader over informers of its
-// own.
+// cluster-wide ConfigMap informer, slimmed to what a layer needs (of a
+// labelled ConfigMap whose name no namespace layer has, only its
+// identity): a warm cache of every namespace's ConfigMaps, for operators
+// who can grant cluster-wide list and watch. It is NewFromReader over
+// informers of its own.
 func NewInformer[T any](client kubernetes.Interface, o Options[T]) (*Resolver[T], error) {
 	return newResolver(o, client, func(c *core[T], st *state[T]) source[T] {
 		return &informerMode[T]{readerMode: readerMode[T]{st: st}, c: c, client: client}

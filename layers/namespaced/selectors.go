@@ -110,8 +110,13 @@ func (c *core[T]) ownConfigMaps(items []*corev1.ConfigMap) []*corev1.ConfigMap {
 // identity, version, labels, data and, of its annotations, those named.
 // The rest (managedFields, a last-applied annotation) can be larger than
 // the data; a resolver that keeps the ConfigMaps of every cached
-// namespace (Lazy) keeps this.
-func slim(cm *corev1.ConfigMap, annotations ...string) *corev1.ConfigMap {
+// namespace (Lazy) keeps this. With layers, one whose name is not among
+// them keeps only its identity: a tenant can label any number.
+func slim(cm *corev1.ConfigMap, layers []string, annotations ...string) *corev1.ConfigMap {
+	if layers != nil && !slices.Contains(layers, cm.Name) {
+		return &corev1.ConfigMap{TypeMeta: cm.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace,
+			UID: cm.UID, ResourceVersion: cm.ResourceVersion}}
+	}
 	out := &corev1.ConfigMap{
 		TypeMeta: cm.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID, ResourceVersion: cm.ResourceVersion,
