@@ -18,6 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/internal/yamljson"
 	"github.com/stratacfg/strata/watch"
 )
@@ -79,14 +80,14 @@ func decode(name string, data []byte, where map[string]string) ([]runtime.Object
 			id = "Namespace " + o.Name
 		case *corev1.ConfigMap:
 			if o.Namespace == "" {
-				return fmt.Errorf("%s: ConfigMap %s has no namespace", at, o.Name)
+				return fmt.Errorf("%s: ConfigMap %s has no namespace", at, text.Cut(o.Name, text.MaxMessage))
 			}
 			id = "ConfigMap " + o.Namespace + "/" + o.Name
 		default:
 			return fmt.Errorf("%s: %T is neither a ConfigMap nor a Namespace", at, obj)
 		}
 		if first, ok := where[id]; ok {
-			return fmt.Errorf("%s: %s is also defined in %s", at, id, first)
+			return fmt.Errorf("%s: %s is also defined in %s", at, text.Cut(id, text.MaxMessage), first)
 		}
 		where[id] = at
 		objs = append(objs, obj)
@@ -111,7 +112,7 @@ func decode(name string, data []byte, where map[string]string) ([]runtime.Object
 		}
 		obj, _, err := decoder.Decode(raw, nil, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", at, err)
+			return nil, fmt.Errorf("%s: %s", at, bounded(err))
 		}
 		list, ok := obj.(*corev1.List)
 		if !ok {
@@ -124,13 +125,23 @@ func decode(name string, data []byte, where map[string]string) ([]runtime.Object
 			itemAt := fmt.Sprintf("%s, item %d", at, j+1)
 			obj, _, err := decoder.Decode(item.Raw, nil, nil)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", itemAt, err)
+				return nil, fmt.Errorf("%s: %s", itemAt, bounded(err))
 			}
 			if err := add(itemAt, obj); err != nil {
 				return nil, err
 			}
 		}
 	}
+}
+
+// bounded is a decoder's error about a document, with at most
+// text.MaxListed of a strict decoding's problems listed, each cut.
+func bounded(err error) string {
+	if s, ok := runtime.AsStrictDecodingError(err); ok {
+		errs := s.Errors()
+		return "strict decoding error: " + text.List(len(errs), func(i int) string { return errs[i].Error() }, ", ")
+	}
+	return text.Cut(err.Error(), text.MaxMessage)
 }
 
 // isComments reports whether a YAML document holds only comments.

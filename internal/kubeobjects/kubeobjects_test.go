@@ -1,11 +1,14 @@
 package kubeobjects
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/stratacfg/strata/internal/text"
 )
 
 // TestDecode reads what kubectl prints: documents and v1 Lists of
@@ -87,5 +90,26 @@ func TestDecodeAliasBomb(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)
+	}
+}
+
+// TestDecodeErrorIsBounded: the error about a manifest with many
+// mistakes (100 unknown fields of 20,000 bytes each, 2 MB, under the 4 MiB
+// a file may hold) lists at most text.MaxListed of them, each cut, and
+// counts the rest.
+func TestDecodeErrorIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ci"}`)
+	for i := range 100 {
+		fmt.Fprintf(&b, `, "unknownfield%03d%s": 1`, i, strings.Repeat("x", 20000))
+	}
+	b.WriteString("}\n")
+	_, err := Decode("cm.yaml", []byte(b.String()))
+	if err == nil {
+		t.Fatal("decoded")
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, "unknown field"); n > text.MaxListed || len(msg) > text.MaxListed*(text.MaxMessage+2)+200 {
+		t.Errorf("the error names %d unknown fields in %d bytes; want at most %d named: %.200s…", n, len(msg), text.MaxListed, msg)
 	}
 }

@@ -353,7 +353,7 @@ func (m *parsedModel[T]) values(name string, data map[string]string) (map[string
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return nil, errors.New(strings.Join(errs, "; "))
+		return nil, errors.New(text.Join(errs, "; "))
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
@@ -607,5 +608,28 @@ func TestMayMeet(t *testing.T) {
 		if got := mayMeet(a, b); got != tc.want || mayMeet(b, a) != tc.want {
 			t.Errorf("%q and %q: %v, want %v", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestParsedValuesErrorIsBounded: the error about a Parsed kind's tenant
+// ConfigMap whose values all fail the alias check lists at most
+// text.MaxListed keys and counts the rest, as a Kind's does: it reaches
+// the log, Snapshot.Ignored and /statusz.
+func TestParsedValuesErrorIsBounded(t *testing.T) {
+	m, err := newParsedModel(pipelineOptions().Parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]string{}
+	for i := range 500 {
+		data[fmt.Sprintf("key-%03d-%s", i, strings.Repeat("x", 200))] = "&a [*a"
+	}
+	_, err = m.values("ns-config-defaults", data)
+	if err == nil {
+		t.Fatal("the values were taken")
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, "key \""); n > text.MaxListed || len(msg) > text.MaxListed*text.MaxMessage+100 {
+		t.Errorf("the error lists %d problems in %d bytes; want at most %d listed and the rest counted: %.300s…", n, len(msg), text.MaxListed, msg)
 	}
 }
