@@ -121,16 +121,11 @@ func safely(fn func()) (err error) {
 	return nil
 }
 
-// Validate checks that hub is a T and validates it with the kind's
-// validator, attributing each error to the layer of r that set its field.
-func Validate[T runtime.Object](k *scheme.Kind, hub runtime.Object, r *merge.Result) (T, error) {
-	return validate[T](k, nil, hub, r, Hooks{})
-}
-
-// validate is Validate also validating versioned, the same configuration
-// in the merge version (nil when it is the hub), with the declarative
-// validation of its type, dropping the errors of the keys h.Skip reports
-// and adding h.Refused.
+// validate checks that hub is a T and validates it with the kind's
+// validator, and versioned, the same configuration in the merge version
+// (nil when it is the hub), with the declarative validation of its type,
+// attributing each error to the layer of r that set its field, dropping
+// the errors of the keys h.Skip reports and adding h.Refused.
 func validate[T runtime.Object](k *scheme.Kind, versioned, hub runtime.Object, r *merge.Result, h Hooks) (T, error) {
 	var zero T
 	obj, ok := hub.(T)

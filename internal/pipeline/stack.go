@@ -135,7 +135,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *Shared, erro
 		set = st.shared.set(res, n, sum) // before the fill: reading res applies it
 	}
 	st.attributeDefaults(res, obj)
-	if _, err := Validate[T](k, hub, res); err != nil {
+	if _, err := validate[T](k, obj, hub, res, Hooks{}); err != nil {
 		return zero, nil, nil, err
 	}
 	if set == nil {
