@@ -60,25 +60,25 @@ func (c *Component[T]) Explain(cfg *Loaded[T], gv schema.GroupVersion) (*Explana
 	if err != nil {
 		return nil, err
 	}
-	prov := Provenances(cfg.Provenance)
+	fields := c.Kind.Fields(gv)
+	hidden := fields != nil && len(fields.Keys(validation.Secret)) > 0
+	told := func(key string) string { return key }
+	if hidden { // a key under a secret field is told as the field: a secret map's keys are the secret
+		told = func(key string) string { return secretField(c.Kind.MergeFields(), key) }
+	}
+	prov := provenances(cfg.Provenance, told)
 	if gv != c.Kind.MergeVersion() {
 		if prov, err = c.provenanceIn(gv, cfg.Provenance, prov); err != nil {
 			return nil, fmt.Errorf("explaining in %s: %w", gv, err)
 		}
 	}
-	if fields := c.Kind.Fields(gv); fields != nil && len(fields.Keys(validation.Secret)) > 0 {
+	if hidden {
 		// Fields marked secret show CLASSIFIED, as on the z-pages:
 		// --explain's output is pasted where the files are not.
 		if doc, err = secret.Classify(doc, func(key string) bool { return fields.Has(key, validation.Secret) }); err != nil {
 			return nil, err
 		}
-		for k, p := range prov {
-			if secretAt(fields, k) {
-				for i := range p.ShadowedValues {
-					p.ShadowedValues[i] = json.RawMessage(`"` + secret.Classified + `"`)
-				}
-			}
-		}
+		prov = tellSecretsWhole(fields, prov)
 	}
 	return &Explanation{Config: json.RawMessage(doc), Provenance: prov, Skipped: cfg.Skipped}, nil
 }
@@ -139,6 +139,12 @@ func shownValue(v string) json.RawMessage {
 // Provenances returns the provenance of every effective key of r, and of
 // every key a layer removed with a null.
 func Provenances(r *merge.Result) map[string]KeyProvenance {
+	return provenances(r, func(key string) string { return key })
+}
+
+// provenances is Provenances naming each key a value replaced as told
+// says.
+func provenances(r *merge.Result, told func(key string) string) map[string]KeyProvenance {
 	out := map[string]KeyProvenance{}
 	for _, k := range append(r.Keys(), r.Tombstones()...) {
 		p, _ := r.Explain(k)
@@ -148,7 +154,9 @@ func Provenances(r *merge.Result) map[string]KeyProvenance {
 			kp.ShadowedValues = append(kp.ShadowedValues, shownValue(s.Value))
 		}
 		for _, c := range p.Replaced {
-			kp.Replaced = append(kp.Replaced, c.Key+" from "+c.Source.String())
+			if r := told(c.Key) + " from " + c.Source.String(); !slices.Contains(kp.Replaced, r) {
+				kp.Replaced = append(kp.Replaced, r)
+			}
 		}
 		if i := strings.LastIndexByte(k, '/'); i > 0 {
 			if member, ok := r.ListMember(k[:i]); ok {
@@ -158,4 +166,58 @@ func Provenances(r *merge.Result) map[string]KeyProvenance {
 		out[k] = kp
 	}
 	return out
+}
+
+// tellSecretsWhole returns prov with what is under a field marked secret
+// told under the field's own key, since a secret map's keys are the
+// secret: the sources that set anything under it, joined, and the layers
+// it shadowed. No value a lower layer set at or in a secret is shown.
+func tellSecretsWhole(fields *validation.Fields, prov map[string]KeyProvenance) map[string]KeyProvenance {
+	classified := json.RawMessage(`"` + secret.Classified + `"`)
+	out := make(map[string]KeyProvenance, len(prov))
+	for _, k := range slices.Sorted(maps.Keys(prov)) { // a field before what is under it
+		p := prov[k]
+		if secretAt(fields, k) {
+			for i := range p.ShadowedValues {
+				p.ShadowedValues[i] = classified
+			}
+		}
+		at := secretField(fields, k)
+		if at != k {
+			p.List = ""
+		}
+		was, ok := out[at]
+		if !ok {
+			out[at] = p
+			continue
+		}
+		if !slices.Contains(strings.Split(was.Source, ", "), p.Source) {
+			was.Source += ", " + p.Source
+		}
+		for _, s := range p.Shadowed {
+			if !slices.Contains(was.Shadowed, s) {
+				was.Shadowed = append(was.Shadowed, s)
+				was.ShadowedValues = append(was.ShadowedValues, classified)
+			}
+		}
+		was.Removed = was.Removed && p.Removed
+		for _, r := range p.Replaced {
+			if !slices.Contains(was.Replaced, r) {
+				was.Replaced = append(was.Replaced, r)
+			}
+		}
+		out[at] = was
+	}
+	return out
+}
+
+// secretField returns the outermost field marked secret that key is
+// under, or key itself when there is none.
+func secretField(fields *validation.Fields, key string) string {
+	for i := 1; i < len(key); i++ {
+		if key[i] == '/' && fields.Has(key[:i], validation.Secret) {
+			return key[:i]
+		}
+	}
+	return key
 }

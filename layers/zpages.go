@@ -41,9 +41,12 @@ func (c *Component[T]) ZPagesError(err error) string {
 	shown := make(validation.ErrorList, len(list))
 	for i, e := range list {
 		shown[i] = e
-		if secretAt(fields, validation.KeyOf(e.Err.Field)) {
+		if key := validation.KeyOf(e.Err.Field); secretAt(fields, key) {
 			fe := *e.Err
 			fe.BadValue, fe.Detail = "CLASSIFIED", "refused; why is in the log (the value is secret)"
+			if at := secretField(fields, key); at != key {
+				fe.Field = fieldName(at) // a secret map's keys are the secret
+			}
 			hidden := *e
 			hidden.Err = &fe
 			shown[i] = &hidden
