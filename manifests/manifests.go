@@ -52,7 +52,9 @@ type Options struct {
 	// with serializer.EnableStrict, so that an unknown or duplicate field
 	// is an error. A document that decodes to a metav1.List (registered
 	// in the scheme as an unversioned type) is expanded item by item, the
-	// items decoded again.
+	// items decoded again. A document that begins with '{' must be decoded
+	// as JSON, as the universal deserializer does: its YAML aliases are
+	// not reckoned.
 	Decoder runtime.Decoder
 	// Accept turns one decoded object into the manifests it holds: it
 	// checks the type (wrapping ErrUnsupportedType for one the set does
@@ -136,9 +138,9 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// Load loads the manifest files of a directory generation, in
-// sorted order, as one set, choosing and splitting them as kube-apiserver
-// does (KEP-5793):
+// Load loads the manifest files of a directory generation (a file's is
+// refused, as kube-apiserver refuses one), in sorted order, as one set,
+// choosing and splitting them as kube-apiserver does (KEP-5793):
 //
 //  1. Every regular direct child whose extension is .yaml, .yml or .json
 //     in any case, dot-files included, is read; an empty file holds
@@ -159,6 +161,9 @@ func (s *Set) Names() []string {
 func Load(g *watch.Generation, opts Options) (*Set, error) {
 	if opts.Decoder == nil || opts.Accept == nil {
 		return nil, errors.New("manifests: Options need a Decoder and an Accept function")
+	}
+	if !g.Dir { // kube-apiserver's loader reads a directory, and refuses a file
+		return nil, fmt.Errorf("%s: not a directory: manifests are loaded from a directory", g.Path)
 	}
 	set := &Set{Hash: g.Hash, APIServerHash: apiserverHash(g)}
 	var errs []error
@@ -194,9 +199,13 @@ func Load(g *watch.Generation, opts Options) (*Set, error) {
 			if len(docs) == 1 {
 				n = 0
 			}
-			if err := aliases.Check(doc); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", where(path, n, 0), err))
-				continue
+			// JSON, which the API server decodes as JSON, has no
+			// aliases, and no YAML parser may read it.
+			if !utilyaml.IsJSONBuffer(doc) {
+				if err := aliases.Check(doc); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", where(path, n, 0), err))
+					continue
+				}
 			}
 			// (3)
 			objs, err := opts.decode(doc, path, n, 0, 0)

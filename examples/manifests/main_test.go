@@ -413,3 +413,20 @@ func TestInvalidInitialSet(t *testing.T) {
 		t.Fatalf("stderr %q", stderr.String())
 	}
 }
+
+// TestDirIsAFile: --dir names a directory, as kube-apiserver's
+// staticManifestsDir must be: a file there is a failure, not a set of its
+// objects.
+func TestDirIsAFile(t *testing.T) {
+	vap := testdata(t, admission.ValidatingAdmissionPolicy)
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	if err := os.WriteFile(file, []byte(vap["10-deny-privileged.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := newLines()
+	code := run(t.Context(), []string{"--dir", file, "--plugin", admission.ValidatingAdmissionPolicy, "--once"}, out, io.Discard)
+	l := out.next(t)
+	if code != 1 || l.Status != "failure" || len(l.Objects) != 0 {
+		t.Errorf("--dir %s, a file: exit %d, line %+v; want exit 1 and a failure naming it", file, code, l)
+	}
+}

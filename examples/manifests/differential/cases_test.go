@@ -60,6 +60,7 @@ var cases = []dirCase{
 	{"extensions in upper case", vapPlugin, map[string]string{"A.YAML": vap("a"), "b.Json": list("v1", "List", vap("b")), "c.YmL": vap("c")}, true},
 	{"backup and temporary names", vapPlugin, map[string]string{"a.yaml~": "x: [", "a.yaml.tmp": "x: [", "a.yaml.bak": "x: [", "a.yaml": vap("a")}, true},
 	{"an extension only Unicode folding makes .json", vapPlugin, map[string]string{"a.yaml": vap("a"), "notes.j\u017fon": "x: ["}, true},
+	{"JSON that is no YAML, with * and &&", vapPlugin, map[string]string{"a.json": notYAML}, true}, // decoded as JSON, never parsed as YAML
 	{"a regular file named ..data", vapPlugin, map[string]string{"..data": "x", "a.yaml": vap("a")}, true},
 	{"a directory named ..data", vapPlugin, map[string]string{"..data": subdir, "a.yaml": vap("a")}, true},
 	{"a link to a manifest", vapPlugin, map[string]string{"real.txt": vap("a"), "link.yaml": linkTo + "real.txt"}, true},
@@ -145,6 +146,13 @@ var cases = []dirCase{
 	{"webhook order", vwhPlugin, map[string]string{"03-c.yaml": vwc("03-config"), "01-a.yaml": vwc("01-config"), "02-b.yaml": vwc("02-config")}, true},
 	{"a bad selector", vwhPlugin, map[string]string{"a.yaml": replaceLine(vwc("sel"), "  sideEffects: None", "  sideEffects: None\n  namespaceSelector: {matchExpressions: [{key: a, operator: InvalidOperator}]}")}, false},
 }
+
+// notYAML is a JSON policy whose "\/" escape (PHP's json_encode writes
+// every slash so) YAML has not, with a "*" and a CEL "&&".
+const notYAML = `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+ "metadata": {"name": "json.static.k8s.io"},
+ "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["*"]}]},
+  "validations": [{"expression": "has(object.metadata.labels) && 'team' in object.metadata.labels", "message": "see https:\/\/example.com\/labels"}]}}`
 
 func TestDifferential(t *testing.T) {
 	for _, tc := range cases {
