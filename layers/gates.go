@@ -296,6 +296,19 @@ func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.Mutab
 		}
 		return gate != nil && gate.Enabled(featuregate.Feature(g))
 	}
+	if gate != nil {
+		// As the component will run: AllAlpha and AllBeta set every
+		// alpha or beta gate the layers do not name.
+		set, known := map[string]bool{}, validation.Recognizes(gate)
+		for k, v := range values {
+			if seg, ok := merge.Segments(k); ok && len(seg) == 2 && "/"+seg[0] == gatesKey && known(seg[1]) && (v == "true" || v == "false") {
+				set[seg[1]] = v == "true"
+			}
+		}
+		if runs := gate.DeepCopy(); runs.SetFromMap(set) == nil {
+			on = func(g string) bool { return runs.Enabled(featuregate.Feature(g)) }
+		}
+	}
 	var out validation.ErrorList
 	fields := slices.Sorted(maps.Keys(gated))
 	for _, key := range slices.Sorted(maps.Keys(values)) {
