@@ -301,7 +301,7 @@ func gatedOff(res *merge.Result, gated map[string]string, gate featuregate.Mutab
 		// alpha or beta gate the layers do not name.
 		set, known := map[string]bool{}, validation.Recognizes(gate)
 		for k, v := range values {
-			if seg, ok := merge.Segments(k); ok && len(seg) == 2 && "/"+seg[0] == gatesKey && known(seg[1]) && (v == "true" || v == "false") {
+			if seg, ok := merge.Segments(k); ok && len(seg) == 2 && seg[0] == gatesKey[1:] && known(seg[1]) && (v == "true" || v == "false") {
 				set[seg[1]] = v == "true"
 			}
 		}

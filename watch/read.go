@@ -114,8 +114,10 @@ type Generation struct {
 }
 
 // Skip is a directory entry a read passed over, and why; Link says it is
-// a symbolic link to a directory. Name is relative to the target, as an
-// Entry's.
+// a symbolic link to a directory where the target is looked at (a
+// directory at the top of a generation read through ..data is one: the
+// mount shows it as a link into ..data). Name is relative to the target,
+// as an Entry's.
 type Skip struct {
 	Name   string
 	Reason string
@@ -370,6 +372,16 @@ func (o ReadOptions) read(path string, p pin, b *budget) (*Generation, error) {
 	t := &tree{o: o, d: d, root: p.resolved, display: path, g: g, h: h, b: b}
 	if err := t.dir("", 0); err != nil {
 		return nil, err
+	}
+	if isLink(filepath.Join(path, DataLink)) {
+		// Read through ..data: kubelet's AtomicWriter shows each entry of
+		// the generation as a link into it, so a directory left out is,
+		// where the target is looked at, a link to one.
+		for i, s := range g.Skipped {
+			if s.Reason == files.SkippedDir && !strings.Contains(s.Name, "/") {
+				g.Skipped[i] = Skip{Name: s.Name, Reason: files.SkippedLinkDir, Link: true}
+			}
+		}
 	}
 	g.Hash = h.sum()
 	return g, nil

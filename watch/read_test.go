@@ -107,6 +107,48 @@ func TestReadMissingAndTooLarge(t *testing.T) {
 	}
 }
 
+// TestReadDataSkipsAsTheMountShowsThem: a target read through kubelet's
+// ..data link reports a directory of the generation it left out as the
+// mount shows it, a link to a directory (a payload's item path x.yaml/b
+// makes one); a directory in a plain target stays a directory.
+func TestReadDataSkipsAsTheMountShowsThem(t *testing.T) {
+	t.Parallel()
+	yamlOnly := func(name string) string {
+		if strings.HasSuffix(name, ".yaml") {
+			return ""
+		}
+		return "not YAML"
+	}
+	mount, gen := t.TempDir(), "..2026_11_23_00_00_00.000000001"
+	watchtest.WriteFiles(t, filepath.Join(mount, gen), map[string]string{"a.yaml": "a", "x.yaml/b.yaml": "b", "docs/c.yaml": "c"})
+	for link, to := range map[string]string{DataLink: gen, "a.yaml": "..data/a.yaml", "x.yaml": "..data/x.yaml", "docs": "..data/docs"} {
+		if err := os.Symlink(to, filepath.Join(mount, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := t.TempDir()
+	watchtest.WriteFiles(t, plain, map[string]string{"a.yaml": "a", "x.yaml/b.yaml": "b"})
+	for _, tc := range []struct {
+		dir  string
+		want string
+	}{
+		{mount, "docs: not YAML false, x.yaml: a symbolic link to a directory true"},
+		{plain, "x.yaml: a directory false"},
+	} {
+		g, err := Read(tc.dir, ReadOptions{Select: yamlOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range g.Skipped {
+			got = append(got, fmt.Sprintf("%s: %s %t", s.Name, s.Reason, s.Link))
+		}
+		if strings.Join(got, ", ") != tc.want || names(g) != "a.yaml=a" {
+			t.Errorf("%s: skipped %q, read %s; want skipped %q", tc.dir, got, names(g), tc.want)
+		}
+	}
+}
+
 // TestReadHostileEntries reads directories and files a hostile or careless
 // writer made: what Select leaves out is never looked at, a FIFO
 // fails by name without blocking, and a link to nothing is reported as

@@ -276,6 +276,13 @@ func Rename(err error, dir, display string) error {
 	return &c
 }
 
+// Why List leaves out a real directory whose name take would take, and a
+// link to a directory.
+const (
+	SkippedDir     = "a directory"
+	SkippedLinkDir = "a symbolic link to a directory"
+)
+
 // Skipped is an entry a listing left out, and why. Link says it is a
 // symbolic link (to a directory).
 type Skipped struct {
@@ -328,7 +335,7 @@ func (d *Dir) List(rel string, take, takeDir func(name string) string) ([]Listed
 			case take(name) != "":
 				skip(name, take(name), false)
 			default:
-				skip(name, "a directory", false)
+				skip(name, SkippedDir, false)
 			}
 			continue
 		}
@@ -350,7 +357,7 @@ func (d *Dir) List(rel string, take, takeDir func(name string) string) ([]Listed
 		}
 		switch {
 		case mode.IsDir():
-			skip(name, "a symbolic link to a directory", true)
+			skip(name, SkippedLinkDir, true)
 		case !mode.IsRegular():
 			return nil, nil, notRegular(d.join(entry), mode)
 		default:

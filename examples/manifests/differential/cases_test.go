@@ -182,6 +182,34 @@ func TestMountedDirectory(t *testing.T) {
 	}
 }
 
+// TestMountedDirectoryNamedAsAManifest: in a ConfigMap-style mount whose
+// payload puts a file under x.yaml/ (an item path), the generation holds
+// a directory x.yaml and the mount shows a link x.yaml -> ..data/x.yaml.
+// kube-apiserver reads the link and refuses the set; so does strata,
+// which reads the generation.
+func TestMountedDirectoryNamedAsAManifest(t *testing.T) {
+	dir := t.TempDir()
+	gen := "..2026_11_23_00_00_00.000000001"
+	for name, content := range map[string]string{"a.yaml": vap("a"), "x.yaml/b.yaml": vap("b")} {
+		p := filepath.Join(dir, gen, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{"..data": gen, "a.yaml": "..data/a.yaml", "x.yaml": "..data/x.yaml"} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up, st := compare(t, dir, vapPlugin)
+	if up.err == nil || st.err == nil {
+		t.Fatalf("kube-apiserver %v %v; strata %v %v; want both to refuse the link to a directory", up.err, up.names(), st.err, st.names())
+	}
+}
+
 // FuzzDirectories loads directories of three files whose contents the
 // fuzzer writes, seeded with every case above, for each plugin: both
 // loaders take the same decision and the same objects.
