@@ -67,11 +67,11 @@ func Attribute(errs field.ErrorList, r *merge.Result, validated any) ErrorList {
 	elems := &elements{r: r, validated: validated}
 	out := make(ErrorList, len(errs))
 	for i, e := range errs {
-		key, elem := KeyOf(e.Field), ""
-		if path, at, el, ok := elems.keyedPath(e.Field); ok {
+		key := KeyOf(e.Field)
+		if path, at, ok := elems.keyedPath(e.Field); ok {
 			c := *e
 			c.Field = path
-			e, key, elem = &c, at, el
+			e, key = &c, at
 		}
 		out[i] = &Error{Err: e, Key: key}
 		for k := key; k != ""; k = parent(k) {
@@ -79,8 +79,8 @@ func Attribute(errs field.ErrorList, r *merge.Result, validated any) ErrorList {
 			if !ok {
 				continue
 			}
-			if elem != "" && k == elem && key != elem {
-				src, _ = r.SourceOfMember(k, key[len(elem):])
+			if k != key { // a member of a value set whole: of a keyed list's element, of a map in one key
+				src, _ = r.SourceOfMember(k, key[len(k):])
 			}
 			out[i].Key, out[i].Source = k, src
 			break
@@ -154,14 +154,14 @@ func (x *elements) keyOf(key string, i int) (string, string, bool) {
 }
 
 // keyedPath rewrites each index of path into a keyed list as the
-// element's key, [member=key], and returns the field's JSON pointer and
-// that of the (last) element; false when there is none.
-func (x *elements) keyedPath(path string) (string, string, string, bool) {
+// element's key, [member=key], and returns the field's JSON pointer;
+// false when there is none.
+func (x *elements) keyedPath(path string) (string, string, bool) {
 	if !strings.Contains(path, "[") {
-		return path, "", "", false
+		return path, "", false
 	}
 	var b strings.Builder
-	key, elem, changed := "", "", false
+	key, changed := "", false
 	for rest := path; rest != ""; {
 		switch rest[0] {
 		case '.':
@@ -186,7 +186,7 @@ func (x *elements) keyedPath(path string) (string, string, string, bool) {
 						fmt.Fprintf(&b, "[%s=%s]", member, name)
 					}
 					key = merge.Child(key, name)
-					elem, changed = key, true
+					changed = true
 					rest = rest[end+1:]
 					continue
 				}
@@ -204,7 +204,7 @@ func (x *elements) keyedPath(path string) (string, string, string, bool) {
 			rest = rest[end:]
 		}
 	}
-	return b.String(), key, elem, changed
+	return b.String(), key, changed
 }
 
 func parent(key string) string {

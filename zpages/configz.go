@@ -111,9 +111,15 @@ func (c Config) sourceOf(key string) KeySource {
 	}
 	for k := key; k != ""; k = parent(k) {
 		if p, ok := c.Provenance.Explain(k); ok {
-			out := KeySource{Source: p.Source.String()}
-			for _, s := range p.Shadowed {
-				out.Shadowed = append(out.Shadowed, s.Source.String())
+			src := p.Source
+			if k != key { // a member of a value set whole, which defaulting may have filled
+				src, _ = c.Provenance.SourceOfMember(k, key[len(k):])
+			}
+			out := KeySource{Source: src.String()}
+			if src == p.Source {
+				for _, s := range p.Shadowed {
+					out.Shadowed = append(out.Shadowed, s.Source.String())
+				}
 			}
 			return out
 		}

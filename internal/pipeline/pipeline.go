@@ -191,10 +191,14 @@ func flatten(obj runtime.Object) (map[string]string, error) {
 // (set holds the merged values, paths resolved), or whose value defaulting
 // changed (a component-base struct defaults an explicit 0 burst to 100):
 // provenance must name defaulting for those. Values are compared by their
-// Go type, so "1m" and "1m0s" are the same.
+// Go type, so "1m" and "1m0s" are the same. A value a layer set whole (an
+// object in one ConfigMap key) whose members defaulting filled or changed
+// is returned whole, as defaulted, as a keyed list's element is: the
+// layer's members are found under it (merge.Result.SourceOfMember).
 func Defaulted(set, effective map[string]string, t *typed.Type) map[string]string {
 	out := map[string]string{}
 	appended := appendedBy(set, t.Lists())
+	var under map[string]map[string]string // set keys → the effective values under them
 	for k, v := range effective {
 		if k == "/apiVersion" || k == "/kind" {
 			continue
@@ -205,12 +209,37 @@ func Defaulted(set, effective map[string]string, t *typed.Type) map[string]strin
 		if old, ok := set[k]; ok && SameValue(t, k, old, v) {
 			continue
 		}
-		if setAbove(set, k) {
-			continue // a layer set the whole object (a map in one ConfigMap key)
+		if above, ok := setAbove(set, k); ok {
+			if under == nil {
+				under = map[string]map[string]string{}
+			}
+			if under[above] == nil {
+				under[above] = map[string]string{}
+			}
+			under[above][k[len(above):]] = v
+			continue
 		}
 		out[k] = v
 	}
+	for above, values := range under {
+		if whole, ok := wholeValue(t, above, values); ok && !SameValue(t, above, set[above], whole) {
+			out[above] = whole
+		}
+	}
 	return out
+}
+
+// wholeValue returns the JSON value at key whose leaves are values, keyed
+// below key, unless a list merged per element is under key (its elements
+// are keyed otherwise).
+func wholeValue(t *typed.Type, key string, values map[string]string) (string, bool) {
+	for p := range t.Lists() {
+		if merge.Under(p, key) || merge.Covers(p, key) {
+			return "", false
+		}
+	}
+	doc, err := merge.Unflatten(values)
+	return string(doc), err == nil
 }
 
 // appendedBy returns the appended lists (merge.ListAppend) of lists that
@@ -230,16 +259,16 @@ func appendedBy(set map[string]string, lists merge.Lists) map[string]bool {
 	return out
 }
 
-// setAbove reports whether set holds an ancestor of key.
-func setAbove(set map[string]string, key string) bool {
+// setAbove returns the ancestor of key that set holds, if any.
+func setAbove(set map[string]string, key string) (string, bool) {
 	for i := len(key) - 1; i > 0; i-- {
 		if key[i] == '/' {
 			if _, ok := set[key[:i]]; ok {
-				return true
+				return key[:i], true
 			}
 		}
 	}
-	return false
+	return "", false
 }
 
 // SameValue reports whether the JSON values a and b of key decode to the

@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	testscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
+	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/validation"
+	"github.com/stratacfg/strata/zpages"
+)
+
+// TestDefaultedUnderAWholeValue: a ConfigMap key that holds a struct
+// arrives as one leaf, here clientConnection set to {burst: 20}, and
+// defaulting fills the members the layer left out (qps, contentType).
+// Keys only defaulting filled are reported as default: read as /configz
+// and validation read it (the key's source, or its nearest ancestor's
+// source of the member), qps is defaulting's and burst the layer's.
+func TestDefaultedUnderAWholeValue(t *testing.T) {
+	k, err := testscheme.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, j, err := typeOf(k).ConvertMember("clientConnection", "burst: 20\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := merge.Source{Origin: "namespace", Name: "team-a/config"}
+	res := merge.Merge(&merge.Layer{Source: cm, Values: map[string]string{key: j}})
+	versioned, _, err := Decode[runtime.Object](k, res.Values(), res, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := flatten(versioned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flat["/clientConnection/burst"] != "20" || flat["/clientConnection/qps"] == "" || flat["/clientConnection/qps"] == "0" {
+		t.Fatalf("clientConnection is %v %v; want burst 20 and qps defaulted", flat["/clientConnection/burst"], flat["/clientConnection/qps"])
+	}
+	sourceOf := func(key string) merge.Source {
+		for k := key; k != ""; k = k[:strings.LastIndexByte(k, '/')] {
+			if src, ok := res.SourceOfMember(k, key[len(k):]); ok {
+				return src
+			}
+		}
+		return merge.Source{}
+	}
+	if src := sourceOf("/clientConnection/burst"); src != cm {
+		t.Errorf("burst is credited to %v; want %v", src, cm)
+	}
+	if src := sourceOf("/clientConnection/qps"); src.Origin != OriginDefault {
+		t.Errorf("qps, which defaulting filled, is credited to %v; want %s", src, OriginDefault)
+	}
+	if v := res.Values()["/clientConnection"]; !strings.Contains(v, `"qps"`) || !strings.Contains(v, `"burst":20`) {
+		t.Errorf("the effective clientConnection is %s; want it whole, as defaulted", v)
+	}
+
+	// As /configz and a validation error tell them.
+	doc, err := json.Marshal(versioned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	zpages.Install(mux, zpages.Pages{Name: "test", Configs: func(*http.Request) (map[string]zpages.Config, error) {
+		return map[string]zpages.Config{"test": {Object: doc, Provenance: res}}, nil
+	}})
+	req := httptest.NewRequest(http.MethodGet, "/configz", nil)
+	req.Header.Set("Accept", "text/plain")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	text, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{"/clientConnection/burst=20 (namespace team-a/config", "/clientConnection/qps=", "/clientConnection/contentType="} {
+		line := ""
+		for l := range strings.SplitSeq(string(text), "\n") {
+			if strings.Contains(l, want) {
+				line = l
+			}
+		}
+		if line == "" || want != "/clientConnection/burst=20 (namespace team-a/config" && !strings.Contains(line, "(default") {
+			t.Errorf("/configz: no line %q, or not credited to defaulting:\n%s", want, text)
+		}
+	}
+	errs := validation.Attribute(field.ErrorList{field.Invalid(field.NewPath("clientConnection", "qps"), 0, "bad")}, res, versioned)
+	if len(errs) != 1 || errs[0].Source.Origin != OriginDefault {
+		t.Errorf("an error on qps is credited to %v; want %s", errs[0].Source, OriginDefault)
+	}
+}
