@@ -82,6 +82,7 @@ import (
 	"os"
 	"os/signal"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -130,6 +131,11 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		if s == "" {
 			return errors.New("empty")
 		}
+		for _, had := range f.sources {
+			if filepath.Clean(had) == filepath.Clean(s) {
+				return fmt.Errorf("--source %s given twice: each source is read once", s)
+			}
+		}
 		f.sources = append(f.sources, s)
 		return nil
 	})
@@ -161,15 +167,24 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--version-key %q: a file name, not a path", f.versionKey)
 	case f.versionStamps != "all" && f.versionStamps != "touched":
 		return nil, fmt.Errorf(`--version-stamps %q: "all" or "touched"`, f.versionStamps)
+	case f.versionKey == "" && given(fs, "version-stamps"):
+		return nil, errors.New("--version-stamps says how the sources are stamped with --version-key: give --version-key too")
 	case f.manifest != "" && f.versionKey != "":
 		return nil, errors.New("--manifest and --version-key are two ways to tell a whole set: give one")
-	case slices.Contains(f.sources, f.manifest):
+	case slices.ContainsFunc(f.sources, func(s string) bool { return filepath.Clean(s) == filepath.Clean(f.manifest) }):
 		return nil, fmt.Errorf("--manifest %s is a --source too: the sources are its parts", f.manifest)
 	}
 	if err := watch.CheckPollInterval(f.pollInterval); err != nil || f.pollInterval == 0 {
 		return nil, fmt.Errorf("--poll-interval %s: must be at least %s", f.pollInterval, watch.MinPollInterval)
 	}
 	return &f, nil
+}
+
+// given reports whether the flag name was given on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
 
 // run is the command: 0 when ctx ends, 1 on an invalid first snapshot or

@@ -603,3 +603,34 @@ func TestAliasBombRefused(t *testing.T) {
 		t.Errorf("refusing it allocated %d MiB", alloc>>20)
 	}
 }
+
+// TestVersionStampsNeedsVersionKey: --version-stamps says how the sources
+// are stamped with --version-key ([--version-key KEY [--version-stamps
+// all|touched] | --manifest DIR]); given without it, beside --manifest
+// too, it is a usage error.
+func TestVersionStampsNeedsVersionKey(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--source", dir, "--listen", "127.0.0.1:0", "--version-stamps", "touched"},
+		{"--source", dir, "--listen", "127.0.0.1:0", "--version-stamps", "touched", "--manifest", dir + "m"},
+	} {
+		if f, err := parse(args, io.Discard); err == nil {
+			t.Errorf("%v: accepted (version key %q, stamps %q, manifest %q); want a usage error: --version-stamps needs --version-key", args, f.versionKey, f.versionStamps, f.manifest)
+		}
+	}
+}
+
+// TestSourceGivenTwice: one source given twice is a usage error (exit 2)
+// naming it, not a snapshot whose every configuration collides with
+// itself.
+func TestSourceGivenTwice(t *testing.T) {
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"o-r-main.yaml": ciConfig("o", "r", "main", "", 1)})
+	var stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code := run(ctx, []string{"--source", dir, "--source", dir, "--listen", watchtest.FreeAddr(t)}, nil, io.Discard, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "--source "+dir) {
+		t.Errorf("--source %s twice: exit %d, stderr %q; want 2 and a usage error naming the source", dir, code, stderr.String())
+	}
+}

@@ -231,6 +231,11 @@ func (o Options) parts(dir string) ([]*part, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(root); err != nil {
+		return nil, err
+	} else if !st.IsDir() { // read as a directory of nothing, it would empty every part
+		return nil, fmt.Errorf("%s is not a directory: nothing was published", dir)
+	}
 	parts := make([]*part, len(o.Parts))
 	for i := range parts {
 		parts[i] = &part{data: map[string]string{}, binary: map[string][]byte{}}

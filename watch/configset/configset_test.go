@@ -593,3 +593,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestPublishRefusesADirThatIsAFile: Publish of a dir that is a file (a
+// careless --dir naming one configuration) is refused, naming it, and
+// writes nothing: read as an empty directory, it would empty every part,
+// and every replica would serve no configuration.
+func TestPublishRefusesADirThatIsAFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"org-repo-main.yaml": "a: 1\n", "org-other-main.yaml": "b: 2\n"})
+	c := fake.NewClientset()
+	if _, err := configset.Publish(ctx, c.CoreV1(), dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	writes(c)
+	file := filepath.Join(dir, "org-repo-main.yaml")
+	m, err := configset.Publish(ctx, c.CoreV1(), file, opts)
+	if err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("Publish of %s, a file: %+v, %v; want an error naming it", file, m, err)
+	}
+	if w := writes(c); len(w) != 0 {
+		t.Errorf("Publish of a file wrote %v: the set now holds no configuration", w)
+	}
+}
