@@ -134,6 +134,11 @@ type ReadOptions struct {
 	// MaxFiles bounds the files of a directory target; zero means
 	// 20,000.
 	MaxFiles int
+	// MaxEntries bounds the entries a directory target's directories
+	// hold together, read or left out, directories included: a writer
+	// can add any number no Select takes. Zero means five times
+	// MaxFiles. A directory is listed no further than what is left.
+	MaxEntries int
 	// MaxTotalBytes bounds the bytes of the snapshot, every file of
 	// every target once decompressed; zero means DefaultMaxTotalBytes.
 	// It is checked before each file is decompressed, which may then
@@ -196,6 +201,9 @@ func (o ReadOptions) withDefaults() ReadOptions {
 	}
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = defaultMaxFiles
+	}
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = 5 * o.MaxFiles
 	}
 	if o.MaxTotalBytes <= 0 {
 		o.MaxTotalBytes = DefaultMaxTotalBytes
@@ -369,7 +377,7 @@ func (o ReadOptions) read(path string, p pin, b *budget) (*Generation, error) {
 		return nil, err
 	}
 	defer d.Close()
-	t := &tree{o: o, d: d, root: p.resolved, display: path, g: g, h: h, b: b}
+	t := &tree{o: o, d: d, root: p.resolved, display: path, g: g, h: h, b: b, left: o.MaxEntries}
 	if err := t.dir("", 0); err != nil {
 		return nil, err
 	}
@@ -422,6 +430,7 @@ type tree struct {
 	g             *Generation
 	h             contentHash
 	b             *budget
+	left          int // of MaxEntries
 }
 
 // dir reads the directory rel ("" for the target) at depth, its files at
@@ -449,10 +458,14 @@ func (t *tree) dir(rel string, depth int) (err error) {
 			}
 		}()
 	}
-	list, skipped, err := t.d.List(rel, func(name string) string { return t.o.Select(join(name)) }, takeDir)
+	list, skipped, err := t.d.List(rel, t.left, func(name string) string { return t.o.Select(join(name)) }, takeDir)
+	if errors.Is(err, files.ErrTooLarge) {
+		return &files.Error{Path: t.display, Problem: fmt.Sprintf("holds more than the limit of %d entries, read or not (reached in %s)", t.o.MaxEntries, filepath.Join(t.display, filepath.FromSlash(rel))), Err: ErrTooLarge}
+	}
 	if err != nil {
 		return files.Rename(err, t.root, t.display)
 	}
+	t.left -= len(list) + len(skipped)
 	for _, s := range skipped {
 		t.g.Skipped = append(t.g.Skipped, Skip{Name: join(s.Name), Reason: s.Reason, Link: s.Link})
 	}

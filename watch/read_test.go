@@ -1077,3 +1077,35 @@ func TestReadDataLinkNotThroughASwappedPath(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBoundsWhatATreeLists: a tree read holds at most MaxEntries
+// entries, read or left out, directories included (five times MaxFiles
+// unless set): a committer can add any number of directories and files
+// no configuration is named after (an OWNERS in each), and a watcher
+// would also watch every directory. One with more is refused, naming
+// the target.
+func TestReadBoundsWhatATreeLists(t *testing.T) {
+	t.Parallel()
+	g := watchtest.NewGitSync(t.TempDir(), "link")
+	tree := map[string]string{"org/repo/org-repo-main.yaml": "a: 1\n"}
+	for i := range 40 {
+		tree[fmt.Sprintf("junk/d%02d/OWNERS", i)] = "x"
+	}
+	if err := g.Write(tree); err != nil {
+		t.Fatal(err)
+	}
+	o := ReadOptions{Tree: true, MaxFiles: 4, Select: func(rel string) string {
+		if strings.HasSuffix(rel, ".yaml") {
+			return ""
+		}
+		return "not a configuration"
+	}}
+	s, err := Read(g.Path(), o)
+	switch {
+	case err != nil && errors.Is(err, ErrTooLarge) && strings.Contains(err.Error(), g.Path()):
+	case err != nil:
+		t.Fatalf("read: %v; want ErrTooLarge naming %s, or the read bounded", err, g.Path())
+	case len(s.Skipped)+len(s.Dirs) > o.MaxFiles:
+		t.Errorf("MaxFiles %d: the read holds %d skipped entries and %d directories, without bound", o.MaxFiles, len(s.Skipped), len(s.Dirs))
+	}
+}

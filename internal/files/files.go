@@ -230,20 +230,29 @@ func (d *Dir) openError(rel string, err error) error {
 const errEscapes = "path escapes from parent"
 
 // readDir lists the directory rel inside d, sorted by name.
-func (d *Dir) readDir(rel string) ([]fs.DirEntry, error) {
+func (d *Dir) readDir(rel string, most int) ([]fs.DirEntry, error) {
+	var f *os.File
+	var err error
 	if d.root == nil {
-		return os.ReadDir(d.join(rel))
+		f, err = os.Open(d.join(rel))
+	} else {
+		name := "."
+		if rel != "" {
+			name = filepath.FromSlash(rel)
+		}
+		f, err = d.root.Open(name)
 	}
-	name := "."
-	if rel != "" {
-		name = filepath.FromSlash(rel)
-	}
-	f, err := d.root.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	des, err := f.ReadDir(-1)
+	des, err := f.ReadDir(most + 1)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	if err == nil && len(des) > most {
+		return nil, &Error{Path: d.join(rel), Problem: fmt.Sprintf("holds more than %d entries", most), Err: ErrTooLarge}
+	}
 	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return des, err
 }
@@ -298,8 +307,9 @@ type Listed struct {
 	Dir  bool
 }
 
-// List lists the directory rel inside d ("" for d), in byte order of names, returning what it took and what
-// it left out. take says why a name that is not a directory is left out,
+// List lists the directory rel inside d ("" for d), in byte order of
+// names, returning what it took and what it left out; a directory of more
+// than most entries is an error wrapping ErrTooLarge. take says why a name that is not a directory is left out,
 // or "" to take it; an entry it leaves out is never looked at, so a
 // dangling link, a FIFO or an unreadable README beside the configuration
 // fails nothing. A taken entry must be a regular file or a link to one: a
@@ -312,8 +322,11 @@ type Listed struct {
 // directory", or take's reason when take leaves its name out). When dir
 // itself has gone (a mount's generation removed while it was listed), the
 // error wraps fs.ErrNotExist.
-func (d *Dir) List(rel string, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
-	des, err := d.readDir(rel)
+func (d *Dir) List(rel string, most int, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
+	des, err := d.readDir(rel, most)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, d.openError(rel, err)
 	}

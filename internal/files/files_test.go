@@ -111,7 +111,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dir.Close()
-	list, skipped, err := dir.List("", only("a.yaml", "link.yaml", "sub.yaml", "big.yaml"), nil)
+	list, skipped, err := dir.List("", 100, only("a.yaml", "link.yaml", "sub.yaml", "big.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,22 +129,26 @@ func TestList(t *testing.T) {
 		t.Errorf("skipped %v", why)
 	}
 	// With takeDir, a directory is listed as one.
-	list, _, err = dir.List("", only("a.yaml"), func(string) string { return "" })
+	list, _, err = dir.List("", 100, only("a.yaml"), func(string) string { return "" })
 	if err != nil || len(list) != 2 || list[0] != (Listed{Name: "a.yaml"}) || list[1] != (Listed{Name: "sub.yaml", Dir: true}) {
 		t.Errorf("with directories: %v, %v", list, err)
 	}
 	// A matching name that is not a file is an error that names it.
 	for _, bad := range []string{"pipe.yaml", "zero.yaml", "dangling.yaml", "loop.yaml"} {
-		_, _, err := dir.List("", only(bad), nil)
+		_, _, err := dir.List("", 100, only(bad), nil)
 		if err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
-	if _, _, err := dir.List("", yaml, nil); err == nil {
+	if _, _, err := dir.List("", 100, yaml, nil); err == nil {
 		t.Error("a directory with a FIFO named .yaml listed without an error")
 	}
-	if _, _, err := dir.List("gone", yaml, nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := dir.List("gone", 100, yaml, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing directory: %v", err)
+	}
+	// A directory of more entries than asked is not listed further.
+	if _, _, err := dir.List("", 2, yaml, nil); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), d) {
+		t.Errorf("a directory over its limit of entries: %v", err)
 	}
 	if _, err := OpenDir(filepath.Join(d, "gone"), false); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("opening a missing directory: %v", err)
@@ -212,7 +216,7 @@ func TestDirLinks(t *testing.T) {
 		if !errors.Is(err, ErrOutside) || !strings.Contains(err.Error(), filepath.Join(src, name)+" is a symbolic link that leads outside its source (it points to ") {
 			t.Errorf("%s: %q, %v, want ErrOutside naming it", name, data, err)
 		}
-		if _, _, err := d.List("", func(n string) string {
+		if _, _, err := d.List("", 100, func(n string) string {
 			if n == name {
 				return ""
 			}
@@ -224,7 +228,7 @@ func TestDirLinks(t *testing.T) {
 	if _, err := d.Read("dangling-out.yaml", 1024); !errors.Is(err, ErrDangling) {
 		t.Errorf("a link to nothing outside: %v, want ErrDangling", err)
 	}
-	list, skipped, err := d.List("", func(n string) string {
+	list, skipped, err := d.List("", 100, func(n string) string {
 		if n == "dir-in.yaml" || n == "a.yaml" {
 			return ""
 		}
