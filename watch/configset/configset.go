@@ -82,6 +82,12 @@ type Options struct {
 	Select func(rel string) bool
 	// Labels are set on every ConfigMap written.
 	Labels map[string]string
+	// AllowEmpty lets a directory that selects no file empty a set whose
+	// parts hold some. By default that publish is refused, as prow's
+	// updateconfig deletes nothing when a run updates nothing: it is
+	// more often a run against the wrong directory than a wish to serve
+	// no configuration.
+	AllowEmpty bool
 }
 
 const (
@@ -98,9 +104,10 @@ const generationAnnotation = "configset.strata.dev/generation"
 
 // Publish writes the files of dir as the set o names: the parts first,
 // each only when its content changed, then the manifest, with the
-// generation after the one it held. Nothing is written when a file cannot
-// be read, two files share a name, a name is not a ConfigMap key or a part
-// would pass the API server's 1 MiB; a set whose parts all hold what dir
+// generation after the one it held. Nothing is written when dir is not a
+// directory, a file cannot be read, two files share a name, a name is not
+// a ConfigMap key, a part would pass the API server's 1 MiB, or dir
+// selects no file over a set that holds some (unless AllowEmpty); a set whose parts all hold what dir
 // holds is left as it is, and its manifest is returned. A write that
 // fails on the way leaves the manifest as it was, so readers keep serving
 // the set it names. Publishes are not serialized: each part and the
@@ -144,6 +151,13 @@ func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir stri
 		current[i] = cm
 		if g, err := strconv.ParseInt(cm.Annotations[generationAnnotation], 10, 64); err == nil {
 			highest = max(highest, g)
+		}
+	}
+	if !o.AllowEmpty && !slices.ContainsFunc(parts, func(p *part) bool { return len(p.data)+len(p.binary) > 0 }) {
+		for i, cm := range current {
+			if cm != nil && len(cm.Data)+len(cm.BinaryData) > 0 {
+				return nil, fmt.Errorf("%s selects no file, and part %s/%s holds %d: nothing was published (Options.AllowEmpty publishes an empty set)", dir, o.Namespace, o.Parts[i], len(cm.Data)+len(cm.BinaryData))
+			}
 		}
 	}
 	next := &Manifest{Generation: highest + 1, Parts: map[string]string{}}

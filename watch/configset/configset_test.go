@@ -616,3 +616,34 @@ func TestPublishRefusesADirThatIsAFile(t *testing.T) {
 		t.Errorf("Publish of a file wrote %v: the set now holds no configuration", w)
 	}
 }
+
+// TestPublishRefusesToEmptyASet: a directory that selects no file does
+// not empty a set that holds some (a run against the wrong directory), and
+// writes nothing, unless AllowEmpty says so.
+func TestPublishRefusesToEmptyASet(t *testing.T) {
+	ctx := context.Background()
+	dir, empty := t.TempDir(), t.TempDir()
+	watchtest.WriteFiles(t, dir, map[string]string{"org-repo-main.yaml": "a: 1\n"})
+	watchtest.WriteFiles(t, empty, map[string]string{"README.md": "elsewhere\n"})
+	c := fake.NewClientset()
+	if _, err := configset.Publish(ctx, c.CoreV1(), dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	writes(c)
+	o := opts
+	o.Select = func(rel string) bool { return strings.HasSuffix(rel, ".yaml") }
+	if m, err := configset.Publish(ctx, c.CoreV1(), empty, o); err == nil || !strings.Contains(err.Error(), empty) {
+		t.Errorf("Publish of a directory that selects no file: %+v, %v; want an error naming it", m, err)
+	}
+	if w := writes(c); len(w) != 0 {
+		t.Errorf("a refused publish wrote %v", w)
+	}
+	o.AllowEmpty = true
+	if _, err := configset.Publish(ctx, c.CoreV1(), empty, o); err != nil {
+		t.Errorf("Publish with AllowEmpty: %v", err)
+	}
+	if w := writes(c); len(w) == 0 {
+		t.Error("Publish with AllowEmpty wrote nothing")
+	}
+}
+
