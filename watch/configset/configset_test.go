@@ -646,4 +646,3 @@ func TestPublishRefusesToEmptyASet(t *testing.T) {
 		t.Error("Publish with AllowEmpty wrote nothing")
 	}
 }
-
