@@ -40,15 +40,7 @@ func (in *tokenConfig) DeepCopyObject() runtime.Object {
 // a secret map the key is the secret (/configz classifies the map
 // whole), so /statusz must not show it.
 func TestZPagesErrorHidesASecretMapKey(t *testing.T) {
-	c := &layers.Component[*tokenConfig]{Name: "tokens", Kind: oneVersionKind(t, "tokens.example.dev", "TokenConfig", &tokenConfig{})}
-	cl, err := c.NewCommandLine()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	if err := cl.Parse([]string{"--config", path}); err != nil {
-		t.Fatal(err)
-	}
+	c, cl, path := tokenCommandLine(t, oneVersionKind(t, "tokens.example.dev", "TokenConfig", &tokenConfig{}))
 	head := "apiVersion: tokens.example.dev/v1\nkind: TokenConfig\n"
 	for _, body := range []string{
 		"tokens:\n  s3cr3t-b34r3r-t0k3n: {user: alice, usr: alice}\n",
@@ -69,15 +61,7 @@ func TestZPagesErrorHidesASecretMapKey(t *testing.T) {
 // of what is under the map, and what a value replaced there, under the
 // map's own key.
 func TestExplainHidesASecretMapKey(t *testing.T) {
-	c := &layers.Component[*tokenConfig]{Name: "tokens", Kind: oneVersionKind(t, "tokens.example.dev", "TokenConfig", &tokenConfig{})}
-	cl, err := c.NewCommandLine()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	if err := cl.Parse([]string{"--config", path}); err != nil {
-		t.Fatal(err)
-	}
+	c, cl, path := tokenCommandLine(t, oneVersionKind(t, "tokens.example.dev", "TokenConfig", &tokenConfig{}))
 	const token = "s3cr3t-b34r3r-t0k3n"
 	loaded, err := c.LoadFiles(context.Background(), cl, fileSnapshot(path, "apiVersion: tokens.example.dev/v1\nkind: TokenConfig\nport: 8443\ntokens:\n  "+token+": {user: alice}\n"))
 	if err != nil {
@@ -151,6 +135,21 @@ func TestZPagesErrorHidesASecretMapKeyAValidatorNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, cl, path := tokenCommandLine(t, kind)
+	const token = "s3cr3t-b34r3r-t0k3n"
+	_, err = c.LoadFiles(context.Background(), cl, fileSnapshot(path, "apiVersion: tokens.example.dev/v1\nkind: TokenConfig\ntokens:\n  "+token+": {user: \"\"}\n"))
+	if err == nil {
+		t.Fatal("a token without a user loaded")
+	}
+	if got := c.ZPagesError(err); strings.Contains(got, token) {
+		t.Errorf("/statusz shows the secret map's key: %q", got)
+	}
+}
+
+// tokenCommandLine returns a tokenConfig component of kind and its command
+// line, parsed with --config naming a file of a new directory.
+func tokenCommandLine(t *testing.T, kind *scheme.Kind) (*layers.Component[*tokenConfig], *layers.CommandLine, string) {
+	t.Helper()
 	c := &layers.Component[*tokenConfig]{Name: "tokens", Kind: kind}
 	cl, err := c.NewCommandLine()
 	if err != nil {
@@ -160,12 +159,5 @@ func TestZPagesErrorHidesASecretMapKeyAValidatorNames(t *testing.T) {
 	if err := cl.Parse([]string{"--config", path}); err != nil {
 		t.Fatal(err)
 	}
-	const token = "s3cr3t-b34r3r-t0k3n"
-	_, err = c.LoadFiles(context.Background(), cl, fileSnapshot(path, "apiVersion: tokens.example.dev/v1\nkind: TokenConfig\ntokens:\n  "+token+": {user: \"\"}\n"))
-	if err == nil {
-		t.Fatal("a token without a user loaded")
-	}
-	if got := c.ZPagesError(err); strings.Contains(got, token) {
-		t.Errorf("/statusz shows the secret map's key: %q", got)
-	}
+	return c, cl, path
 }
