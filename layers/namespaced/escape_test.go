@@ -460,14 +460,19 @@ func BenchmarkBoundsHostile(b *testing.B) {
 
 // TestTurningOffIsFalseOnly: a field of a stability the cluster does not
 // allow may be set to false, its feature turned off, and to nothing else:
-// not a string field to the text "false".
+// not a string field to the text "false". A Parsed kind's key may be set
+// to what knative's and Tekton's parsers (strconv.ParseBool) read as
+// false.
 func TestTurningOffIsFalseOnly(t *testing.T) {
 	p := &tenantPolicy{keys: fieldKeys{}}
 	if !p.turnsOff("false") || p.turnsOff(`"false"`) || p.turnsOff("0") {
 		t.Error("a Go type's field: only false turns a feature off")
 	}
-	if p := (&tenantPolicy{keys: parsedKeys[*pipelineConfig]{}}); !p.turnsOff(`"false"`) || !p.turnsOff(`"False"`) || p.turnsOff(`"no"`) {
-		t.Error(`a Parsed kind's key: "false" turns a feature off`)
+	p = &tenantPolicy{keys: parsedKeys[*pipelineConfig]{}}
+	for v, off := range map[string]bool{`"false"`: true, `"False"`: true, `"0"`: true, `"f"`: true, `"no"`: false, `"fAlSe"`: false, `"true"`: false} {
+		if p.turnsOff(v) != off {
+			t.Errorf("a Parsed kind's key set to %s turns a feature off: %t; want %t, as strconv.ParseBool reads it", v, !off, off)
+		}
 	}
 }
 

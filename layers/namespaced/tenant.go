@@ -126,10 +126,15 @@ func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 }
 
 // turnsOff reports whether value turns a feature off: false, or for a
-// Parsed kind, whose values are all strings, "false".
+// Parsed kind, whose values are all strings, one strconv.ParseBool reads
+// as false ("false", "0", "f"), as knative's and Tekton's parsers read a
+// flag.
 func (p *tenantPolicy) turnsOff(value string) bool {
-	_, typed := p.keys.(fieldKeys)
-	return value == "false" || !typed && strings.EqualFold(unquote(value), "false")
+	if _, typed := p.keys.(fieldKeys); typed {
+		return value == "false"
+	}
+	off, err := strconv.ParseBool(unquote(value))
+	return err == nil && !off
 }
 
 // valuesAt returns the values at the segments rest below doc, "*"

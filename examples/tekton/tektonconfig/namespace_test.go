@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -348,6 +349,30 @@ func TestTenantErrorNamesTheKey(t *testing.T) {
 		}
 		if ig := s.Ignored(); len(ig) != 1 || !strings.Contains(ig[0].Error(), "team/"+c.cm) || !strings.Contains(ig[0].Error(), `"`+c.key+`"`) {
 			t.Errorf("%s: %q: ignored %v; want one error naming the ConfigMap and the key", c.cm, c.key, ig)
+		}
+	}
+}
+
+// TestTenantMayTurnAFeatureOffAsTektonReadsFalse: TEP-0085's safeguard
+// lets a tenant turn an alpha or beta feature off whatever the cluster's
+// enable-api-fields, with any value Tekton's own constructor reads as
+// false (strconv.ParseBool's "0", "f", "F", "FALSE", "False", "false").
+func TestTenantMayTurnAFeatureOffAsTektonReadsFalse(t *testing.T) {
+	r, err := namespaced.NewDryRun(tektonconfig.Options(tektonconfig.SystemNamespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []string{"0", "f", "F", "FALSE", "False", "false"} {
+		if v, err := strconv.ParseBool(off); err != nil || v {
+			t.Fatalf("%q: Tekton's ParseBool gives %t, %v", off, v, err)
+		}
+		flags := clusterFlags(map[string]string{"per-namespace-configuration": "true", "enable-api-fields": "beta", "enable-artifacts": "true"})
+		s, err := r.Resolve("team", []runtime.Object{clusterDefaults, flags, tenantFlags("team", map[string]string{"enable-artifacts": off})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refused := refusal(s, "feature-flags/enable-artifacts"); refused != "" || s.Object.FeatureFlags.EnableArtifacts {
+			t.Errorf("namespace enable-artifacts %q (false to Tekton): refused %q, enable-artifacts %t; want applied, off", off, refused, s.Object.FeatureFlags.EnableArtifacts)
 		}
 	}
 }
