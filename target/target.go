@@ -274,15 +274,20 @@ func Contests(applied []*Layer, r *merge.Result) []Contest {
 	keys := append(r.Keys(), r.Tombstones()...) // a removal contests a value too
 	slices.Sort(keys)
 	for _, key := range keys {
-		src, _ := r.SourceOf(key)
-		w := bySource[src]
+		p, _ := r.Explain(key)
+		win, shadowed := merge.Shadow{Source: p.Source, Value: p.Value}, p.Shadowed
+		if bySource[win.Source] == nil && len(shadowed) > 0 {
+			// A step after merging (defaulting) refilled the value: the
+			// merge's winner is the layer below it.
+			win, shadowed = shadowed[0], shadowed[1:]
+		}
+		w := bySource[win.Source]
 		if w == nil || byTie[tie{w.Class, w.Rank}] < 2 {
 			continue
 		}
-		p, _ := r.Explain(key)
-		c := Contest{Key: key, Winner: merge.Shadow{Source: p.Source, Value: p.Value}}
-		for _, s := range p.Shadowed {
-			if x := bySource[s.Source]; x != nil && x.Class == w.Class && x.Rank == w.Rank && !sameJSON(s.Value, p.Value) {
+		c := Contest{Key: key, Winner: win}
+		for _, s := range shadowed {
+			if x := bySource[s.Source]; x != nil && x.Class == w.Class && x.Rank == w.Rank && !sameJSON(s.Value, win.Value) {
 				c.Others = append(c.Others, s)
 			}
 		}

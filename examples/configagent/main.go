@@ -132,7 +132,7 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 			return errors.New("empty")
 		}
 		for _, had := range f.sources {
-			if filepath.Clean(had) == filepath.Clean(s) {
+			if samePath(had, s) {
 				return fmt.Errorf("--source %s given twice: each source is read once", s)
 			}
 		}
@@ -171,13 +171,20 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 		return nil, errors.New("--version-stamps says how the sources are stamped with --version-key: give --version-key too")
 	case f.manifest != "" && f.versionKey != "":
 		return nil, errors.New("--manifest and --version-key are two ways to tell a whole set: give one")
-	case slices.ContainsFunc(f.sources, func(s string) bool { return filepath.Clean(s) == filepath.Clean(f.manifest) }):
+	case f.manifest != "" && slices.ContainsFunc(f.sources, func(s string) bool { return samePath(s, f.manifest) }):
 		return nil, fmt.Errorf("--manifest %s is a --source too: the sources are its parts", f.manifest)
 	}
 	if err := watch.CheckPollInterval(f.pollInterval); err != nil || f.pollInterval == 0 {
 		return nil, fmt.Errorf("--poll-interval %s: must be at least %s", f.pollInterval, watch.MinPollInterval)
 	}
 	return &f, nil
+}
+
+// samePath reports whether a and b name one path, relative or absolute.
+func samePath(a, b string) bool {
+	x, errx := filepath.Abs(a)
+	y, erry := filepath.Abs(b)
+	return errx == nil && erry == nil && x == y
 }
 
 // given reports whether the flag name was given on the command line.

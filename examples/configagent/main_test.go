@@ -634,3 +634,28 @@ func TestSourceGivenTwice(t *testing.T) {
 		t.Errorf("--source %s twice: exit %d, stderr %q; want 2 and a usage error naming the source", dir, code, stderr.String())
 	}
 }
+
+// TestSourceDotWithoutManifest: `--source .` (the working directory, as a
+// git-sync root or a checkout is often served) with no --manifest is a
+// valid command line.
+func TestSourceDotWithoutManifest(t *testing.T) {
+	for _, src := range []string{".", "./"} {
+		if _, err := parse([]string{"--source", src, "--listen", "127.0.0.1:0"}, io.Discard); err != nil {
+			t.Errorf("--source %s: %v; want it accepted", src, err)
+		}
+	}
+}
+
+// TestSourceGivenTwiceAbsoluteAndRelative: one directory given as a
+// relative and as an absolute path is one source given twice, a usage
+// error, as the same spelling twice is.
+func TestSourceGivenTwiceAbsoluteAndRelative(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "configs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if f, err := parse([]string{"--source", "configs", "--source", filepath.Join(dir, "configs"), "--listen", "127.0.0.1:0"}, io.Discard); err == nil {
+		t.Errorf("accepted sources %q; want a usage error: one directory given twice", f.sources)
+	}
+}

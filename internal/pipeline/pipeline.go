@@ -222,6 +222,13 @@ func Defaulted(set, effective map[string]string, t *typed.Type) map[string]strin
 		out[k] = v
 	}
 	for above, values := range under {
+		if layer, err := merge.Flatten([]byte(set[above])); err == nil {
+			for k, v := range values {
+				if lv, ok := layer[k]; ok && lv != v && SameValue(t, above+k, lv, v) {
+					values[k] = lv // as the layer wrote it ("1m", not "1m0s"): its member is found in the refill
+				}
+			}
+		}
 		if whole, ok := wholeValue(t, above, values); ok && !SameValue(t, above, set[above], whole) {
 			out[above] = whole
 		}

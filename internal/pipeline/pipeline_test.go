@@ -13,6 +13,7 @@ import (
 
 	testscheme "github.com/stratacfg/strata/internal/testkind/component/scheme"
 	"github.com/stratacfg/strata/merge"
+	"github.com/stratacfg/strata/target"
 	"github.com/stratacfg/strata/validation"
 	"github.com/stratacfg/strata/zpages"
 )
@@ -91,5 +92,74 @@ func TestDefaultedUnderAWholeValue(t *testing.T) {
 	errs := validation.Attribute(field.ErrorList{field.Invalid(field.NewPath("clientConnection", "qps"), 0, "bad")}, res, versioned)
 	if len(errs) != 1 || errs[0].Source.Origin != OriginDefault {
 		t.Errorf("an error on qps is credited to %v; want %s", errs[0].Source, OriginDefault)
+	}
+}
+
+// TestWholeValueMemberTheLayerSetInAnotherForm: a member a layer set in
+// a whole value, in a form defaulting writes otherwise (flushFrequency 1m,
+// "1m0s" once decoded), is the layer's where defaulting refilled the
+// value: for SourceOfMember and for a validation error on it.
+func TestWholeValueMemberTheLayerSetInAnotherForm(t *testing.T) {
+	k, err := testscheme.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, j, err := typeOf(k).ConvertMember("logging", "flushFrequency: 1m\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := merge.Source{Origin: "namespace", Name: "team-a/config"}
+	res := merge.Merge(&merge.Layer{Source: cm, Values: map[string]string{key: j}})
+	versioned, _, err := Decode[runtime.Object](k, res.Values(), res, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, _ := res.SourceOfMember(key, "/format"); src.Origin != OriginDefault {
+		t.Fatalf("format, which defaulting filled, is credited to %v; want %s (the refill this test is about did not happen)", src, OriginDefault)
+	}
+	if src, _ := res.SourceOfMember(key, "/flushFrequency"); src != cm {
+		t.Errorf("flushFrequency, which %v set to 1m, is credited to %v", cm, src)
+	}
+	errs := validation.Attribute(field.ErrorList{field.Invalid(field.NewPath("logging", "flushFrequency"), "1m", "bad")}, res, versioned)
+	if len(errs) != 1 || errs[0].Source != cm {
+		t.Errorf("an error on logging.flushFrequency is credited to %v; want %v", errs[0].Source, cm)
+	}
+}
+
+// TestWholeValueContestSurvivesTheRefill: two selector layers of one class
+// and rank that set clientConnection, one ConfigMap key, to different
+// values contest it (Selectors.RefuseContests refuses that), whether or
+// not defaulting refilled the value.
+func TestWholeValueContestSurvivesTheRefill(t *testing.T) {
+	k, err := testscheme.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := func(name, yaml string) *target.Layer {
+		key, j, err := typeOf(k).ConvertMember("clientConnection", yaml)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := merge.Source{Origin: "selector", Name: name}
+		return &target.Layer{Layer: &merge.Layer{Source: src, Values: map[string]string{key: j}}, Class: "selector", Name: name}
+	}
+	for _, tc := range []struct {
+		name string
+		a, b string
+	}{
+		{"all members set", "burst: 20\nqps: 5\ncontentType: application/json\n", "burst: 30\nqps: 5\ncontentType: application/json\n"},
+		{"defaulting fills qps", "burst: 20\n", "burst: 30\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			applied := []*target.Layer{layer("a", tc.a), layer("b", tc.b)}
+			res := merge.Merge(target.Layers(applied)...)
+			if _, _, err := Decode[runtime.Object](k, res.Values(), res, Hooks{}); err != nil {
+				t.Fatal(err)
+			}
+			c := target.Contests(applied, res)
+			if len(c) != 1 || c[0].Key != "/clientConnection" {
+				t.Errorf("contests %+v; want /clientConnection, which a and b set to different values", c)
+			}
+		})
 	}
 }

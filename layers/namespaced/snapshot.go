@@ -124,7 +124,11 @@ func (s *Snapshot[T]) KeyName(key string) string { return s.display(key) }
 func (s *Snapshot[T]) Overrides() []string {
 	var out []string
 	for _, k := range s.result.Keys() {
-		if src, ok := s.result.SourceOf(k); ok && (src.Origin == OriginNamespace || src.Origin == OriginSelector) {
+		p, _ := s.result.Explain(k)
+		if p.Source.Origin == pipeline.OriginDefault && len(p.Shadowed) > 0 {
+			p.Source = p.Shadowed[0].Source // the layer whose value defaulting refilled
+		}
+		if p.Source.Origin == OriginNamespace || p.Source.Origin == OriginSelector {
 			out = append(out, s.display(k))
 		}
 	}

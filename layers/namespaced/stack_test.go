@@ -296,3 +296,19 @@ func TestStackFlagsAboveAnInvalidClusterLayer(t *testing.T) {
 		t.Errorf("timeout from %v", src)
 	}
 }
+
+// TestOverridesOfARefilledValue: a key a namespace layer set and won is
+// among the snapshot's overrides when defaulting refilled its value (a
+// keyed list's element, a struct in one ConfigMap key) after the merge.
+func TestOverridesOfARefilledValue(t *testing.T) {
+	ns := merge.Source{Origin: OriginNamespace, Name: "team-a/overrides"}
+	res := merge.Merge(
+		&merge.Layer{Source: merge.Source{Origin: OriginCluster, Name: "ops/config"}, Values: map[string]string{"/a": "1"}},
+		&merge.Layer{Source: ns, Values: map[string]string{"/whole": `{"burst":20}`, "/b": "2"}},
+	)
+	pipeline.Engine.Fill(res, merge.Source{Origin: pipeline.OriginDefault}, map[string]string{"/whole": `{"burst":20,"qps":5}`})
+	s := newSnapshot(&tenantConfig{}, res, nil, nil, nil, (&kindModel[*tenantConfig]{}).display)
+	if got := fmt.Sprint(s.Overrides()); got != "[b whole]" {
+		t.Errorf("overrides %s; want [b whole]", got)
+	}
+}

@@ -126,15 +126,12 @@ func (p *tenantPolicy) Admit(key, value string) merge.Refusal {
 }
 
 // turnsOff reports whether value turns a feature off: false, or for a
-// Parsed kind, whose values are all strings, one strconv.ParseBool reads
-// as false ("false", "0", "f"), as knative's and Tekton's parsers read a
-// flag.
+// Parsed kind, whose values are all strings, false as knative's and
+// Tekton's parsers read a flag (strconv.ParseBool: "false", "0", "f").
 func (p *tenantPolicy) turnsOff(value string) bool {
-	if _, typed := p.keys.(fieldKeys); typed {
-		return value == "false"
-	}
-	off, err := strconv.ParseBool(unquote(value))
-	return err == nil && !off
+	_, typed := p.keys.(fieldKeys)
+	on, err := strconv.ParseBool(unquote(value))
+	return value == "false" || !typed && err == nil && !on
 }
 
 // valuesAt returns the values at the segments rest below doc, "*"
