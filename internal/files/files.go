@@ -229,7 +229,8 @@ func (d *Dir) openError(rel string, err error) error {
 // errEscapes is what os.Root says of a name that would leave the root.
 const errEscapes = "path escapes from parent"
 
-// readDir lists the directory rel inside d, sorted by name.
+// readDir lists the directory rel inside d, sorted by name: at most most
+// entries, one more being an error wrapping ErrTooLarge.
 func (d *Dir) readDir(rel string, most int) ([]fs.DirEntry, error) {
 	var f *os.File
 	var err error
@@ -309,19 +310,19 @@ type Listed struct {
 
 // List lists the directory rel inside d ("" for d), in byte order of
 // names, returning what it took and what it left out; a directory of more
-// than most entries is an error wrapping ErrTooLarge. take says why a name that is not a directory is left out,
-// or "" to take it; an entry it leaves out is never looked at, so a
-// dangling link, a FIFO or an unreadable README beside the configuration
-// fails nothing. A taken entry must be a regular file or a link to one: a
-// link to a directory is skipped (links are never followed as
-// directories: one to a directory inside d is skipped, one that leads
-// outside d refused), and a FIFO, a device, a socket, a link to nothing or
-// a link that leads outside d is an error naming it, since its name says
-// it is configuration. A real
-// directory goes to takeDir, or with takeDir nil is skipped ("a
-// directory", or take's reason when take leaves its name out). When dir
-// itself has gone (a mount's generation removed while it was listed), the
-// error wraps fs.ErrNotExist.
+// than most entries is an error wrapping ErrTooLarge, read no further.
+// take says why a name that is not a directory is left out, or "" to take
+// it; an entry it leaves out is never looked at, so a dangling link, a
+// FIFO or an unreadable README beside the configuration fails nothing. A
+// taken entry must be a regular file or a link to one: a link to a
+// directory is skipped (links are never followed as directories: one to a
+// directory inside d is skipped, one that leads outside d refused), and a
+// FIFO, a device, a socket, a link to nothing or a link that leads
+// outside d is an error naming it, since its name says it is
+// configuration. A real directory goes to takeDir, or with takeDir nil is
+// skipped (SkippedDir, or take's reason when take leaves its name out).
+// When dir itself has gone (a mount's generation removed while it was
+// listed), the error wraps fs.ErrNotExist.
 func (d *Dir) List(rel string, most int, take, takeDir func(name string) string) ([]Listed, []Skipped, error) {
 	des, err := d.readDir(rel, most)
 	if errors.Is(err, ErrTooLarge) {
