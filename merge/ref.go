@@ -141,10 +141,21 @@ func (r *Result) holdsRefs(key string) bool {
 
 // RefOf returns the reference v is, where v is key's effective value or a
 // value inside it (an element's member), when the layer whose value of
-// key is effective wrote references there (Layer.Refs). Anywhere else the
-// same text is a literal: RefOf reports false.
+// key is effective wrote references there (Layer.RefOf). Anywhere else
+// the same text is a literal: RefOf reports false.
 func (r *Result) RefOf(key, v string) (Ref, bool) {
 	if !r.holdsRefs(key) {
+		return Ref{}, false
+	}
+	return refOf(v)
+}
+
+// RefOf returns the reference v is, where v is l's value of key or a value
+// inside it, when l wrote references there (Refs): a value a layer lost
+// with (Explanation.Shadowed) is a reference only if its own layer says
+// so. Anywhere else the same text is a literal: RefOf reports false.
+func (l *Layer) RefOf(key, v string) (Ref, bool) {
+	if !l.Refs[key] {
 		return Ref{}, false
 	}
 	return refOf(v)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+	"github.com/stratacfg/strata/internal/yamljson"
 )
 
 // errInvalidated is the error of a diff that makes a Plugin's values
@@ -115,6 +116,9 @@ func readOverride(file string) (*greenhouse.PluginOverride, error) {
 	kind, name, _ := strings.Cut(id, " ")
 	if kind != greenhouse.KindPluginOverride {
 		return nil, fmt.Errorf("--override %s: %s, not a %s PluginOverride", file, cmp.Or(id, "a Secret"), greenhouse.Group)
+	}
+	if !yamljson.Single(raw) {
+		return nil, fmt.Errorf("--override %s: more than one document: the file holds one PluginOverride", file)
 	}
 	return set.Overrides[name], nil
 }

@@ -169,12 +169,25 @@ func TestMutatingWebhook(t *testing.T) {
 		t.Errorf("a forged record undid values: %v", vals)
 	}
 
-	// Values that cannot be computed: admitted as written, with a
-	// warning that names the Plugin and the problem.
+	// A value of the writer's that strata refuses: the overrides still
+	// apply, and a value none decides is kept as written, for Greenhouse
+	// to judge. A writer cannot turn the overrides off.
 	bad := written(t, nil, "  - {name: size, value: two}\n")
-	out, warning := admitted(t, withOverrides, bad)
-	if string(out) != string(bad) || !strings.Contains(warning, `Plugin org/p-c1: spec.optionValues[0] (size): value "two" is not of type int`) {
-		t.Errorf("an invalid write: %s, %q", out, warning)
+	if vals, applied := stored(t, must(admitted(t, withOverrides, bad))); !slices.Contains(vals, "size=5") || !slices.Contains(vals, `token="from-override"`) || applied != "PluginOverride org/o" {
+		t.Errorf("an invalid write: stored %v, applied %q; want the overrides applied", vals, applied)
+	}
+	if out, warning := admitted(t, without, bad); string(out) != string(bad) || warning != "" {
+		t.Errorf("an invalid write, no override: %s, %q; want it as written", out, warning)
+	}
+
+	// Values that cannot be computed (an override of the wrong type):
+	// admitted as written, with a warning that names the Plugin and the
+	// problem.
+	broken := objects(t, def, cluster, presetPlugin, override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: two}\n"))
+	good := written(t, nil, "  - {name: size, value: 2}\n")
+	out, warning := admitted(t, broken, good)
+	if string(out) != string(good) || !strings.Contains(warning, `PluginOverride org/o: spec.overrides[0] (size): value "two" is not of type int`) {
+		t.Errorf("a broken override: %s, %q", out, warning)
 	}
 }
 

@@ -61,7 +61,7 @@ func (a *Admission) Annotations() map[string]string {
 // them); an override's path into a value only a default gives starts from
 // the default. s says whether a contest is an error.
 func Admit(objs Objects, p *Plugin, s Settings) (*Admission, error) {
-	res, err := compute(objs, p, true, &resolving{settings: s})
+	res, err := compute(objs, p, true, newResolving(s))
 	if err != nil {
 		return nil, err
 	}

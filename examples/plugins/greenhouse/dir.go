@@ -102,6 +102,9 @@ func (s *Set) AddManifest(raw []byte) (string, error) {
 	var meta struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name, Namespace string
+		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(j, &meta); err != nil {
 		return "", err
@@ -111,6 +114,14 @@ func (s *Set) AddManifest(raw []byte) (string, error) {
 	}
 	if meta.APIVersion != Group.String() {
 		return "", fmt.Errorf("apiVersion %q kind %q is none of the %s kinds read here", meta.APIVersion, meta.Kind, Group)
+	}
+	switch meta.Kind {
+	case KindPluginPreset, KindPlugin, KindCluster, KindPluginOverride:
+		if meta.Metadata.Namespace == "" {
+			// Keyed by its bare name, it would be taken for an object of
+			// the namespace that shares that name.
+			return "", fmt.Errorf("%s %q has no metadata.namespace: the kind is namespaced", meta.Kind, meta.Metadata.Name)
+		}
 	}
 	return s.Add(meta.Kind, j)
 }

@@ -103,7 +103,7 @@ func Effective(objs Objects, namespace, name string, s Settings) (*Result, error
 	if p == nil {
 		return nil, fmt.Errorf("Plugin %s/%s: not found", namespace, name)
 	}
-	return compute(objs, p, false, &resolving{settings: s})
+	return compute(objs, p, false, newResolving(s))
 }
 
 // resolving is what a computation carries into the ones a valueFrom.ref
@@ -116,7 +116,14 @@ type resolving struct {
 	// tenant's presets that each refer to all the others by a selector
 	// would otherwise make a computation take factorial time.
 	entered int
+	// cost is what is left of maxCost for the computation's expressions,
+	// those of every object it resolves and every reference's together:
+	// maxCost bounds them all, not each alone.
+	cost uint64
 }
+
+// newResolving returns what a computation with settings s starts with.
+func newResolving(s Settings) *resolving { return &resolving{settings: s, cost: maxCost} }
 
 // maxResolved bounds the objects one computation resolves.
 const maxResolved = 1000
@@ -326,10 +333,19 @@ func (b *builder) own(p *Plugin) {
 func (b *builder) written(p *Plugin) {
 	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
 	var known []OptionValue
-	for _, v := range Base(p) {
-		if option(b.def, v.Name) != nil {
-			known = append(known, v)
+	for i, v := range Base(p) {
+		if option(b.def, v.Name) == nil {
+			continue
 		}
+		// A value strata refuses and Greenhouse may take (a secret
+		// option's literal) is left out, not the Plugin: the overrides
+		// still apply, and Admit keeps the value as written, for
+		// Greenhouse to judge. A writer cannot turn the overrides off.
+		if _, err := Layer(src, []OptionValue{v}, b.def, fmt.Sprintf("spec.optionValues[%d]", i), b.namespace); err != nil {
+			b.ignored = append(b.ignored, IgnoredLayer{Source: src.String(), Reason: err.Error() + "; kept as written"})
+			continue
+		}
+		known = append(known, v)
 	}
 	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", known)
 }
@@ -866,7 +882,7 @@ func (res *Result) contests(merged *merge.Result, applied []*target.Layer, s Set
 			continue
 		}
 		for _, o := range c.Others {
-			vs.Contested = append(vs.Contested, contender(merged, c.Key, o))
+			vs.Contested = append(vs.Contested, contender(applied, c.Key, o))
 		}
 		res.Provenance[name] = vs
 	}
@@ -914,8 +930,9 @@ func ContestLines(res *Result) (lines, involved []string) {
 	return lines, slices.Sorted(maps.Keys(seen))
 }
 
-// contender is the losing value s of the element key of merged.
-func contender(merged *merge.Result, key string, s merge.Shadow) Contender {
+// contender is the losing value s of the element key, given by one of
+// applied: a reference only if that layer wrote one there.
+func contender(applied []*target.Layer, key string, s merge.Shadow) Contender {
 	c := Contender{Source: s.Source.String()}
 	var e struct {
 		Value json.RawMessage `json:"value"`
@@ -925,9 +942,14 @@ func contender(merged *merge.Result, key string, s merge.Shadow) Contender {
 		c.Value = &v
 		return c
 	}
-	if ref, ok := merged.RefOf(key, string(e.Value)); ok {
-		c.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
-		return c
+	for _, l := range applied {
+		if l.Layer.Source != s.Source {
+			continue
+		}
+		if ref, ok := l.Layer.RefOf(key, string(e.Value)); ok {
+			c.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
+			return c
+		}
 	}
 	c.Value = &e.Value
 	return c

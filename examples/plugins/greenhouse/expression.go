@@ -62,6 +62,13 @@ var placeholder = regexp.MustCompile(`\$\{([^}]+)\}`)
 // units (each distinct one evaluated once), and the document they make
 // at most maxDocument bytes.
 func EvaluateExpression(expression string, data map[string]any) (json.RawMessage, error) {
+	budget := maxCost
+	return evaluateExpression(expression, data, &budget)
+}
+
+// evaluateExpression is EvaluateExpression taking what its placeholders
+// cost from budget.
+func evaluateExpression(expression string, data map[string]any, budget *uint64) (json.RawMessage, error) {
 	if expression == "" {
 		return nil, errors.New("the expression is empty")
 	}
@@ -73,7 +80,6 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	budget := maxCost
 	doc := expression
 	done := map[string]bool{}
 	for _, m := range found {
@@ -81,11 +87,11 @@ func EvaluateExpression(expression string, data map[string]any) (json.RawMessage
 			continue // ReplaceAll put its value everywhere it appears
 		}
 		done[m[0]] = true
-		v, cost, err := evaluate(env, m[1], data, budget)
+		v, cost, err := evaluate(env, m[1], data, *budget)
+		*budget -= min(cost, *budget)
 		if err != nil {
 			return nil, fmt.Errorf("${%s}: %w", m[1], err)
 		}
-		budget -= min(cost, budget)
 		text, ok := v.(string)
 		if !ok {
 			b, err := json.Marshal(v)
@@ -187,9 +193,9 @@ func native(v ref.Val) (any, error) {
 }
 
 // EvaluateObject evaluates a CEL expression with `object` bound to obj,
-// as Greenhouse's pkg/cel Evaluate does for one object, at a cost of at
-// most maxCost.
-func EvaluateObject(expression string, obj map[string]any) (any, error) {
+// as Greenhouse's pkg/cel Evaluate does for one object, taking what it
+// costs from budget, which it may not pass.
+func EvaluateObject(expression string, obj map[string]any, budget *uint64) (any, error) {
 	if expression == "" {
 		return nil, errors.New("the expression is empty")
 	}
@@ -197,7 +203,8 @@ func EvaluateObject(expression string, obj map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _, err := evaluate(env, expression, map[string]any{"object": obj}, maxCost)
+	v, cost, err := evaluate(env, expression, map[string]any{"object": obj}, *budget)
+	*budget -= min(cost, *budget)
 	return v, err
 }
 

@@ -95,7 +95,7 @@ func (b *builder) expression(pp *PluginPreset, expression string) (json.RawMessa
 	if s.NoExpressions {
 		return nil, errors.New("not evaluated: Greenhouse evaluates none here (pluginPreset.expressionEvaluationEnabled is off), and its controller fails the preset")
 	}
-	raw, err := EvaluateExpression(expression, TemplateData(pp.Namespace, pp.Labels, b.cluster, s))
+	raw, err := evaluateExpression(expression, TemplateData(pp.Namespace, pp.Labels, b.cluster, s), &b.r.cost)
 	if err != nil && s.DNSDomain == "" && strings.Contains(expression, "baseDomain") {
 		err = fmt.Errorf("%w (global.greenhouse.baseDomain is Greenhouse's --dns-domain: give it)", err)
 	}
@@ -193,7 +193,7 @@ func (b *builder) ref(r *ExternalValueSource) (json.RawMessage, string, error) {
 	ids := make([]string, len(targets))
 	for i, t := range targets {
 		ids[i] = strings.TrimPrefix(t.id, kind+" ")
-		v, err := EvaluateObject(r.Expression, t.obj)
+		v, err := EvaluateObject(r.Expression, t.obj, &b.r.cost)
 		if err != nil {
 			return nil, "", fmt.Errorf("expression over %s: %w", t.id, err)
 		}
