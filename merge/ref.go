@@ -144,10 +144,12 @@ func (r *Result) holdsRefs(key string) bool {
 // key is effective wrote references there (Layer.RefOf). Anywhere else
 // the same text is a literal: RefOf reports false.
 func (r *Result) RefOf(key, v string) (Ref, bool) {
-	if !r.holdsRefs(key) {
+	r.settle()
+	e, ok := r.get(key)
+	if !ok {
 		return Ref{}, false
 	}
-	return refOf(v)
+	return r.layers[r.winner(key, e)].RefOf(key, v)
 }
 
 // RefOf returns the reference v is, where v is l's value of key or a value

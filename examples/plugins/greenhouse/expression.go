@@ -59,8 +59,9 @@ var placeholder = regexp.MustCompile(`\$\{([^}]+)\}`)
 //
 // Unlike Greenhouse, it bounds what a tenant's expression may cost: the
 // placeholders of one expression together at most maxCost of cel-go's
-// units (each distinct one evaluated once), and the document they make
-// at most maxDocument bytes.
+// units (each distinct one evaluated once; a Plugin's computation bounds
+// all its expressions together so), and the document they make at most
+// maxDocument bytes.
 func EvaluateExpression(expression string, data map[string]any) (json.RawMessage, error) {
 	budget := maxCost
 	return evaluateExpression(expression, data, &budget)
