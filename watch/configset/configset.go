@@ -107,14 +107,15 @@ const generationAnnotation = "configset.strata.dev/generation"
 // generation after the one it held. Nothing is written when dir is not a
 // directory, a file cannot be read, two files share a name, a name is not
 // a ConfigMap key, a part would pass the API server's 1 MiB, or dir
-// selects no file over a set that holds some (unless AllowEmpty); a set whose parts all hold what dir
-// holds is left as it is, and its manifest is returned. A write that
-// fails on the way leaves the manifest as it was, so readers keep serving
-// the set it names. Publishes are not serialized: each part and the
-// manifest is written on the resourceVersion read, and once the manifest
-// is written the parts are read again; a publish that raced another fails
-// then (or on a conflict before), readers never serve the torn set, and
-// the next publish mends it.
+// selects no file over a set that holds some (unless AllowEmpty); a set
+// whose parts all hold what dir holds is left as it is, and its manifest
+// is returned. A write that fails on the way leaves the manifest as it
+// was, so readers keep serving the set it names. Publishes are not
+// serialized: each part and the manifest is written on the
+// resourceVersion read, and once the manifest is written the parts are
+// read again; a publish that raced another fails then (or on a conflict
+// before), readers never serve the torn set, and the next publish mends
+// it.
 func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir string, o Options) (*Manifest, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -156,7 +157,7 @@ func Publish(ctx context.Context, client corev1client.ConfigMapsGetter, dir stri
 	if !o.AllowEmpty && !slices.ContainsFunc(parts, func(p *part) bool { return len(p.data)+len(p.binary) > 0 }) {
 		for i, cm := range current {
 			if cm != nil && len(cm.Data)+len(cm.BinaryData) > 0 {
-				return nil, fmt.Errorf("%s selects no file, and part %s/%s holds %d: nothing was published (Options.AllowEmpty publishes an empty set)", dir, o.Namespace, o.Parts[i], len(cm.Data)+len(cm.BinaryData))
+				return nil, fmt.Errorf("%s selects no file, and part %s/%s holds %d keys: nothing was published (Options.AllowEmpty publishes an empty set)", dir, o.Namespace, o.Parts[i], len(cm.Data)+len(cm.BinaryData))
 			}
 		}
 	}
