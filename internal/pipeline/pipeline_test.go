@@ -25,20 +25,7 @@ import (
 // and validation read it (the key's source, or its nearest ancestor's
 // source of the member), qps is defaulting's and burst the layer's.
 func TestDefaultedUnderAWholeValue(t *testing.T) {
-	k, err := testscheme.NewKind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, j, err := typeOf(k).ConvertMember("clientConnection", "burst: 20\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := merge.Source{Origin: "namespace", Name: "team-a/config"}
-	res := merge.Merge(&merge.Layer{Source: cm, Values: map[string]string{key: j}})
-	versioned, _, err := Decode[runtime.Object](k, res.Values(), res, Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cm, res, versioned := decodedWhole(t, "clientConnection", "burst: 20\n")
 	flat, err := flatten(versioned)
 	if err != nil {
 		t.Fatal(err)
@@ -100,20 +87,7 @@ func TestDefaultedUnderAWholeValue(t *testing.T) {
 // "1m0s" once decoded), is the layer's where defaulting refilled the
 // value: for SourceOfMember and for a validation error on it.
 func TestWholeValueMemberTheLayerSetInAnotherForm(t *testing.T) {
-	k, err := testscheme.NewKind()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, j, err := typeOf(k).ConvertMember("logging", "flushFrequency: 1m\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm := merge.Source{Origin: "namespace", Name: "team-a/config"}
-	res := merge.Merge(&merge.Layer{Source: cm, Values: map[string]string{key: j}})
-	versioned, _, err := Decode[runtime.Object](k, res.Values(), res, Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, cm, res, versioned := decodedWhole(t, "logging", "flushFrequency: 1m\n")
 	if src, _ := res.SourceOfMember(key, "/format"); src.Origin != OriginDefault {
 		t.Fatalf("format, which defaulting filled, is credited to %v; want %s (the refill this test is about did not happen)", src, OriginDefault)
 	}
@@ -162,4 +136,26 @@ func TestWholeValueContestSurvivesTheRefill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decodedWhole decodes the test component's configuration of one layer,
+// a ConfigMap's, that sets member whole to value (YAML), and returns the
+// member's key, the layer's source, the merge and the decoded object.
+func decodedWhole(t *testing.T, member, value string) (string, merge.Source, *merge.Result, runtime.Object) {
+	t.Helper()
+	k, err := testscheme.NewKind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, j, err := typeOf(k).ConvertMember(member, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := merge.Source{Origin: "namespace", Name: "team-a/config"}
+	res := merge.Merge(&merge.Layer{Source: cm, Values: map[string]string{key: j}})
+	versioned, _, err := Decode[runtime.Object](k, res.Values(), res, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, cm, res, versioned
 }
