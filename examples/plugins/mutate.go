@@ -33,11 +33,13 @@ type mutator struct {
 
 func (m *mutator) handler() http.Handler {
 	return admissionreview.Handler(func(_ context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-		ops, warning := m.mutate(req.Namespace, req.Object.Raw)
+		ops, warning, failed := m.mutate(req.Namespace, req.Object.Raw)
 		resp := &admissionv1.AdmissionResponse{Allowed: true}
-		switch {
-		case warning != "":
+		if warning != "" {
 			resp.Warnings = []string{truncate(warning, 512)}
+		}
+		switch {
+		case failed:
 			m.admitted.WithLabelValues("failed").Inc()
 		case len(ops) == 0:
 			m.admitted.WithLabelValues("unchanged").Inc()
@@ -59,12 +61,13 @@ type op struct {
 }
 
 // mutate returns the JSON patch that makes raw, a Plugin written to
-// namespace, what Admit says it stores; or, when its values cannot be
-// computed, no patch and why.
-func (m *mutator) mutate(namespace string, raw []byte) ([]op, string) {
+// namespace, what Admit says it stores, and a warning naming the writer's
+// values it kept as written unchecked; or, when its values cannot be
+// computed, no patch, why, and failed.
+func (m *mutator) mutate(namespace string, raw []byte) (ops []op, warning string, failed bool) {
 	var p greenhouse.Plugin
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, "strata-plugins: overrides not applied: the Plugin does not decode: " + err.Error()
+		return nil, "strata-plugins: overrides not applied: the Plugin does not decode: " + err.Error(), true
 	}
 	if p.Namespace == "" {
 		p.Namespace = namespace
@@ -72,9 +75,12 @@ func (m *mutator) mutate(namespace string, raw []byte) ([]op, string) {
 	a, err := greenhouse.Admit(m.objs, &p, m.settings)
 	if err != nil {
 		m.log.Info("A Plugin's overrides cannot be applied; admitting it as written", "plugin", p.Namespace+"/"+p.Name, "err", err)
-		return nil, "strata-plugins: overrides not applied, the Plugin is admitted as written: " + strings.ReplaceAll(err.Error(), "\n", "; ")
+		return nil, "strata-plugins: overrides not applied, the Plugin is admitted as written: " + strings.ReplaceAll(err.Error(), "\n", "; "), true
 	}
-	return plan(&p, a), ""
+	if len(a.Result.Unchecked) > 0 {
+		warning = "strata-plugins: kept as written, for Greenhouse to judge, with the overrides applied over the rest: " + strings.Join(a.Result.Unchecked, "; ")
+	}
+	return plan(&p, a), warning, false
 }
 
 // plan is the patch from p to what a stores: its option values whole,

@@ -20,7 +20,7 @@ import (
 func admitted(t *testing.T, objs greenhouse.Objects, plugin []byte) ([]byte, string) {
 	t.Helper()
 	m := &mutator{objs: objs, log: klog.Background(), admitted: metrics.NewCounterVec(&metrics.CounterOpts{Name: "t"}, []string{"result"})}
-	ops, warning := m.mutate("org", plugin)
+	ops, warning, _ := m.mutate("org", plugin)
 	if len(ops) == 0 {
 		return plugin, warning
 	}
@@ -37,7 +37,7 @@ func admitted(t *testing.T, objs greenhouse.Objects, plugin []byte) ([]byte, str
 		t.Fatalf("the patch %s does not apply: %v", raw, err)
 	}
 	// Admitted again, a stored Plugin is left as it is.
-	if again, _ := m.mutate("org", out); len(again) != 0 {
+	if again, _, _ := m.mutate("org", out); len(again) != 0 {
 		t.Errorf("admitting %s again patches it: %v", out, again)
 	}
 	return out, warning
@@ -171,13 +171,16 @@ func TestMutatingWebhook(t *testing.T) {
 
 	// A value of the writer's that strata refuses: the overrides still
 	// apply, and a value none decides is kept as written, for Greenhouse
-	// to judge. A writer cannot turn the overrides off.
+	// to judge, with a warning that names it. A writer cannot turn the
+	// overrides off.
 	bad := written(t, nil, "  - {name: size, value: two}\n")
-	if vals, applied := stored(t, must(admitted(t, withOverrides, bad))); !slices.Contains(vals, "size=5") || !slices.Contains(vals, `token="from-override"`) || applied != "PluginOverride org/o" {
-		t.Errorf("an invalid write: stored %v, applied %q; want the overrides applied", vals, applied)
+	const why = `Plugin org/p-c1: spec.optionValues[0] (size): value "two" is not of type int`
+	out, warning := admitted(t, withOverrides, bad)
+	if vals, applied := stored(t, out); !slices.Contains(vals, "size=5") || !slices.Contains(vals, `token="from-override"`) || applied != "PluginOverride org/o" || !strings.Contains(warning, why) {
+		t.Errorf("an invalid write: stored %v, applied %q, warning %q; want the overrides applied and the value named", vals, applied, warning)
 	}
-	if out, warning := admitted(t, without, bad); string(out) != string(bad) || warning != "" {
-		t.Errorf("an invalid write, no override: %s, %q; want it as written", out, warning)
+	if out, warning := admitted(t, without, bad); string(out) != string(bad) || !strings.Contains(warning, why) {
+		t.Errorf("an invalid write, no override: %s, %q; want it as written, and the value named", out, warning)
 	}
 
 	// Values that cannot be computed (an override of the wrong type):
@@ -185,7 +188,7 @@ func TestMutatingWebhook(t *testing.T) {
 	// problem.
 	broken := objects(t, def, cluster, presetPlugin, override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: two}\n"))
 	good := written(t, nil, "  - {name: size, value: 2}\n")
-	out, warning := admitted(t, broken, good)
+	out, warning = admitted(t, broken, good)
 	if string(out) != string(good) || !strings.Contains(warning, `PluginOverride org/o: spec.overrides[0] (size): value "two" is not of type int`) {
 		t.Errorf("a broken override: %s, %q", out, warning)
 	}

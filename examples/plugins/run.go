@@ -308,7 +308,11 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		c.report(cur, "InvalidOptionValues", err)
 		return nil
 	}
-	c.report(cur, "InvalidOptionValues", nil)
+	var unchecked error // the writer's values kept as written: the overrides applied over the rest
+	if len(a.Result.Unchecked) > 0 {
+		unchecked = errors.New(strings.Join(a.Result.Unchecked, "\n"))
+	}
+	c.report(cur, "InvalidOptionValues", unchecked)
 	c.reportContests(ctx, cur, a.Result)
 	if len(plan(p, a)) == 0 {
 		c.reconciles.WithLabelValues("unchanged").Inc()

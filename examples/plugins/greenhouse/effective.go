@@ -46,6 +46,11 @@ type Result struct {
 	Provenance       map[string]ValueSource `json:"provenance"`
 	AppliedOverrides []string               `json:"appliedOverrides"`
 	Ignored          []IgnoredLayer         `json:"ignored"`
+	// Unchecked are the problems of the values a Plugin's writer gave
+	// that strata refuses and Greenhouse may take (a secret option's
+	// literal): admitting a write, they are left out of the computation
+	// and kept as written, for Greenhouse to judge.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // ValueSource is where one option's value came from: the layer that gave
@@ -214,6 +219,7 @@ func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, er
 		}
 	}
 	res.Ignored = append(res.Ignored, b.ignored...)
+	res.Unchecked = b.unchecked
 	for _, ig := range ignored {
 		res.Ignored = append(res.Ignored, IgnoredLayer{Source: ig.Layer.Name, Reason: ig.Reason})
 	}
@@ -240,6 +246,7 @@ type builder struct {
 	namespace string
 	layers    []*target.Layer
 	ignored   []IgnoredLayer
+	unchecked []string // Result.Unchecked
 	errs      []error
 	// paths are the values PluginOverrides set inside options' values,
 	// by the layer of their override.
@@ -341,8 +348,8 @@ func (b *builder) written(p *Plugin) {
 		// option's literal) is left out, not the Plugin: the overrides
 		// still apply, and Admit keeps the value as written, for
 		// Greenhouse to judge. A writer cannot turn the overrides off.
-		if _, err := Layer(src, []OptionValue{v}, b.def, fmt.Sprintf("spec.optionValues[%d]", i), b.namespace); err != nil {
-			b.ignored = append(b.ignored, IgnoredLayer{Source: src.String(), Reason: err.Error() + "; kept as written"})
+		if _, err := layer(src, []OptionValue{v}, []int{i}, b.def, "spec.optionValues", b.namespace); err != nil {
+			b.unchecked = append(b.unchecked, Prefix(src.String(), err).Error())
 			continue
 		}
 		known = append(known, v)
