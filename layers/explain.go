@@ -210,14 +210,3 @@ func tellSecretsWhole(fields *validation.Fields, prov map[string]KeyProvenance) 
 	}
 	return out
 }
-
-// secretField returns the outermost field marked secret that key is
-// under, or key itself when there is none.
-func secretField(fields *validation.Fields, key string) string {
-	for i := 1; i < len(key); i++ {
-		if key[i] == '/' && fields.Has(key[:i], validation.Secret) {
-			return key[:i]
-		}
-	}
-	return key
-}

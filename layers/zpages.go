@@ -103,15 +103,18 @@ func holdsMap(t reflect.Type, seen map[reflect.Type]bool) bool {
 // secretAt reports whether the value at key may quote a secret: key is, is
 // inside or holds a field marked secret.
 func secretAt(fields *validation.Fields, key string) bool {
-	if fields.Holds(key, validation.Secret) {
-		return true
-	}
-	for i := len(key) - 1; i > 0; i-- {
+	return fields.Holds(key, validation.Secret) || secretField(fields, key) != key
+}
+
+// secretField returns the outermost field marked secret that key is
+// under, or key itself when there is none.
+func secretField(fields *validation.Fields, key string) string {
+	for i := 1; i < len(key); i++ {
 		if key[i] == '/' && fields.Has(key[:i], validation.Secret) {
-			return true
+			return key[:i]
 		}
 	}
-	return false
+	return key
 }
 
 // WatchedZPages is ZPages over the configuration w keeps, /statusz also
