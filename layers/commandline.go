@@ -243,7 +243,7 @@ func (cl *CommandLine) schemeDefaults() map[string]string {
 	if err != nil {
 		return nil
 	}
-	cl.kind.Default(obj)
+	cl.kind.Scheme().Default(obj)
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil

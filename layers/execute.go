@@ -258,7 +258,7 @@ func (c *Component[T]) ExecuteParsed(ctx context.Context, cl *CommandLine, stdou
 // group ("config.example.dev/v1beta1"), which is the spelling of an
 // apiVersion.
 func (c *Component[T]) outputVersion(flag, s string) (schema.GroupVersion, error) {
-	group, v := c.Kind.Group(), s
+	group, v := c.Kind.GroupKind().Group, s
 	if g, ver, ok := strings.Cut(s, "/"); ok {
 		if g != group {
 			return schema.GroupVersion{}, fmt.Errorf("%s %q: the configuration's group is %s, not %s", flag, s, group, g)

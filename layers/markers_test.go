@@ -258,17 +258,17 @@ func TestZPagesErrorShowsWhatIsNotSecret(t *testing.T) {
 		{Err: field.NotSupported(field.NewPath("priorityClass"), "LOW", []string{"NORMAL", "HIGH"}), Key: "/priorityClass"},
 		{Err: field.Invalid(field.NewPath("nodeName"), "hunter2", "must be a DNS name"), Key: "/nodeName"},
 	})
-	got := c.ZPagesError(err)
+	got := c.StatuszError(err)
 	if !strings.Contains(got, `priorityClass: Unsupported value: "LOW"`) || strings.Contains(got, "hunter2") || !strings.Contains(got, `nodeName: Invalid value: "CLASSIFIED": refused; why is in the log (the value is secret)`) {
 		t.Errorf("a validation's errors: %q", got)
 	}
-	if got := c.ZPagesError(fmt.Errorf("decoding: %q is no number", "hunter2")); strings.Contains(got, "hunter2") || !strings.Contains(got, "why is in the log") {
+	if got := c.StatuszError(fmt.Errorf("decoding: %q is no number", "hunter2")); strings.Contains(got, "hunter2") || !strings.Contains(got, "why is in the log") {
 		t.Errorf("another error: %q", got)
 	}
-	if got := agentComponent(t, "linux").ZPagesError(err); !strings.Contains(got, "hunter2") {
+	if got := agentComponent(t, "linux").StatuszError(err); !strings.Contains(got, "hunter2") {
 		t.Errorf("with no secret field: %q", got)
 	}
-	if got := c.ZPagesError(nil); got != "" {
+	if got := c.StatuszError(nil); got != "" {
 		t.Errorf("no error: %q", got)
 	}
 }

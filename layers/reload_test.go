@@ -68,7 +68,7 @@ func TestZPagesErrorShowsADecodeErrorThatQuotesNoValue(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%q loaded", body)
 		}
-		if got := c.ZPagesError(err); !strings.Contains(got, want) {
+		if got := c.StatuszError(err); !strings.Contains(got, want) {
 			t.Errorf("reload refused with %q; /statusz shows %q", err, got)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stratacfg/strata/zpages"
 )
 
-// ZPagesError is what /statusz may say of err, a reload's error: err
+// zpagesError is what /statusz may say of err, a reload's error: err
 // itself when the kind has no secret fields. When it has some, a message
 // may quote their values: the errors of a validation (validation.ErrorList)
 // are shown but for those of a field that is or holds a secret, each of
@@ -22,7 +22,7 @@ import (
 // names fields and no value (an unknown or duplicate field, a missing or
 // unknown apiVersion, an empty or oversized file); any other error says
 // that the reload was refused and where to read why.
-func (c *Component[T]) ZPagesError(err error) string {
+func (c *Component[T]) zpagesError(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -119,13 +119,13 @@ func secretField(fields *validation.Fields, key string) string {
 
 // WatchedZPages is ZPages over the configuration w keeps, /statusz also
 // saying why the last reload was refused, until one is applied
-// (ZPagesError).
+// (zpagesError).
 func (c *Component[T]) WatchedZPages(cl *CommandLine, w *watch.Watcher[*Loaded[T]]) zpages.Pages {
 	pages := c.ZPages(cl, w.Current)
 	status := pages.Status
 	pages.Status = func() zpages.Status {
 		s := status()
-		s.LastError = c.ZPagesError(w.Refused())
+		s.LastError = c.zpagesError(w.Refused())
 		return s
 	}
 	return pages

@@ -50,7 +50,7 @@ func TestZPagesErrorHidesASecretMapKey(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%q loaded", body)
 		}
-		if got := c.ZPagesError(err); strings.Contains(got, "s3cr3t-b34r3r-t0k3n") {
+		if got := c.StatuszError(err); strings.Contains(got, "s3cr3t-b34r3r-t0k3n") {
 			t.Errorf("/statusz shows the secret map's key: %q", got)
 		}
 	}
@@ -141,7 +141,7 @@ func TestZPagesErrorHidesASecretMapKeyAValidatorNames(t *testing.T) {
 	if err == nil {
 		t.Fatal("a token without a user loaded")
 	}
-	if got := c.ZPagesError(err); strings.Contains(got, token) {
+	if got := c.StatuszError(err); strings.Contains(got, token) {
 		t.Errorf("/statusz shows the secret map's key: %q", got)
 	}
 }

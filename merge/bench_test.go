@@ -58,8 +58,8 @@ func BenchmarkMerge(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := Merge(layers...)
-		if r.Len() != 30 {
-			b.Fatal(r.Len())
+		if r.size() != 30 {
+			b.Fatal(r.size())
 		}
 	}
 }

@@ -388,8 +388,8 @@ func (r *Result) settle() {
 	}
 }
 
-// Len returns the number of effective keys, tombstones included.
-func (r *Result) Len() int {
+// size returns the number of effective keys, tombstones included.
+func (r *Result) size() int {
 	r.settle()
 	n := 0
 	r.each(func(string, entry) bool { n++; return true })

@@ -476,8 +476,8 @@ func TestFillFunc(t *testing.T) {
 	if calls != 0 {
 		t.Fatal("the fill ran before anything was read")
 	}
-	if src, _ := r.SourceOf("/b"); src.Origin != "default" || r.Len() != 2 || calls != 1 {
-		t.Errorf("source %v, len %d, calls %d", src, r.Len(), calls)
+	if src, _ := r.SourceOf("/b"); src.Origin != "default" || r.size() != 2 || calls != 1 {
+		t.Errorf("source %v, len %d, calls %d", src, r.size(), calls)
 	}
 	defer func() {
 		if recover() == nil {

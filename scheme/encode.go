@@ -65,9 +65,3 @@ func (k *Kind) ConvertDocument(doc []byte, from, to schema.GroupVersion) (runtim
 	out.GetObjectKind().SetGroupVersionKind(to.WithKind(k.cfg.Kind))
 	return out, nil
 }
-
-// Default applies the scheme's defaulting functions to obj in place.
-func (k *Kind) Default(obj runtime.Object) { k.scheme.Default(obj) }
-
-// Convert converts in to the type of out, both registered in the scheme.
-func (k *Kind) Convert(in, out runtime.Object) error { return k.scheme.Convert(in, out, nil) }

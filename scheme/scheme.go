@@ -488,9 +488,6 @@ func (k *Kind) GroupKind() schema.GroupKind {
 	return schema.GroupKind{Group: k.cfg.Group, Kind: k.cfg.Kind}
 }
 
-// Group returns the API group.
-func (k *Kind) Group() string { return k.cfg.Group }
-
 // Hub returns the internal or hub group version that Decode converts to.
 func (k *Kind) Hub() schema.GroupVersion { return k.hub }
 

@@ -507,11 +507,11 @@ func sortedPatterns(m map[string]Marker) []string {
 // Type returns the versioned Go type the markers are of.
 func (f *Fields) Type() reflect.Type { return f.t.Root() }
 
-// UndeclaredStrings returns the keys of string fields (string, *string,
+// undeclaredStrings returns the keys of string fields (string, *string,
 // []string, and string map values) that are declared neither Path nor
 // NotPath. kubelet keeps a hand-written list of path fields guarded by a
 // reflection test; this is that test for any type.
-func (f *Fields) UndeclaredStrings() []string {
+func (f *Fields) undeclaredStrings() []string {
 	var out []string
 	undeclared := func(key string, t reflect.Type) {
 		if t = deref(t); t.Kind() == reflect.Slice {
@@ -543,7 +543,7 @@ type TB interface {
 // that adding a path field without declaring it fails the build.
 func CheckStrings(t TB, f *Fields) {
 	t.Helper()
-	for _, key := range f.UndeclaredStrings() {
+	for _, key := range f.undeclaredStrings() {
 		t.Errorf("string field %s is declared neither a path nor not a path: tag it `%s:\"path\"` or `%s:\"not-path\"`, or declare it in FieldsFor", key, tagName, tagName)
 	}
 }

@@ -71,7 +71,7 @@ func TestReadyMadeMarkers(t *testing.T) {
 	if !f.Has("/clientConnection/kubeconfig", Path) || !f.Has("/others/x/kubeconfig", Path) || !f.Has("/apiVersion", NotPath) {
 		t.Errorf("paths %v, not-paths %v", f.Keys(Path), f.Keys(NotPath))
 	}
-	if u := f.UndeclaredStrings(); len(u) != 0 {
+	if u := f.undeclaredStrings(); len(u) != 0 {
 		t.Errorf("strings declared neither path nor not-path: %v", u)
 	}
 }

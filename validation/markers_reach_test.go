@@ -22,7 +22,7 @@ func TestReadyMadeMarkersInline(t *testing.T) {
 	if !f.Has("/kubeconfig", Path) {
 		t.Errorf("/kubeconfig of an inline ClientConnectionConfiguration is no path: paths %v", f.Keys(Path))
 	}
-	if u := f.UndeclaredStrings(); len(u) != 0 {
+	if u := f.undeclaredStrings(); len(u) != 0 {
 		t.Errorf("strings declared neither path nor not-path: %v", u)
 	}
 }
@@ -147,10 +147,10 @@ func TestUndeclaredStringsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(f.UndeclaredStrings(), " ")
+	got := strings.Join(f.undeclaredStrings(), " ")
 	for _, want := range []string{"/mounts/*/hostDir", "/dirs"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("UndeclaredStrings() = %q, missing %s", got, want)
+			t.Errorf("undeclaredStrings() = %q, missing %s", got, want)
 		}
 	}
 }

@@ -81,10 +81,10 @@ func TestPendingSets(t *testing.T) {
 	s.write(s.a, "2") // b not yet
 	err = w.check(ctx)
 	r := rec.next(t)
-	if !IsPending(err) || r.Status != StatusPending || w.Current() != "a=1 b=1" || !strings.Contains(r.Err.Error(), `holds version "1" where`) {
+	if !isPending(err) || r.Status != StatusPending || w.Current() != "a=1 b=1" || !strings.Contains(r.Err.Error(), `holds version "1" where`) {
 		t.Fatalf("half updated: %v, %+v, current %q", err, r, w.Current())
 	}
-	if err := w.check(ctx); !IsPending(err) || rec.count() != 2 {
+	if err := w.check(ctx); !isPending(err) || rec.count() != 2 {
 		t.Fatalf("the same pending content is reported once: %v, %d reports", err, rec.count())
 	}
 	clock.Step(30 * time.Second)
@@ -98,7 +98,7 @@ func TestPendingSets(t *testing.T) {
 
 	// Split for longer than PendingTimeout: a failure, once.
 	s.write(s.b, "3")
-	if err := w.check(ctx); !IsPending(err) {
+	if err := w.check(ctx); !isPending(err) {
 		t.Fatal(err)
 	}
 	rec.next(t)
@@ -106,7 +106,7 @@ func TestPendingSets(t *testing.T) {
 	if err := w.check(ctx); err != nil {
 		t.Fatalf("a timed-out set is not retried: %v", err)
 	}
-	if r := rec.next(t); r.Status != StatusFailure || IsPending(r.Err) || !strings.Contains(r.Err.Error(), "still not consistent after 1m0s") || w.Current() != "a=2 b=2" {
+	if r := rec.next(t); r.Status != StatusFailure || isPending(r.Err) || !strings.Contains(r.Err.Error(), "still not consistent after 1m0s") || w.Current() != "a=2 b=2" {
 		t.Fatalf("timed out: %+v", r)
 	}
 	if err := w.check(ctx); err != nil || rec.count() != 5 {

@@ -230,8 +230,8 @@ func (p pending) Unwrap() error { return p.err }
 // makes Start wait.
 func Pending(err error) error { return pending{err} }
 
-// IsPending reports whether err marks content not consistent yet.
-func IsPending(err error) bool { return errors.As(err, new(pending)) }
+// isPending reports whether err marks content not consistent yet.
+func isPending(err error) bool { return errors.As(err, new(pending)) }
 
 // New returns a watcher; Start starts it.
 func New[T any](opts Options[T]) (*Watcher[T], error) {
@@ -311,7 +311,7 @@ func (w *Watcher[T]) Start(ctx context.Context) error {
 	}
 	// (2)
 	if err := w.check(ctx); err != nil && !preset {
-		if !IsPending(err) {
+		if !isPending(err) {
 			if n != nil {
 				n.Close()
 			}
@@ -638,7 +638,7 @@ func (w *Watcher[T]) check(ctx context.Context) error {
 	v, rollbacks, err := w.load(ctx, c)
 	took := w.clock.Since(start)
 	if err != nil {
-		if IsPending(err) {
+		if isPending(err) {
 			now := w.clock.Now()
 			if w.pendingSince.IsZero() {
 				w.pendingSince = now

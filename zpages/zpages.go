@@ -45,9 +45,9 @@ import (
 
 // The paths the pages are served on.
 const (
-	ConfigzPath = "/configz"
-	FlagzPath   = "/flagz"
-	StatuszPath = "/statusz"
+	configzPath = "/configz"
+	flagzPath   = "/flagz"
+	statuszPath = "/statusz"
 )
 
 // strataGroup and strataVersion are those of strata's z-page objects,
@@ -170,20 +170,20 @@ func Install(mux Mux, p Pages) {
 	if p.BinaryVersion == "" {
 		p.BinaryVersion = binaryVersion()
 	}
-	paths := []string{StatuszPath}
+	paths := []string{statuszPath}
 	if p.Configs != nil {
-		mux.Handle(ConfigzPath, page(p.configz))
-		paths = append(paths, ConfigzPath)
+		mux.Handle(configzPath, page(p.configz))
+		paths = append(paths, configzPath)
 	}
 	if p.Flags != nil {
 		// pflag sorts its flags on the first visit: once here, not by
 		// two first requests at once.
 		p.Flags.VisitAll(func(*pflag.Flag) {})
-		mux.Handle(FlagzPath, page(p.flagz))
-		paths = append(paths, FlagzPath)
+		mux.Handle(flagzPath, page(p.flagz))
+		paths = append(paths, flagzPath)
 	}
 	slices.Sort(paths)
-	mux.Handle(StatuszPath, page(func(r *http.Request) (*reply, error) { return p.statusz(r, paths) }))
+	mux.Handle(statuszPath, page(func(r *http.Request) (*reply, error) { return p.statusz(r, paths) }))
 }
 
 // binaryVersion is the version component-base's version.Get gives when a

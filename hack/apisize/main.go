@@ -35,10 +35,10 @@ const (
 // they are above their budgets. A change that lowers a figure lowers its
 // ceiling with it, down to the budget at the lowest.
 const (
-	namespacedLinesCeiling    = 5614
+	namespacedLinesCeiling    = 5584
 	namespacedCoreCeiling     = 2031
-	namespacedExportedCeiling = 57
-	libraryExportedCeiling    = 433
+	namespacedExportedCeiling = 55
+	libraryExportedCeiling    = 416
 )
 
 // coreFiles are layers/namespaced's concurrency core.

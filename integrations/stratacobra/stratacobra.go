@@ -37,7 +37,7 @@ import (
 // and error streams; cmd's help is its Cobra header and Execute's usage.
 // A usage error (an unknown flag, an argument, a flag combination
 // refused) prints Execute's usage, and every failure returns an
-// *ExitError with Execute's exit code, which Cobra is told not to print
+// *exitError with Execute's exit code, which Cobra is told not to print
 // again (ExitCode reads it); an error of a step Cobra runs before RunE
 // (a parent's PersistentPreRunE, a required flag, cmd's PreRunE) is
 // Cobra's to print, and it does. cmd takes no arguments; its RunE, Args and
@@ -57,7 +57,7 @@ func Bind[T runtime.Object](cmd *cobra.Command, c *layers.Component[T], run func
 	// again; it reads the flags after the command returns.
 	printed := func(cmd *cobra.Command, code int) error {
 		cmd.SilenceErrors, cmd.SilenceUsage = true, true
-		return &ExitError{Code: code}
+		return &exitError{Code: code}
 	}
 	usage := func(cmd *cobra.Command, err error) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n\n%s", c.Name, err, cl.Usage(cmd.CommandPath()))
@@ -93,17 +93,17 @@ func Bind[T runtime.Object](cmd *cobra.Command, c *layers.Component[T], run func
 	return nil
 }
 
-// ExitError is a bound command's failure, already printed: the exit code
+// exitError is a bound command's failure, already printed: the exit code
 // Execute would have returned.
-type ExitError struct{ Code int }
+type exitError struct{ Code int }
 
-func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // ExitCode is the process's exit code for err, what Cobra's Execute
 // returned: 0 for nil, a bound command's code, and 1 for any other error
 // (another command's, which Cobra printed unless told not to).
 func ExitCode(err error) int {
-	var ee *ExitError
+	var ee *exitError
 	switch {
 	case err == nil:
 		return 0

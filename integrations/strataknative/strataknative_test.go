@@ -34,21 +34,21 @@ import (
 )
 
 // config is a knative-style configuration: each section filled by a
-// constructor over a ConfigMap.
+// constructor over a ConfigMap's data.
 type config struct {
 	TimeoutMinutes int
 	APIFields      string
 }
 
-func newDefaults(cm *corev1.ConfigMap) (int, error) {
-	if v, ok := cm.Data["default-timeout-minutes"]; ok {
+func newDefaults(data map[string]string) (int, error) {
+	if v, ok := data["default-timeout-minutes"]; ok {
 		return strconv.Atoi(v)
 	}
 	return 60, nil
 }
 
-func newFlags(cm *corev1.ConfigMap) (string, error) {
-	if v, ok := cm.Data["enable-api-fields"]; ok {
+func newFlags(data map[string]string) (string, error) {
+	if v, ok := data["enable-api-fields"]; ok {
 		return v, nil
 	}
 	return "beta", nil
@@ -64,9 +64,9 @@ func options() namespaced.Options[*config] {
 			New: func() *config { return &config{} },
 			Sections: []namespaced.Section[*config]{
 				{Name: "config-defaults", ClusterConfigMap: "config-defaults", NamespaceConfigMap: "ns-config-defaults",
-					Parse: namespaced.FromConfigMap("pipelines", "config-defaults", newDefaults, func(c *config, v int) { c.TimeoutMinutes = v })},
+					Parse: namespaced.FromMap(newDefaults, func(c *config, v int) { c.TimeoutMinutes = v })},
 				{Name: "feature-flags", ClusterConfigMap: "feature-flags", NamespaceConfigMap: "ns-feature-flags",
-					Parse: namespaced.FromConfigMap("pipelines", "feature-flags", newFlags, func(c *config, v string) { c.APIFields = v })},
+					Parse: namespaced.FromMap(newFlags, func(c *config, v string) { c.APIFields = v })},
 			},
 		},
 		Tenancy: tenancy.Policy{GateKey: "feature-flags/per-namespace-configuration", GateOpen: "true", GateClosed: "false",

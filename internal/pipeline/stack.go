@@ -122,7 +122,7 @@ func (st *Stack[T]) Build(upper []*merge.Layer) (T, *merge.Result, *Shared, erro
 		return st.decodeWhole(res)
 	}
 	k := st.kind
-	k.Default(obj)
+	k.Scheme().Default(obj)
 	hub := obj // its type meta was set on st.typed
 	if k.MergeVersion() != k.Hub() {
 		var err error

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stratacfg/strata/internal/pipeline"
@@ -72,21 +70,6 @@ type Section[T any] struct {
 func FromMap[T, V any](ctor func(map[string]string) (V, error), set func(cfg T, v V)) func(map[string]string, T) error {
 	return func(data map[string]string, cfg T) error {
 		v, err := ctor(data)
-		if err != nil {
-			return err
-		}
-		set(cfg, v)
-		return nil
-	}
-}
-
-// FromConfigMap adapts the knative form, a constructor over a ConfigMap
-// (configmap.Constructors' values), to a Section's Parse: the ConfigMap
-// it gets is the one knative's watcher would deliver, named name in the
-// component's namespace, holding the merged data.
-func FromConfigMap[T, V any](namespace, name string, ctor func(*corev1.ConfigMap) (V, error), set func(cfg T, v V)) func(map[string]string, T) error {
-	return func(data map[string]string, cfg T) error {
-		v, err := ctor(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Data: data})
 		if err != nil {
 			return err
 		}

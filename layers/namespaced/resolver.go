@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/stratacfg/strata/layers/namespaced/tenancy"
 )
 
 // Resolver turns the cluster ConfigMap, selector ConfigMaps and namespace
@@ -222,17 +220,6 @@ func (r *Resolver[T]) WaitForSubscribers(ctx context.Context) error {
 		return err
 	}
 	return r.st.subs.wait(ctx)
-}
-
-// TenantKeys returns what tenants may set under the cluster configuration
-// in effect, for a command or a page that publishes it; an error before
-// Start.
-func (r *Resolver[T]) TenantKeys(ctx context.Context) (*tenancy.Keys, error) {
-	v, err := r.st.view(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return tenantKeys(v.cl, r.c.display), nil
 }
 
 // Invalidate tells the resolver that obj, a ConfigMap or a Namespace (or

@@ -40,7 +40,7 @@ type fieldDoc struct {
 func LoadDocs(k *scheme.Kind) (*Docs, error) {
 	pkgs := map[string]bool{}
 	for _, v := range k.Versions() {
-		if f := k.Fields(schema.GroupVersion{Group: k.Group(), Version: v.Version}); f != nil {
+		if f := k.Fields(schema.GroupVersion{Group: k.GroupKind().Group, Version: v.Version}); f != nil {
 			packagesOf(f.Type(), pkgs, map[reflect.Type]bool{})
 		}
 	}

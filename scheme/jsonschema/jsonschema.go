@@ -43,9 +43,9 @@ import (
 	"github.com/stratacfg/strata/validation"
 )
 
-// Draft is the JSON Schema draft the schemas are written in: draft 4,
+// draft is the JSON Schema draft the schemas are written in: draft 4,
 // which kube-openapi, yaml-language-server and kubeconform all read.
-const Draft = "http://json-schema.org/draft-04/schema#"
+const draft = "http://json-schema.org/draft-04/schema#"
 
 // For returns the JSON Schema of kind k in version gv. docs gives the
 // descriptions, enums and tags of the Go types (LoadDocs); nil leaves them
@@ -63,7 +63,7 @@ func For(k *scheme.Kind, gv schema.GroupVersion, docs *Docs) (*spec.Schema, erro
 		slices.Sort(b.errs)
 		return nil, fmt.Errorf("jsonschema: %s %s: %s", k.GroupKind().Kind, gv, strings.Join(b.errs, "; "))
 	}
-	root.Schema = Draft
+	root.Schema = draft
 	root.Title = fmt.Sprintf("%s %s", k.GroupKind().Kind, gv)
 	if root.Description == "" {
 		root.Description = fmt.Sprintf("%s, version %s.", k.GroupKind().Kind, gv)
@@ -80,16 +80,16 @@ func For(k *scheme.Kind, gv schema.GroupVersion, docs *Docs) (*spec.Schema, erro
 	return root, nil
 }
 
-// FileName is the name of the schema of k in version gv, below a
+// fileName is the name of the schema of k in version gv, below a
 // directory: GROUP/KIND_VERSION.json with KIND in lower case, the layout
 // kubeconform finds with -schema-location
 // 'DIR/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json'.
-func FileName(k *scheme.Kind, gv schema.GroupVersion) string {
+func fileName(k *scheme.Kind, gv schema.GroupVersion) string {
 	return filepath.Join(gv.Group, strings.ToLower(k.GroupKind().Kind)+"_"+gv.Version+".json")
 }
 
 // Write writes the schema of every version of k that is not removed into
-// dir (FileName), indented, and returns the paths it wrote. Docs are read
+// dir (fileName), indented, and returns the paths it wrote. Docs are read
 // from the sources of the packages that declare the versions' types.
 func Write(k *scheme.Kind, dir string) ([]string, error) {
 	docs, err := LoadDocs(k)
@@ -98,7 +98,7 @@ func Write(k *scheme.Kind, dir string) ([]string, error) {
 	}
 	var out []string
 	for _, v := range k.Versions() {
-		gv := schema.GroupVersion{Group: k.Group(), Version: v.Version}
+		gv := schema.GroupVersion{Group: k.GroupKind().Group, Version: v.Version}
 		if v.Lifecycle == scheme.Removed || k.Fields(gv) == nil {
 			continue
 		}
@@ -110,7 +110,7 @@ func Write(k *scheme.Kind, dir string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := filepath.Join(dir, FileName(k, gv))
+		p := filepath.Join(dir, fileName(k, gv))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}

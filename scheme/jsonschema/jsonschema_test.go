@@ -37,7 +37,7 @@ func TestSchemaOfTheTestKind(t *testing.T) {
 	if kc := s.Properties["clientConnection"].Properties["kubeconfig"]; kc.Extensions["x-strata-markers"] == nil {
 		t.Errorf("clientConnection.kubeconfig has no markers: %+v", kc)
 	}
-	if s.Schema != jsonschema.Draft {
+	if s.Schema != "http://json-schema.org/draft-04/schema#" {
 		t.Errorf("$schema %q", s.Schema)
 	}
 	const beta = "apiVersion: component.example.strata.dev/v1beta1\nkind: ComponentConfiguration\n"

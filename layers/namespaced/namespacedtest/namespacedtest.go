@@ -123,16 +123,6 @@ func Namespace(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
-// Rejected returns the keys the tenant policy refused in s, by key (as
-// its ConfigMap holds it), each with its reason.
-func Rejected[T runtime.Object](s *namespaced.Snapshot[T]) map[string]string {
-	out := map[string]string{}
-	for _, d := range s.Rejected() {
-		out[d.Key] = d.Reason
-	}
-	return out
-}
-
 // store holds the objects; it is the resolver's Reader.
 type store struct {
 	mu      sync.Mutex

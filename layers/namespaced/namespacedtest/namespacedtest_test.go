@@ -44,7 +44,7 @@ func TestResolverThroughAChange(t *testing.T) {
 	if err != nil || *s.Object.DefaultTimeoutSeconds != 60 {
 		t.Fatalf("team-a: %v, %v", s, err)
 	}
-	if got := namespacedtest.Rejected(s); got["default-service-account"] != tenancy.ReasonLocked || len(got) != 1 {
+	if got := s.Rejected(); len(got) != 1 || got[0].Key != "default-service-account" || got[0].Reason != tenancy.ReasonLocked {
 		t.Errorf("rejected %v", got)
 	}
 	var notified []string

@@ -102,7 +102,7 @@ const (
 // effect, worked out by the resolver's policy itself from the
 // configuration's declaration: for a Kind, its top-level members (the
 // ConfigMap keys); for a namespaced.Parsed kind, the keys its sections
-// declare. A resolver's TenantKeys returns it, as a DryRun's does.
+// declare. DryRun.TenantKeys returns it.
 type Keys struct {
 	// Open is the gate: whether namespace layers apply at all.
 	Open bool
