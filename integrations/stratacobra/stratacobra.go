@@ -36,8 +36,8 @@ import (
 // with the loaded configuration. Messages are Execute's, on cmd's output
 // and error streams; cmd's help is its Cobra header and Execute's usage.
 // A usage error (an unknown flag, an argument, a flag combination
-// refused) prints Execute's usage, and every failure returns an
-// *exitError with Execute's exit code, which Cobra is told not to print
+// refused) prints Execute's usage, and every failure returns an error
+// that carries Execute's exit code, which Cobra is told not to print
 // again (ExitCode reads it); an error of a step Cobra runs before RunE
 // (a parent's PersistentPreRunE, a required flag, cmd's PreRunE) is
 // Cobra's to print, and it does. cmd takes no arguments; its RunE, Args and
