@@ -98,20 +98,39 @@ func (d *defaulter[T, O]) Handle(ctx context.Context, req admission.Request) adm
 // dropped and made again as requests need them.
 const maxPlans = 4096
 
+// maxPlanValues bounds the values a plan sets. Its checks apply the
+// defaulting function to the whole defaulted object about twice per value
+// (fillsEachAlone), which grows with the square of the values: a tenant's
+// hundreds of default labels would cost seconds of the webhook's time. A
+// configuration that sets more gets no plan, and its requests take
+// controller-runtime's path, whose cost per request grows with them only
+// once.
+const maxPlanValues = 64
+
 // plan returns the plan of snap's configuration, made on the first
-// request of a snapshot that has it: namespaces with the same effective
-// configuration share one.
+// request of a snapshot that has it, once however many requests ask for
+// it at the same time: namespaces with the same effective configuration
+// share one.
 func (d *defaulter[T, O]) plan(snap *namespaced.Snapshot[T]) *plan {
 	key := snap.Hash()
-	if p, ok := d.plans.Load(key); ok {
-		return p.(*plan)
+	v, ok := d.plans.Load(key)
+	if !ok {
+		var loaded bool
+		v, loaded = d.plans.LoadOrStore(key, new(planning))
+		if !loaded && d.planCount.Add(1) > maxPlans {
+			d.plans.Clear()
+			d.planCount.Store(0)
+		}
 	}
-	p, loaded := d.plans.LoadOrStore(key, planFor(func(obj O) error { return d.apply(context.Background(), obj, snap) }))
-	if !loaded && d.planCount.Add(1) > maxPlans {
-		d.plans.Clear()
-		d.planCount.Store(0)
-	}
-	return p.(*plan)
+	p := v.(*planning)
+	p.once.Do(func() { p.plan = planFor(func(obj O) error { return d.apply(context.Background(), obj, snap) }) })
+	return p.plan
+}
+
+// planning is a plan made once.
+type planning struct {
+	once sync.Once
+	plan *plan
 }
 
 // typedDefaulter is the defaulter controller-runtime's path calls.
@@ -166,7 +185,7 @@ func planFor[O client.Object](apply func(obj O) error) *plan {
 	}
 	// An apply that sets nothing on an empty object may still set fields
 	// of list elements, or fields that depend on others: it gets no plan.
-	if len(root.kids) == 0 || !keepsWhatIsSet(apply, a, root) || !fillsEachAlone(apply, a, root) {
+	if len(root.kids) == 0 || root.values() > maxPlanValues || !keepsWhatIsSet(apply, a, root) || !fillsEachAlone(apply, a, root) {
 		return nil
 	}
 	render(root)
@@ -223,6 +242,18 @@ func diff(m *member, before, after map[string]any) bool {
 		m.kids = append(m.kids, kid)
 	}
 	return true
+}
+
+// values returns the number of values under m.
+func (m *member) values() int {
+	if m.kids == nil {
+		return 1
+	}
+	n := 0
+	for _, kid := range m.kids {
+		n += kid.values()
+	}
+	return n
 }
 
 // empty reports whether v, decoded, is absent, null, {} or [].

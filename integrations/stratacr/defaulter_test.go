@@ -3,6 +3,7 @@ package stratacr
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -300,5 +301,37 @@ func TestDefaulterPlanChangesAFieldSet(t *testing.T) {
 				checkPatch(t, p, apply, []byte(`{"metadata":{"name":"j"},"spec":{"activeDeadlineSeconds":30,"backoffLimit":50,"template":{"spec":{}}}}`))
 			}
 		})
+	}
+}
+
+// TestDefaulterPlanBoundsItsChecks: a plan's checks apply the defaulting
+// function to the whole object about twice per value it sets, so their
+// work grows with the square of the values. A configuration that sets
+// more than maxPlanValues (a tenant's hundreds of default labels) gets no
+// plan: its requests take the typed path, one apply each, and making the
+// plan costs one apply, not minutes of the webhook's time.
+func TestDefaulterPlanBoundsItsChecks(t *testing.T) {
+	for _, n := range []int{maxPlanValues, maxPlanValues + 1, 2000} {
+		calls := 0
+		apply := func(j *batchv1.Job) error {
+			calls++
+			for i := range n {
+				k := fmt.Sprintf("l%05d", i)
+				if _, ok := j.Labels[k]; !ok {
+					if j.Labels == nil {
+						j.Labels = map[string]string{}
+					}
+					j.Labels[k] = "v"
+				}
+			}
+			return nil
+		}
+		p := planFor(apply)
+		switch {
+		case n <= maxPlanValues && p == nil:
+			t.Errorf("%d labels: no plan; want one", n)
+		case n > maxPlanValues && (p != nil || calls != 1):
+			t.Errorf("%d labels: a plan %v after %d applies; want none after one", n, p != nil, calls)
+		}
 	}
 }
