@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -277,9 +278,11 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 // kubectl's last-applied-configuration annotation, a second copy of their
 // data, neither of which a resolver reads. Outside o.Namespace, a
 // labelled ConfigMap of a name no namespace layer has (o's
-// NamespaceConfigMaps, or its Parsed sections') is cached without its
-// data either: the label alone is no bound, since a tenant can put it on
-// any number of ConfigMaps, and the resolver reads none of them. This
+// NamespaceConfigMaps, or its Parsed sections') is cached as its identity
+// alone (name, namespace, UID and resourceVersion), without its data,
+// labels and annotations: the label alone is no bound, since a tenant can
+// put it on any number of ConfigMaps, and the resolver reads none of
+// them. This
 // transform replaces, for ConfigMaps, any cache.Options.DefaultTransform;
 // and an Update made from an object read through this cache would drop
 // what it left out on the server, one more reason for other controllers
@@ -298,14 +301,17 @@ func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObj
 				cache.AllNamespaces: {LabelSelector: labels.SelectorFromSet(o.Labels)},
 			},
 			Transform: func(obj any) (any, error) {
-				if cm, ok := obj.(*corev1.ConfigMap); ok {
-					cm.ManagedFields = nil
-					delete(cm.Annotations, corev1.LastAppliedConfigAnnotation)
-					if cm.Namespace != o.Namespace && !slices.Contains(layers, cm.Name) {
-						cm.Data, cm.BinaryData = nil, nil
-					}
+				cm, ok := obj.(*corev1.ConfigMap)
+				if !ok {
+					return obj, nil
 				}
-				return obj, nil
+				if cm.Namespace != o.Namespace && !slices.Contains(layers, cm.Name) {
+					return &corev1.ConfigMap{TypeMeta: cm.TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace,
+						UID: cm.UID, ResourceVersion: cm.ResourceVersion}}, nil
+				}
+				cm.ManagedFields = nil
+				delete(cm.Annotations, corev1.LastAppliedConfigAnnotation)
+				return cm, nil
 			},
 		},
 	}

@@ -3,6 +3,7 @@ package stratacr_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -199,21 +200,27 @@ func TestCacheByObject(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("cached as %+v, want %+v", got, want)
 	}
-	// A tenant's labelled ConfigMap of a name no layer has is cached
-	// without its data; in the component's namespace every ConfigMap is
-	// the operator's (cluster and selector layers) and keeps it.
+	// A tenant's labelled ConfigMap of a name no layer has is cached as
+	// its identity alone: a tenant may label any number of them, each
+	// with up to 256 KiB of annotations and labels besides its data. In
+	// the component's namespace every ConfigMap is the operator's
+	// (cluster and selector layers) and is kept.
 	for _, c := range []struct {
 		ns, name string
 		kept     bool
 	}{{"team-a", "bulk-0", false}, {"strata-system", "bulk-0", true}, {"strata-system", "strata-defaults", true}} {
-		cm := configMap(c.ns, c.name, tenantLabels, map[string]string{"k": strings.Repeat("x", 1<<10)})
+		cm := configMap(c.ns, c.name, map[string]string{"filler": "y"}, map[string]string{"k": strings.Repeat("x", 1<<10)})
+		maps.Copy(cm.Labels, tenantLabels)
+		cm.UID, cm.ResourceVersion = "u", "7"
+		cm.Annotations = map[string]string{"filler": strings.Repeat("z", 1<<10)}
 		cm.BinaryData = map[string][]byte{"b": []byte("x")}
-		got, err := cms.Transform(cm)
+		got, err := cms.Transform(cm.DeepCopy())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if kept := got.(*corev1.ConfigMap).Data != nil && got.(*corev1.ConfigMap).BinaryData != nil; kept != c.kept {
-			t.Errorf("%s/%s: data cached %v, want %v", c.ns, c.name, kept, c.kept)
+		identity := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: c.name, UID: "u", ResourceVersion: "7"}}
+		if kept := !reflect.DeepEqual(got, identity); kept != c.kept || kept && !reflect.DeepEqual(got, cm) {
+			t.Errorf("%s/%s: cached as %+v; want it whole: %v", c.ns, c.name, got, c.kept)
 		}
 	}
 }
