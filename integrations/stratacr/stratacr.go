@@ -58,7 +58,7 @@ type Resolver[T any] struct {
 // fail. CacheByObject's cache holds every namespace.
 //
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
-// recorder, its lines through the manager's logger, and its metrics
+// recorder (none with o.NoEvents), its lines through the manager's logger, and its metrics
 // (named after o.Name, "-" read as "_") into controller-runtime's
 // registry, served on the manager's /metrics, unless o sets its own.
 // Use CacheByObject to keep the manager's ConfigMap cache to what the
@@ -68,7 +68,7 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	if name == "" {
 		name = "strata-resolver"
 	}
-	if o.EventRecorder == nil && o.Recorder == nil {
+	if o.EventRecorder == nil && o.Recorder == nil && !o.NoEvents {
 		o.EventRecorder = mgr.GetEventRecorder(name)
 	}
 	if o.Logger == nil {

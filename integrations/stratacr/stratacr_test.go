@@ -277,3 +277,19 @@ func TestNewRegistersMetrics(t *testing.T) {
 		t.Errorf("a second resolver of one name: %v", err)
 	}
 }
+
+// TestNewWithNoEvents: with Options.NoEvents a resolver on a manager
+// records no Event; New gives it the manager's recorder only where the
+// options neither name one nor refuse them all.
+func TestNewWithNoEvents(t *testing.T) {
+	mgr, err := manager.New(&rest.Config{Host: "https://127.0.0.1:1"}, manager.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(t)
+	o.Name = "no-events-test"
+	o.NoEvents = true
+	if _, err := stratacr.New(mgr, o); err != nil {
+		t.Errorf("New with Options.NoEvents: %v", err)
+	}
+}
