@@ -32,14 +32,21 @@ import (
 )
 
 // Resolver is a namespaced resolver run by a manager. Its methods are the
-// namespaced resolver's; ForNamespace returns an error until Ready is
-// closed.
+// namespaced resolver's. Read it once Ready is closed (WaitReady, or the
+// manager's readiness check ReadyCheck): before, ForNamespace returns an
+// error, or a configuration that a change made while the resolver
+// started may not have reached yet.
 type Resolver[T any] struct {
 	*namespaced.Resolver[T]
 	mgr       manager.Manager
 	index     *configMapIndex
 	selectors bool
-	ready     chan struct{}
+	// cluster is a cluster ConfigMap, by namespace and name, and
+	// selectors, a ConfigMap of the same namespace that is none: told
+	// that they changed, the resolver reads the cluster and the selector
+	// ConfigMaps again.
+	cluster, selector *corev1.ConfigMap
+	ready             chan struct{}
 }
 
 // New builds a resolver that reads ConfigMaps (and, with selector layers,
@@ -93,7 +100,13 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 			return nil, fmt.Errorf("stratacr: registering the resolver's metrics with the manager's registry: %w", err)
 		}
 	}
-	out := &Resolver[T]{Resolver: r, mgr: mgr, index: index, selectors: o.Selectors != nil, ready: make(chan struct{})}
+	cluster := o.ClusterConfigMap
+	if o.Parsed != nil && len(o.Parsed.Sections) > 0 {
+		cluster = o.Parsed.Sections[0].ClusterConfigMap
+	}
+	out := &Resolver[T]{Resolver: r, mgr: mgr, index: index, selectors: o.Selectors != nil, ready: make(chan struct{}),
+		cluster:  &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: cluster}},
+		selector: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace}}}
 	if err := mgr.Add(out); err != nil {
 		unregister()
 		return nil, fmt.Errorf("stratacr: adding the resolver to the manager: %w", err)
@@ -111,7 +124,9 @@ func metricsPrefix(name string) string { return strings.NewReplacer("-", "_", ".
 //  2. start the resolver, which reads the cluster and selector ConfigMaps
 //     through the cache;
 //  3. add the resolver's event handler to the informers and wait until
-//     they have replayed what they hold, so that nothing changed between
+//     they have replayed what they hold, then read the cluster and
+//     selector ConfigMaps again (a ConfigMap deleted between (2) and (3)
+//     is not among what is replayed), so that nothing changed between
 //     (2) and (3) is missed; the ConfigMaps' handler also fills an index,
 //     from which, once every handler has replayed, the resolver reads
 //     the ConfigMaps of a namespace, and of its own (the selector
@@ -156,6 +171,10 @@ func (r *Resolver[T]) Start(ctx context.Context) error {
 		}
 	}
 	r.index.serve()
+	r.Invalidate(r.cluster)
+	if r.selectors {
+		r.Invalidate(r.selector)
+	}
 	close(r.ready) // (4)
 	<-ctx.Done()
 	return nil
