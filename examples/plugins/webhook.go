@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +144,11 @@ func (v *validator) preset(p *greenhouse.PluginPreset) error {
 func (v *validator) override(namespace string, o *greenhouse.PluginOverride) error {
 	_, _, err := greenhouse.OverrideLayer(merge.Source{}, o.Spec.Overrides, nil, "spec.overrides", namespace)
 	errs := []error{err}
+	if len(o.Spec.PluginDefinitionNames) == 0 {
+		// For every plugin: checked against the definitions of the
+		// namespace's Plugins, each value whose option one has.
+		errs = append(errs, v.everyPlugin(namespace, o))
+	}
 	for _, d := range o.Spec.PluginDefinitionNames {
 		def, err := v.objs.Definition(namespace, greenhouse.PluginDefinitionReference{Name: d, Kind: greenhouse.KindPluginDefinition})
 		if err == nil && def == nil {
@@ -159,6 +165,42 @@ func (v *validator) override(namespace string, o *greenhouse.PluginOverride) err
 		}
 	}
 	return prefixed("PluginOverride "+name(o.ObjectMeta), dedupe(errs))
+}
+
+// everyPlugin checks the values of o, an override for every plugin,
+// against the definition of each Plugin of namespace, those of its
+// options the definition has: a value one of them does not take is
+// ignored for its Plugins, which the operator should hear of now.
+func (v *validator) everyPlugin(namespace string, o *greenhouse.PluginOverride) error {
+	plugins, err := v.objs.ListPlugins(namespace)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	seen := map[greenhouse.PluginDefinitionReference]bool{}
+	for _, p := range plugins {
+		ref := p.Spec.PluginDefinitionRef
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		def, err := v.objs.Definition(namespace, ref)
+		if err != nil {
+			return err
+		}
+		if def == nil {
+			continue
+		}
+		for i, ov := range o.Spec.Overrides {
+			if !slices.ContainsFunc(def.Spec.Options, func(opt greenhouse.PluginOption) bool { return opt.Name == ov.Name }) {
+				continue
+			}
+			if _, _, err := greenhouse.OverrideLayer(merge.Source{}, []greenhouse.OverrideValue{ov}, def, "spec.overrides", namespace); err != nil {
+				errs = append(errs, fmt.Errorf("spec.overrides[%d] (%s), for the Plugins of %s %s: %w", i, ov.Name, def.Kind, name(def.ObjectMeta), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // dedupe joins errs, each message once.

@@ -125,8 +125,8 @@ func Base(p *Plugin) []OptionValue {
 	for _, v := range p.Spec.OptionValues {
 		w, ok := written[v.Name]
 		switch {
-		case !ok || w.Digest != Digest(v):
-			out = append(out, v)
+		case !ok || w.Digest != Digest(v) || w.Base != nil && w.Base.Name != v.Name:
+			out = append(out, v) // no record of it, or one that is not the webhook's
 		case w.Base != nil:
 			out = append(out, *w.Base)
 		}

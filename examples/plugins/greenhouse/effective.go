@@ -51,6 +51,12 @@ type Result struct {
 	// literal): admitting a write, they are left out of the computation
 	// and kept as written, for Greenhouse to judge.
 	Unchecked []string `json:"unchecked,omitempty"`
+
+	// writer is the source of the writer's values when a write is
+	// admitted (""), and kept the options whose value the writer gave and
+	// the computation left out as unchecked: each is set, as written.
+	writer string
+	kept   map[string]bool
 }
 
 // ValueSource is where one option's value came from: the layer that gave
@@ -164,7 +170,7 @@ func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, er
 		if cluster, err = objs.Cluster(namespace, p.Spec.ClusterName); err != nil {
 			return nil, err
 		}
-		if cluster == nil {
+		if cluster == nil && !asWritten {
 			return nil, fmt.Errorf("Plugin %s/%s: spec.clusterName: Cluster %s/%s not found", namespace, name, namespace, p.Spec.ClusterName)
 		}
 	}
@@ -178,7 +184,13 @@ func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, er
 		return nil, err
 	}
 	defer leave()
-	b := &builder{def: def, objs: objs, namespace: namespace, cluster: cluster, r: r}
+	b := &builder{def: def, objs: objs, namespace: namespace, cluster: cluster, r: r, admitting: asWritten}
+	if p.Spec.ClusterName != "" && cluster == nil {
+		// Greenhouse checks that a Plugin's cluster exists only for a
+		// definition with a Helm chart: admitting a write, the overrides
+		// still apply, those that select clusters by label to none.
+		b.unchecked = append(b.unchecked, fmt.Sprintf("spec.clusterName: Cluster %s/%s not found: no PluginOverride selects it by its labels", namespace, p.Spec.ClusterName))
+	}
 	b.defaults()
 	var preset *PluginPreset
 	if asWritten {
@@ -220,6 +232,9 @@ func compute(objs Objects, p *Plugin, asWritten bool, r *resolving) (*Result, er
 	}
 	res.Ignored = append(res.Ignored, b.ignored...)
 	res.Unchecked = b.unchecked
+	if asWritten {
+		res.writer, res.kept = b.writerSource, b.kept
+	}
 	for _, ig := range ignored {
 		res.Ignored = append(res.Ignored, IgnoredLayer{Source: ig.Layer.Name, Reason: ig.Reason})
 	}
@@ -247,6 +262,12 @@ type builder struct {
 	layers    []*target.Layer
 	ignored   []IgnoredLayer
 	unchecked []string // Result.Unchecked
+	// writerSource is the source of the writer's values, and kept the
+	// options whose value written left out as unchecked (Result.kept).
+	writerSource string
+	kept         map[string]bool
+	// admitting says the layers are those of a write being admitted.
+	admitting bool
 	errs      []error
 	// paths are the values PluginOverrides set inside options' values,
 	// by the layer of their override.
@@ -350,10 +371,15 @@ func (b *builder) written(p *Plugin) {
 		// Greenhouse to judge. A writer cannot turn the overrides off.
 		if _, err := layer(src, []OptionValue{v}, []int{i}, b.def, "spec.optionValues", b.namespace); err != nil {
 			b.unchecked = append(b.unchecked, Prefix(src.String(), err).Error())
+			if b.kept == nil {
+				b.kept = map[string]bool{}
+			}
+			b.kept[v.Name] = true
 			continue
 		}
 		known = append(known, v)
 	}
+	b.writerSource = src.String()
 	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", known)
 }
 
@@ -389,10 +415,21 @@ func (b *builder) override(o *PluginOverride) {
 		// not have is left out, and said so.
 		values = nil
 		for i, v := range o.Spec.Overrides {
+			at := fmt.Sprintf("%s spec.overrides[%d] (%s)", src, i, v.Name)
 			if option(b.def, v.Name) == nil {
-				b.ignored = append(b.ignored, IgnoredLayer{Source: fmt.Sprintf("%s spec.overrides[%d] (%s)", src, i, v.Name),
+				b.ignored = append(b.ignored, IgnoredLayer{Source: at,
 					Reason: fmt.Sprintf("%s %s has no option %q", b.def.Kind, objectName(b.def.ObjectMeta), v.Name)})
 				continue
+			}
+			// Admitting a write, nor one this definition's option does
+			// not take: the override's other values, and the other
+			// overrides, still apply (computed otherwise, it is an
+			// error, for the operator to hear of).
+			if b.admitting {
+				if _, _, err := overrideLayer(src, []OverrideValue{v}, []int{i}, b.def, "spec.overrides", b.namespace); err != nil {
+					b.ignored = append(b.ignored, IgnoredLayer{Source: at, Reason: fmt.Sprintf("%s %s: %v", b.def.Kind, objectName(b.def.ObjectMeta), err)})
+					continue
+				}
 			}
 			values, pos = append(values, v), append(pos, i)
 		}
@@ -710,14 +747,14 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 			// A Secret gives the whole value, never read: a path ranked
 			// above it cannot apply, one below it lost to it.
 			if err := vs.shadowedBySecret(name, winner, patches); err != nil {
-				errs = append(errs, err)
+				res.keepWritten(name, vs, err, &errs)
 				continue
 			}
 			ov.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
 		} else {
 			patched, err := vs.apply(name, value, winner, patches)
 			if err != nil {
-				errs = append(errs, err)
+				res.keepWritten(name, vs, err, &errs)
 				continue
 			}
 			if err := checkType(option(def, name), patched); err != nil {
@@ -730,7 +767,7 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 		res.OptionValues = append(res.OptionValues, ov)
 	}
 	for _, o := range def.Spec.Options {
-		if _, set := whole[o.Name]; o.Required && !set {
+		if _, set := whole[o.Name]; o.Required && !set && !res.kept[o.Name] {
 			errs = append(errs, fmt.Errorf("option %q is required by %s %s and no layer sets it", o.Name, def.Kind, objectName(def.ObjectMeta)))
 		}
 	}
@@ -738,6 +775,19 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 		res.OptionValues = []OptionValue{}
 	}
 	return errors.Join(errs...)
+}
+
+// keepWritten handles err, a PluginOverride's path that cannot apply
+// inside option name's value: when the writer of the Plugin being
+// admitted gave that value, the option is kept as written, unchecked,
+// and the other overrides still apply, so that a writer cannot turn them
+// off; otherwise err is the computation's.
+func (res *Result) keepWritten(name string, vs ValueSource, err error, errs *[]error) {
+	if res.writer == "" || vs.Source != res.writer {
+		*errs = append(*errs, err)
+		return
+	}
+	res.Unchecked = append(res.Unchecked, fmt.Sprintf("option %q kept as written, without the paths PluginOverrides set inside it: %v", name, err))
 }
 
 // shadowedBySecret records the patches of option name ranked below

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stratacfg/strata/examples/plugins/greenhouse"
+)
+
+// optOutDefinition has a required secret option with no default, an int,
+// and a map: the shapes a Plugin's writer plays with below.
+const optOutDefinition = `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginDefinition
+metadata: {name: app, namespace: org}
+spec:
+  version: "1"
+  options:
+  - {name: size, type: int, default: 1, required: false}
+  - {name: password, type: secret, required: true}
+  - {name: cfg, type: map, required: false}
+`
+
+// throughWebhook sends plugin (JSON), written to namespace org, through the
+// mutating webhook's handler with objs, as the API server does, and
+// returns what is stored (nil when the webhook refuses it) and the
+// warnings. A refusal is a defence: the writer's value is not stored.
+func throughWebhook(t *testing.T, objs greenhouse.Objects, plugin []byte) ([]byte, []string) {
+	t.Helper()
+	m := &mutator{objs: objs, log: klog.Background(), admitted: metrics.NewCounterVec(&metrics.CounterOpts{Name: "t"}, []string{"result"})}
+	review := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "1", Namespace: "org", Operation: admissionv1.Create,
+			Kind:   metav1.GroupVersionKind{Group: "greenhouse.sap", Version: "v1alpha1", Kind: "Plugin"},
+			Object: runtime.RawExtension{Raw: plugin}},
+	}
+	body, _ := json.Marshal(review)
+	rec := httptest.NewRecorder()
+	m.handler().ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodPost, mutatePath, bytes.NewReader(body)))
+	var got admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Response == nil {
+		t.Fatalf("no review back: %v %s", err, rec.Body)
+	}
+	if !got.Response.Allowed {
+		return nil, got.Response.Warnings
+	}
+	out := plugin
+	if len(got.Response.Patch) > 0 {
+		p, err := jsonpatch.DecodePatch(got.Response.Patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err = p.Apply(plugin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out, got.Response.Warnings
+}
+
+// overridesOff reports the stored Plugin out (nil: refused) as a Plugin
+// whose PluginOverride org/o, which sets size 5, was switched off.
+func overridesOff(t *testing.T, how string, out []byte, warnings []string) {
+	t.Helper()
+	if out == nil {
+		return
+	}
+	if vals, applied := stored(t, out); !slices.Contains(vals, "size=5") {
+		t.Errorf("%s switched PluginOverride org/o off: stored %v, applied %q, warnings %q; want size=5 (the overrides applied) or a refusal", how, vals, applied, warnings)
+	}
+}
+
+// TestWriterCannotOptOutWithARequiredSecretLiteral: a required secret
+// option given as a literal vault+kvv2 reference, which Greenhouse
+// accepts and strata leaves out of the computation as unchecked, is set:
+// the required option is not missing, and the overrides still apply.
+func TestWriterCannotOptOutWithARequiredSecretLiteral(t *testing.T) {
+	objs := objects(t, optOutDefinition, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
+	plugin := written(t, nil, "  - {name: size, value: 2}\n"+
+		"  - {name: password, value: \"vault+kvv2:///secret/data/app/password\"}\n")
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "a required secret option given a vault+kvv2 literal", out, warnings)
+}
+
+// TestWriterCannotOptOutWithASecretUnderAPath: where an override sets a
+// path inside a map option the writer gives by valueFrom.secret, the
+// writer's value is kept as written, unchecked, and the other overrides
+// still apply.
+func TestWriterCannotOptOutWithASecretUnderAPath(t *testing.T) {
+	def := strings.Replace(optOutDefinition, "required: true", "required: false", 1)
+	objs := objects(t, def, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n"))
+	plugin := written(t, nil, "  - {name: size, value: 2}\n  - name: cfg\n    valueFrom: {secret: {name: s, key: cfg}}\n")
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "cfg given by valueFrom.secret under an override's path", out, warnings)
+}
+
+// TestWriterCannotOptOutWithAScalarUnderAPath: likewise where the
+// override's path crosses a string in the writer's map.
+func TestWriterCannotOptOutWithAScalarUnderAPath(t *testing.T) {
+	def := strings.Replace(optOutDefinition, "required: true", "required: false", 1)
+	objs := objects(t, def, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n"))
+	plugin := written(t, nil, "  - {name: size, value: 2}\n  - {name: cfg, value: {limits: none}}\n")
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "cfg {limits: none} under an override's path /limits/cpu", out, warnings)
+}
+
+// TestEveryPluginOverrideOfTheWrongTypeRefused: an override for every
+// plugin whose value a definition of the namespace's Plugins does not
+// take is refused when written, naming the definition and the option;
+// and one stored anyway (written before the definition was) is ignored
+// for those Plugins, value by value, while the other overrides apply.
+func TestEveryPluginOverrideOfTheWrongTypeRefused(t *testing.T) {
+	def := strings.Replace(optOutDefinition, "required: true", "required: false", 1)
+	objs := objects(t, def, cluster, presetPlugin,
+		override("operator", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
+	bad := `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginOverride
+metadata: {name: everywhere, namespace: org, creationTimestamp: "2026-01-02T00:00:00Z"}
+spec:
+  overrides:
+  - {name: size, value: two}
+`
+	raw, err := yaml.YAMLToJSON([]byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &validator{objs: objs, log: klog.Background()}
+	verr := v.validate(greenhouse.KindPluginOverride, "org", raw)
+
+	// What it does once stored: Greenhouse's next write of the Plugin.
+	after := objects(t, def, cluster, presetPlugin,
+		override("operator", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"), bad)
+	out, warning := admitted(t, after, written(t, nil, "  - {name: size, value: 2}\n"))
+	vals, applied := stored(t, out)
+	if verr == nil || !strings.Contains(verr.Error(), "spec.overrides[0] (size), for the Plugins of PluginDefinition org/app") {
+		t.Errorf("the validating webhook: %v; want PluginOverride org/everywhere refused, its size \"two\" no int of PluginDefinition org/app", verr)
+	}
+	if !slices.Contains(vals, "size=5") {
+		t.Errorf("once stored, Plugin org/p-c1 is written with %v, overrides applied %q (warning %q); want PluginOverride org/operator's size=5", vals, applied, warning)
+	}
+}
+
+// TestWriterCannotOptOutWithAClusterThatIsNot: Greenhouse checks that a
+// Plugin's cluster exists only when its definition has a Helm chart
+// (plugin_webhook.go validatePluginForCluster), so a Plugin of a
+// front-end-only definition may name no Cluster; the overrides that
+// select no cluster still apply to it.
+func TestWriterCannotOptOutWithAClusterThatIsNot(t *testing.T) {
+	uiOnly := strings.Replace(strings.Replace(optOutDefinition, "required: true", "required: false", 1),
+		"spec:\n", "spec:\n  uiApplication: {name: app-ui, version: \"1\"}\n", 1)
+	objs := objects(t, uiOnly, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
+	plugin := []byte(strings.Replace(string(written(t, nil, "  - {name: size, value: 2}\n")), `"clusterName":"c1"`, `"clusterName":"nowhere"`, 1))
+	if !strings.Contains(string(plugin), "nowhere") {
+		t.Fatalf("no clusterName to replace in %s", plugin)
+	}
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "a clusterName naming no Cluster (a front-end-only definition)", out, warnings)
+}
+
+// TestForgedRecordCannotTurnOverridesOff: the plugins.strata.dev/written
+// annotation is the writer's to set like any other; a record whose base
+// names another option than the value it is about is no record of the
+// webhook's, and the value is the writer's.
+func TestForgedRecordCannotTurnOverridesOff(t *testing.T) {
+	objs := objects(t, definition, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
+	two := json.RawMessage(`2`)
+	size := greenhouse.OptionValue{Name: "size", Value: &two}
+	record, _ := json.Marshal([]greenhouse.Written{{Name: "size", Source: "PluginOverride org/o", Digest: greenhouse.Digest(size),
+		Base: &greenhouse.OptionValue{Name: "password", ValueFrom: &greenhouse.ValueFrom{Secret: &greenhouse.SecretKeyReference{Name: "a", Key: "k"}}}}})
+	var p map[string]any
+	if err := json.Unmarshal(written(t, nil, "  - {name: size, value: 2}\n  - {name: must, value: x}\n"+
+		"  - name: password\n    valueFrom: {secret: {name: b, key: k}}\n"), &p); err != nil {
+		t.Fatal(err)
+	}
+	p["metadata"].(map[string]any)["annotations"] = map[string]any{greenhouse.AnnotationWritten: string(record)}
+	plugin, _ := json.Marshal(p)
+
+	v := &validator{objs: objs, log: klog.Background()}
+	if err := v.validate(greenhouse.KindPlugin, "org", plugin); err != nil {
+		return // refused: nothing is stored
+	}
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "a forged "+greenhouse.AnnotationWritten+" record", out, warnings)
+}
