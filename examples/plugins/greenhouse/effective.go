@@ -313,13 +313,24 @@ func (b *builder) preset(pp *PluginPreset) {
 		return
 	}
 	defer leave()
-	if values, ok := b.presetValues(pp, src, pp.Spec.Plugin.OptionValues, "spec.plugin.optionValues"); ok {
-		b.add(src, "values", src.String(), target.Selector{}, pp.CreationTimestamp, "spec.plugin.optionValues", values)
-	}
 	sel, selErr := metav1.LabelSelectorAsSelector(&pp.Spec.ClusterSelector)
 	if selErr != nil {
 		b.errs = append(b.errs, fmt.Errorf("PluginPreset %s: spec.clusterSelector: %w", name, selErr))
 		return
+	}
+	// Greenhouse applies the override for the Plugin's cluster before it
+	// evaluates anything: what that override replaces is not evaluated.
+	var replaced map[string]bool
+	for _, o := range pp.Spec.ClusterOptionOverrides {
+		if b.cluster != nil && o.ClusterName == b.cluster.Name && sel.Matches(labels.Set(b.cluster.Labels)) {
+			replaced = map[string]bool{}
+			for _, v := range o.Overrides {
+				replaced[v.Name] = true
+			}
+		}
+	}
+	if values, ok := b.presetValues(pp, src, pp.Spec.Plugin.OptionValues, "spec.plugin.optionValues", replaced); ok {
+		b.add(src, "values", src.String(), target.Selector{}, pp.CreationTimestamp, "spec.plugin.optionValues", values)
 	}
 	seen := map[string]int{}
 	for i, o := range pp.Spec.ClusterOptionOverrides {
@@ -342,18 +353,27 @@ func (b *builder) preset(pp *PluginPreset) {
 			b.ignored = append(b.ignored, IgnoredLayer{Source: osrc.String(), Reason: fmt.Sprintf("cluster %s is not selected by the PluginPreset's clusterSelector (%s): this override never applies", o.ClusterName, sel)})
 			continue
 		}
-		if values, ok := b.presetValues(pp, osrc, o.Overrides, field+".overrides"); ok {
+		if values, ok := b.presetValues(pp, osrc, o.Overrides, field+".overrides", nil); ok {
 			b.add(osrc, "cluster-override", osrc.String(), target.Selector{Names: []string{o.ClusterName}}, pp.CreationTimestamp, field+".overrides", values)
 		}
 	}
 }
 
 // own is a standalone Plugin's own values: what its spec holds, but for
-// the values the webhook wrote over them, which its annotation records.
+// the values the webhook wrote over them, which its annotation records,
+// and Greenhouse's own global.greenhouse.* values, which its webhook
+// stores in every Plugin and no definition declares.
 func (b *builder) own(p *Plugin) {
 	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
-	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", Base(p))
+	values := slices.DeleteFunc(Base(p), func(v OptionValue) bool {
+		return strings.HasPrefix(v.Name, greenhousePrefix) && option(b.def, v.Name) == nil
+	})
+	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", values)
 }
+
+// greenhousePrefix begins the names of the values Greenhouse itself
+// stores in a Plugin.
+const greenhousePrefix = "global.greenhouse."
 
 // written is a Plugin's values as its writer gave them (Base), those of
 // options its definition has: Greenhouse writes others (its

@@ -18,14 +18,19 @@ import (
 // src) as the Plugin on b's cluster gets them: a literal or a Secret's
 // reference as given, an expression evaluated as Greenhouse's controller
 // evaluates it, a valueFrom.ref resolved; and records in b.from how each
-// made value was made. An entry with none or more than one of value,
-// valueFrom.secret, valueFrom.ref and expression, an expression where
-// Greenhouse evaluates none or one that fails, and a reference that
-// cannot be resolved are errors naming src, the field and the position;
-// ok is false after one.
-func (b *builder) presetValues(pp *PluginPreset, src merge.Source, values []PluginPresetPluginOptionValue, field string) (out []OptionValue, ok bool) {
+// made value was made. An expression or a valueFrom.ref of an option
+// replaced names (the override of the Plugin's cluster sets it) is left
+// out unevaluated, as Greenhouse applies that override first. An entry
+// with none or more than one of value, valueFrom.secret, valueFrom.ref
+// and expression, an expression where Greenhouse evaluates none or one
+// that fails, and a reference that cannot be resolved are errors naming
+// src, the field and the position; ok is false after one.
+func (b *builder) presetValues(pp *PluginPreset, src merge.Source, values []PluginPresetPluginOptionValue, field string, replaced map[string]bool) (out []OptionValue, ok bool) {
 	var errs []error
 	for i, v := range values {
+		if replaced[v.Name] && (v.Expression != nil || v.ValueFrom != nil && v.ValueFrom.Ref != nil) {
+			continue // never evaluated: the cluster's override replaced it first
+		}
 		at := fmt.Sprintf("%s[%d] (%s)", field, i, v.Name)
 		if err := v.oneSource(at); err != nil {
 			errs = append(errs, err)
@@ -175,7 +180,7 @@ func (b *builder) ref(r *ExternalValueSource) (json.RawMessage, string, error) {
 				}
 				defer leave()
 				sub := &builder{objs: b.objs, namespace: b.namespace, cluster: b.cluster, r: b.r}
-				values, ok := sub.presetValues(pp, merge.Source{Origin: KindPluginPreset, Name: objectName(pp.ObjectMeta)}, pp.Spec.Plugin.OptionValues, "spec.plugin.optionValues")
+				values, ok := sub.presetValues(pp, merge.Source{Origin: KindPluginPreset, Name: objectName(pp.ObjectMeta)}, pp.Spec.Plugin.OptionValues, "spec.plugin.optionValues", nil)
 				if !ok {
 					return errors.Join(sub.errs...)
 				}
