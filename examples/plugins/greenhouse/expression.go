@@ -59,9 +59,9 @@ var placeholder = regexp.MustCompile(`\$\{([^}]+)\}`)
 //
 // Unlike Greenhouse, it bounds what a tenant's expression may cost: the
 // placeholders of one expression together at most maxCost of cel-go's
-// units (each distinct one evaluated once; a Plugin's computation bounds
-// all its expressions together so), and the document they make at most
-// maxDocument bytes.
+// units, each also charged for compiling it and for the document it is
+// replaced through (a Plugin's computation bounds all its expressions
+// together so), and the document they make at most maxDocument bytes.
 func EvaluateExpression(expression string, data map[string]any) (json.RawMessage, error) {
 	budget := maxCost
 	return evaluateExpression(expression, data, &budget)
@@ -82,12 +82,14 @@ func evaluateExpression(expression string, data map[string]any, budget *uint64) 
 		return nil, err
 	}
 	doc := expression
-	done := map[string]bool{}
-	for _, m := range found {
-		if done[m[0]] {
-			continue // ReplaceAll put its value everywhere it appears
+	for _, m := range found { // each, in order, as Greenhouse: a later one replaces what an earlier value wrote
+		// What cel-go does not count: compiling the placeholder, and
+		// looking for it through the document and replacing it there.
+		work := placeholderCost + uint64(len(doc))
+		if work > *budget {
+			return nil, fmt.Errorf("${%s}: the expression's placeholders cost over %d of cel-go's units, with %d for finding and replacing each in the document, %d bytes now", m[1], maxCost, placeholderCost, len(doc))
 		}
-		done[m[0]] = true
+		*budget -= work
 		v, cost, err := evaluate(env, m[1], data, *budget)
 		*budget -= min(cost, *budget)
 		if err != nil {
@@ -118,6 +120,12 @@ func evaluateExpression(expression string, data map[string]any, budget *uint64) 
 // expression computes for a Plugin, and low enough that a hostile one
 // cannot hold a computation. Greenhouse sets no bound.
 var maxCost uint64 = 10_000_000 // a variable: tests lower it
+
+// placeholderCost is what one placeholder costs beyond cel-go's count of
+// its evaluation, with a unit for each byte of the document it is looked
+// for in and replaced through: compiling it into a program costs about as
+// much as a thousand steps. A literal placeholder costs cel-go nothing.
+const placeholderCost = 1000
 
 // maxDocument bounds the document an expression's placeholders make.
 const maxDocument = 1 << 20

@@ -100,16 +100,15 @@ func lowCost(t *testing.T) {
 }
 
 // TestExpressionBounds: an expression's placeholders together cost at
-// most the bound, each distinct one evaluated once; and the document they
-// make is bounded.
+// most the bound; and the document they make is bounded.
 func TestExpressionBounds(t *testing.T) {
 	lowCost(t)
 	data := TemplateData("org", nil, nil, Settings{})
 	hundred := "[" + strings.TrimSuffix(strings.Repeat("0,", 100), ",") + "]"
 	square := "${" + hundred + ".map(a, " + hundred + ".map(b, a + b))}"
-	// One placeholder, repeated: evaluated once, its text put in each
-	// place, until the document passes its bound.
-	if _, err := EvaluateExpression(strings.Repeat("- "+square+"\n", 200), data); err == nil || !strings.Contains(err.Error(), "the document the placeholders make is over 1048576 bytes") {
+	// One placeholder, repeated: its first evaluation puts its text in
+	// each place, and the document passes its bound.
+	if _, err := EvaluateExpression(strings.Repeat("- "+square+"\n", 60), data); err == nil || !strings.Contains(err.Error(), "the document the placeholders make is over 1048576 bytes") {
 		t.Errorf("a document past the bound: %v", err)
 	}
 	// Distinct placeholders that each stay under the bound, and together
@@ -127,5 +126,48 @@ func TestExpressionBounds(t *testing.T) {
 	}
 	if _, err := EvaluateExpression(doc.String(), data); err == nil || !strings.Contains(err.Error(), "cost limit exceeded") {
 		t.Errorf("twenty heavy placeholders: %v", err)
+	}
+}
+
+// TestPlaceholdersCountAgainstTheBudget: a placeholder costs, besides
+// what cel-go counts of its evaluation (nothing for a literal), its
+// compiling and the document it is replaced through, so that thousands of
+// literal placeholders over a large document cannot hold a computation.
+func TestPlaceholdersCountAgainstTheBudget(t *testing.T) {
+	was := maxCost
+	t.Cleanup(func() { maxCost = was })
+	maxCost = 1000
+	var b strings.Builder
+	b.WriteString("- " + strings.Repeat("x", 100_000) + "\n")
+	const n = 3000
+	for i := range n {
+		fmt.Fprintf(&b, "- ${%d}\n", i)
+	}
+	data := TemplateData("org", nil, nil, Settings{})
+	budget := maxCost
+	out, err := evaluateExpression(b.String(), data, &budget)
+	if err == nil {
+		t.Errorf("an expression of %d distinct placeholders over a %d-byte document passed a budget of %d, charged %d: %d bytes out",
+			n, b.Len(), maxCost, maxCost-budget, len(out))
+	}
+}
+
+// TestRepeatedPlaceholderAsGreenhouse: as Greenhouse's pkg/cel
+// EvaluateExpression does, every placeholder is evaluated in the order
+// found, a repeated one again, each replacing every occurrence in the
+// document as it stands, so that a later one also replaces placeholder
+// text an earlier value wrote. Greenhouse v0.16.0's own code gives this
+// document {"a":"c1","b":"c1","c":"c1"}.
+func TestRepeatedPlaceholderAsGreenhouse(t *testing.T) {
+	data := map[string]any{"global": map[string]any{"greenhouse": map[string]any{"clusterName": "c1", "organizationName": "org"}}}
+	const expr = "a: ${global.greenhouse.clusterName}\n" +
+		"b: ${'$\\x7bglobal.greenhouse.clusterName\\x7d'}\n" +
+		"c: ${global.greenhouse.clusterName}"
+	out, err := EvaluateExpression(expr, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":"c1","b":"c1","c":"c1"}`; string(out) != want {
+		t.Errorf("%s gives %s; Greenhouse's controller gives %s", expr, out, want)
 	}
 }
