@@ -36,7 +36,7 @@ func (m *mutator) handler() http.Handler {
 		ops, warning, failed := m.mutate(req.Namespace, req.Object.Raw)
 		resp := &admissionv1.AdmissionResponse{Allowed: true}
 		if warning != "" {
-			resp.Warnings = []string{truncate(warning, 512)}
+			resp.Warnings = []string{admissionWarning(warning)}
 		}
 		switch {
 		case failed:

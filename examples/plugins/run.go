@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,7 @@ import (
 	"github.com/stratacfg/strata/examples/plugins/greenhouse"
 	"github.com/stratacfg/strata/internal/httpserve"
 	"github.com/stratacfg/strata/internal/servingcert"
+	"github.com/stratacfg/strata/internal/text"
 )
 
 // runFlags are run's command line.
@@ -295,8 +297,16 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	ns, name, _ := cut(key)
 	gvr := greenhouse.Resources[greenhouse.KindPlugin]
 	cur, err := c.listers.Get(ctx, gvr, ns, name)
-	if err != nil || cur == nil {
+	if err != nil {
 		return err
+	}
+	if cur == nil { // deleted: what was reported of it is forgotten
+		c.mu.Lock()
+		for _, reason := range []string{"InvalidOptionValues", "ContestedOption"} {
+			delete(c.reported, reportKey(reason, greenhouse.KindPlugin, ns, name))
+		}
+		c.mu.Unlock()
+		return nil
 	}
 	p, err := decodePlugin(cur)
 	if err != nil {
@@ -355,20 +365,29 @@ func decodePlugin(u *unstructured.Unstructured) (*greenhouse.Plugin, error) {
 // report records err on obj as a Warning Event of reason, once until it
 // changes; nil clears it.
 func (c *controller) report(obj *unstructured.Unstructured, reason string, err error) {
-	key := reason + " " + obj.GetKind() + " " + obj.GetNamespace() + "/" + obj.GetName()
+	key := reportKey(reason, obj.GetKind(), obj.GetNamespace(), obj.GetName())
 	msg := ""
 	if err != nil {
-		msg = err.Error()
+		msg = text.Cut(err.Error(), 1024)
 	}
 	c.mu.Lock()
 	same := c.reported[key] == msg
-	c.reported[key] = msg
+	if err == nil { // no problem: nothing to remember
+		delete(c.reported, key)
+	} else {
+		c.reported[key] = msg
+	}
 	c.mu.Unlock()
 	if same || err == nil {
 		return
 	}
 	c.log.Info("Reported", "reason", reason, "object", obj.GetKind()+" "+obj.GetNamespace()+"/"+obj.GetName(), "message", msg)
-	c.events.Event(obj, corev1.EventTypeWarning, reason, truncate(msg, 1024))
+	c.events.Event(obj, corev1.EventTypeWarning, reason, msg)
+}
+
+// reportKey is the key of what was reported of an object for reason.
+func reportKey(reason, kind, namespace, name string) string {
+	return reason + " " + kind + " " + namespace + "/" + name
 }
 
 // reportContests records the Plugin's contested options (a Warning Event
@@ -391,11 +410,20 @@ func (c *controller) reportContests(ctx context.Context, p *unstructured.Unstruc
 	}
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// admissionWarning is s as an admission warning the API server passes
+// on: each control character written as \uXXXX (the API server drops a
+// warning that holds one, and a writer's value may), valid UTF-8, at most
+// 512 bytes.
+func admissionWarning(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
 	}
-	return s[:n] + "…"
+	return text.Cut(b.String(), 512)
 }
 
 // startWebhook serves the webhooks over TLS and registers them,

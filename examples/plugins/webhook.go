@@ -65,7 +65,7 @@ func (v *validator) handler() http.Handler {
 				strings.Join(lines, "\n")+"\n(contests are errors here: give one of the overrides a more specific selector, or make them agree)")
 		}
 		for _, l := range lines {
-			resp.Warnings = append(resp.Warnings, truncate(l, 512))
+			resp.Warnings = append(resp.Warnings, admissionWarning(l))
 		}
 		return resp
 	})

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/stratacfg/strata/internal/text"
 	"github.com/stratacfg/strata/merge"
 	"github.com/stratacfg/strata/target"
 )
@@ -666,13 +667,19 @@ func element(v OptionValue, o *PluginOption, at, namespace string) (json.RawMess
 func Duplicates[T interface{ optionName() string }](values []T, field string) error {
 	at := map[string]int{}
 	var errs []error
+	n := 0
 	for i, v := range values {
 		name := v.optionName()
 		if j, dup := at[name]; dup {
-			errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %q", field, j, field, i, name))
+			if n++; n <= text.MaxListed { // a writer's list may hold thousands
+				errs = append(errs, fmt.Errorf("%s[%d] and %s[%d] both set option %s", field, j, field, i, text.Quote(name)))
+			}
 			continue
 		}
 		at[name] = i
+	}
+	if n > text.MaxListed {
+		errs = append(errs, fmt.Errorf("… and %d more values of %s give an option set before", n-text.MaxListed, field))
 	}
 	return errors.Join(errs...)
 }
@@ -1077,7 +1084,7 @@ func checkType(o *PluginOption, v json.RawMessage) error {
 		return fmt.Errorf("the definition gives it type %q, none of bool, int, string, list, map, secret", o.Type)
 	}
 	if !ok {
-		return fmt.Errorf("%s is not of type %s", v, o.Type)
+		return fmt.Errorf("%s is not of type %s", text.Cut(string(v), text.MaxQuoted), o.Type)
 	}
 	return nil
 }
