@@ -123,3 +123,76 @@ func TestControllersOwnDefault(t *testing.T) {
 		t.Errorf("the controller's observer got %q, the resolver %d: want its default, 90, in both", got, s.Object.TimeoutMinutes)
 	}
 }
+
+// TestStartWaitsForAClusterConfigMapBehindTheControllersDefault: a
+// default the controller gives the watcher for a cluster ConfigMap
+// (registered after New, as New's doc allows) is delivered before the
+// watcher has listed, without a resourceVersion; where the ConfigMap
+// exists on the server, Start waits for the watcher to deliver it, and
+// does not start on the controller's default.
+//
+// The watcher has a clientset of its own, whose list is held until Start
+// asks the server for config-defaults or returns, so that nothing but
+// Start's own wait decides what it starts on.
+func TestStartWaitsForAClusterConfigMapBehindTheControllersDefault(t *testing.T) {
+	real := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "config-defaults", UID: "u1", ResourceVersion: "7"},
+			Data: map[string]string{"default-timeout-minutes": "50"}}
+	}
+	watcherKC := fake.NewClientset(real())
+	held := make(chan struct{})
+	var release sync.Once
+	watcherKC.PrependReactor("list", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-held // only the watcher's informer uses this clientset
+		return false, nil, nil
+	})
+	kc := fake.NewClientset(real())
+	asked := make(chan struct{})
+	var askedOnce sync.Once
+	kc.PrependReactor("get", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "pipelines" && a.(k8stesting.GetAction).GetName() == "config-defaults" {
+			askedOnce.Do(func() { close(asked) })
+		}
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmw := informer.NewInformedWatcher(watcherKC, "pipelines")
+	r, err := strataknative.New(kc, cmw, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	cmw.WatchWithDefault(corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "config-defaults"},
+		Data: map[string]string{"default-timeout-minutes": "90"}}, func(*corev1.ConfigMap) {})
+	watched := make(chan error, 1)
+	go func() { watched <- cmw.Start(ctx.Done()) }()
+	defer func() {
+		release.Do(func() { close(held) })
+		if err := <-watched; err != nil {
+			t.Error(err)
+		}
+	}()
+	started := make(chan error, 1)
+	go func() { started <- r.Start(ctx) }()
+	select {
+	case err := <-started: // the watcher has not listed: it delivered defaults only
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-asked: // Start asks the server, and waits for the watcher
+		release.Do(func() { close(held) })
+		if err := <-started; err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Start neither returned nor asked the server for config-defaults")
+	}
+	s, err := r.ForNamespace(ctx, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Object.TimeoutMinutes != 50 {
+		t.Errorf("just after Start, namespace team gets default-timeout-minutes %d, from %v: config-defaults on the server says 50", s.Object.TimeoutMinutes, s.Sources())
+	}
+}

@@ -162,6 +162,9 @@ func (r *Resolver[T]) start(ctx context.Context) error {
 			if apierrors.IsNotFound(err) || err == nil && !watched(cm) {
 				break // knative's readers have the default too
 			}
+			if err == nil && cm.ResourceVersion == "" && r.cluster.holds(name) {
+				break // a server that gives no versions (a fake's): the one delivered is its
+			}
 			if err != nil {
 				return fmt.Errorf("strataknative: reading ConfigMap %s/%s: %w", r.ns, name, err)
 			}
@@ -280,17 +283,34 @@ func (c *clusterReader) set(name string, cm *corev1.ConfigMap, real bool) {
 	}
 }
 
-// defaulted returns the names the watcher last delivered as its default.
+// defaulted returns the names the watcher last delivered as a default:
+// this package's, or one of no resourceVersion, which the server's copy
+// always has (a default the controller gave the watcher, delivered first
+// as this package's is).
 func (c *clusterReader) defaulted() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []string
 	for _, n := range c.names {
-		if c.cms[n] == nil {
+		if !c.versioned(n) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// holds reports whether the watcher last delivered an object for
+// name, this package's default aside.
+func (c *clusterReader) holds(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.cms[name] != nil
+}
+
+// versioned reports whether the watcher last delivered for name an object
+// with a resourceVersion: the server's. The caller holds c.mu.
+func (c *clusterReader) versioned(name string) bool {
+	return c.cms[name] != nil && c.cms[name].ResourceVersion != ""
 }
 
 // waitReal waits until the watcher has delivered the server's ConfigMap
@@ -298,7 +318,7 @@ func (c *clusterReader) defaulted() []string {
 func (c *clusterReader) waitReal(ctx context.Context, name string) error {
 	for {
 		c.mu.Lock()
-		if c.cms[name] != nil {
+		if c.versioned(name) {
 			c.mu.Unlock()
 			return nil
 		}
