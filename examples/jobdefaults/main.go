@@ -19,7 +19,9 @@
 // labels and spec.template.spec.serviceAccountName from its namespace's
 // configuration. The reconciler annotates every Job with
 // config.strata.dev/resolved-hash and config.strata.dev/sources, and
-// annotates again the Jobs of a namespace whose configuration changed.
+// annotates again the Jobs of a namespace whose configuration changed,
+// among the namespaces it keeps resolved (the cluster ConfigMap's
+// namespace-config-cache-size, read at start).
 //
 // --metrics-bind-address serves /metrics and the z-pages: /configz (a
 // namespace's configuration with ?namespace=NS, every key with its
@@ -44,7 +46,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -177,6 +182,29 @@ func options() (namespaced.Options[*v1alpha1.JobDefaults], error) {
 	}, nil
 }
 
+// clusterCacheSize reads namespace-config-cache-size from the cluster
+// ConfigMap through c, the kind's default where there is none: it takes
+// effect at start.
+func clusterCacheSize(ctx context.Context, c client.Reader, o namespaced.Options[*v1alpha1.JobDefaults]) (int, error) {
+	cm := &corev1.ConfigMap{}
+	err := c.Get(ctx, types.NamespacedName{Namespace: SystemNamespace, Name: ClusterConfigMap}, cm)
+	if apierrors.IsNotFound(err) {
+		return int(v1alpha1.DefaultCacheSize), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	d, err := namespaced.NewDryRun(o)
+	if err != nil {
+		return 0, err
+	}
+	snap, err := d.Resolve(SystemNamespace, []runtime.Object{cm})
+	if err != nil {
+		return 0, err
+	}
+	return int(*snap.Object.NamespaceConfigCacheSize), nil
+}
+
 // start runs the manager until ctx is done.
 func start(ctx context.Context, f *flags) error {
 	log := klog.Background().WithName("jobdefaults")
@@ -218,6 +246,9 @@ func start(ctx context.Context, f *flags) error {
 	})
 	if err != nil {
 		return err
+	}
+	if o.CacheSize, err = clusterCacheSize(ctx, mgr.GetAPIReader(), o); err != nil {
+		return fmt.Errorf("reading namespace-config-cache-size: %w", err)
 	}
 	r, err := stratacr.New(mgr, o)
 	if err != nil {

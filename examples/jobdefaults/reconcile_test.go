@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/stratacfg/strata/examples/controller/apis/defaults/v1alpha1"
@@ -89,5 +90,29 @@ func TestReconcileAcrossAConfigurationChange(t *testing.T) {
 	// A reconcile with nothing changed patches nothing.
 	if again := reconcile(); again[namespaced.AnnotationResolvedHash] != after[namespaced.AnnotationResolvedHash] {
 		t.Errorf("annotations moved without a change: %v", again)
+	}
+}
+
+// TestClusterCacheSize: the namespaces the resolver caches are what the
+// cluster ConfigMap's namespace-config-cache-size says, the kind's default
+// without one or without the ConfigMap.
+func TestClusterCacheSize(t *testing.T) {
+	o, err := options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		objs []client.Object
+		want int
+	}{
+		{[]client.Object{namespacedtest.ClusterConfigMap(o, map[string]string{"namespace-config-cache-size": "7"})}, 7},
+		{[]client.Object{namespacedtest.ClusterConfigMap(o, map[string]string{"default-timeout-seconds": "60"})}, int(v1alpha1.DefaultCacheSize)},
+		{nil, int(v1alpha1.DefaultCacheSize)},
+	} {
+		objs, want := tc.objs, tc.want
+		c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
+		if got, err := clusterCacheSize(context.Background(), c, o); err != nil || got != want {
+			t.Errorf("with %d objects: %d, %v; want %d", len(objs), got, err, want)
+		}
 	}
 }

@@ -217,7 +217,11 @@ func (r *Resolver[T]) ReadyCheck(*http.Request) error {
 // from c (the manager's cache). list is an empty list of the controller's
 // kind, &batchv1.JobList{}. The controller is woken by the change itself,
 // after the new configuration is what ForNamespace returns, and needs no
-// periodic resync to catch up with one.
+// periodic resync to catch up with one in a cached namespace. A namespace
+// no longer cached (more namespaces read since than Options.CacheSize) is
+// not woken: its objects get the new configuration at their next event,
+// or the manager's SyncPeriod; size the cache to the namespaces whose
+// objects must follow every change.
 func (r *Resolver[T]) Source(c client.Reader, list client.ObjectList) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		cancel := r.Subscribe(func(ns string, _, _ *namespaced.Snapshot[T]) {
