@@ -3,21 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/component-base/metrics"
-	"k8s.io/klog/v2"
 )
 
 // TestWriterCannotOptOutOfOverrides: a Plugin's writer cannot turn the
@@ -30,37 +20,8 @@ func TestWriterCannotOptOutOfOverrides(t *testing.T) {
 	plugin := written(t, nil, "  - {name: size, value: 2}\n  - {name: must, value: x}\n"+
 		"  - {name: password, value: \"vault+kvv2:///secret/data/app/password\"}\n")
 
-	m := &mutator{objs: objs, log: klog.Background(), admitted: metrics.NewCounterVec(&metrics.CounterOpts{Name: "t"}, []string{"result"})}
-	review := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{UID: "1", Namespace: "org", Operation: admissionv1.Create,
-			Kind:   metav1.GroupVersionKind{Group: "greenhouse.sap", Version: "v1alpha1", Kind: "Plugin"},
-			Object: runtime.RawExtension{Raw: plugin}},
-	}
-	body, _ := json.Marshal(review)
-	rec := httptest.NewRecorder()
-	m.handler().ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodPost, mutatePath, bytes.NewReader(body)))
-	var got admissionv1.AdmissionReview
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Response == nil {
-		t.Fatalf("no review back: %v %s", err, rec.Body)
-	}
-	if !got.Response.Allowed {
-		return // refused: the writer's value is not stored
-	}
-	out := plugin
-	if len(got.Response.Patch) > 0 {
-		p, err := jsonpatch.DecodePatch(got.Response.Patch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out, err = p.Apply(plugin); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vals, _ := stored(t, out)
-	if !slices.Contains(vals, "size=5") {
-		t.Errorf("the writer switched PluginOverride org/o off with one value Greenhouse accepts: stored %v (warnings %q), want size=5 or a refusal", vals, got.Response.Warnings)
-	}
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "a secret option's vault+kvv2 literal", out, warnings)
 }
 
 // TestDiffOverrideFileOfOneOverride: `plugins diff --override FILE` takes
