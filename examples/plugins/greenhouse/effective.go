@@ -47,15 +47,16 @@ type Result struct {
 	Provenance       map[string]ValueSource `json:"provenance"`
 	AppliedOverrides []string               `json:"appliedOverrides"`
 	Ignored          []IgnoredLayer         `json:"ignored"`
-	// Unchecked are the problems of the values a Plugin's writer gave
-	// that strata refuses and Greenhouse may take (a secret option's
-	// literal): admitting a write, they are left out of the computation
-	// and kept as written, for Greenhouse to judge.
+	// Unchecked are, admitting a write, what the computation left as the
+	// Plugin's writer gave it, for Greenhouse to judge, rather than let it
+	// turn the overrides off: a value strata refuses and Greenhouse may
+	// take (a secret option's literal), a value an override's path cannot
+	// go into, a cluster that does not exist.
 	Unchecked []string `json:"unchecked,omitempty"`
 
-	// writer is the source of the writer's values when a write is
-	// admitted (""), and kept the options whose value the writer gave and
-	// the computation left out as unchecked: each is set, as written.
+	// writer is, admitting a write, the source of the writer's values
+	// ("" otherwise); kept are the options whose value the writer gave and
+	// the computation left out as unchecked, each set as written.
 	writer string
 	kept   map[string]bool
 }
