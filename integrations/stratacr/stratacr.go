@@ -41,10 +41,9 @@ type Resolver[T any] struct {
 	mgr       manager.Manager
 	index     *configMapIndex
 	selectors bool
-	// cluster is a cluster ConfigMap, by namespace and name, and
-	// selectors, a ConfigMap of the same namespace that is none: told
-	// that they changed, the resolver reads the cluster and the selector
-	// ConfigMaps again.
+	// cluster names a cluster ConfigMap, and selector a ConfigMap of its
+	// namespace that is none: told that they changed, the resolver reads
+	// the cluster and the selector ConfigMaps again.
 	cluster, selector *corev1.ConfigMap
 	ready             chan struct{}
 }
@@ -65,9 +64,10 @@ type Resolver[T any] struct {
 // fail. CacheByObject's cache holds every namespace.
 //
 // Events about invalid ConfigMaps go through the manager's events.k8s.io
-// recorder (none with o.NoEvents), its lines through the manager's logger, and its metrics
-// (named after o.Name, "-" read as "_") into controller-runtime's
-// registry, served on the manager's /metrics, unless o sets its own.
+// recorder (none with o.NoEvents), its lines through the manager's
+// logger, and its metrics (named after o.Name, "-" read as "_") into
+// controller-runtime's registry, served on the manager's /metrics, unless
+// o sets its own.
 // Use CacheByObject to keep the manager's ConfigMap cache to what the
 // resolver reads.
 func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], error) {
@@ -305,11 +305,10 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 // alone (name, namespace, UID and resourceVersion), without its data,
 // labels and annotations: the label alone is no bound, since a tenant can
 // put it on any number of ConfigMaps, and the resolver reads none of
-// them. This
-// transform replaces, for ConfigMaps, any cache.Options.DefaultTransform;
-// and an Update made from an object read through this cache would drop
-// what it left out on the server, one more reason for other controllers
-// to read ConfigMaps elsewhere.
+// them. This transform replaces, for ConfigMaps, any
+// cache.Options.DefaultTransform; and an Update made from an object read
+// through this cache would drop what it left out on the server, one more
+// reason for other controllers to read ConfigMaps elsewhere.
 func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObject {
 	layers := slices.Clone(o.NamespaceConfigMaps)
 	if o.Parsed != nil {
