@@ -26,7 +26,7 @@ func TestConfigMapIndex(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	x := &configMapIndex{byNS: map[string][]*corev1.ConfigMap{}}
+	x := &configMapIndex{byNS: map[string][]*corev1.ConfigMap{}, own: "ops", layers: []string{"overrides", "other", "one", "two"}}
 	x.put(cm("a", "overrides", "1", tenant))
 	if _, ok := x.list("a", sel); ok {
 		t.Fatal("the index served before the handler had replayed the informer")
@@ -52,6 +52,10 @@ func TestConfigMapIndex(t *testing.T) {
 			x.del(toolscache.DeletedFinalStateUnknown{Key: "a/other", Obj: cm("a", "other", "5", tenant)})
 		}, "a", nil},
 		{"another namespace untouched", func() {}, "b", []string{"overrides@3"}},
+		// A tenant may label any number of ConfigMaps: those of no
+		// layer's name are not held, but in the resolver's own namespace.
+		{"a labelled ConfigMap of no layer's name", func() { x.put(cm("b", "bulk", "10", tenant)) }, "b", []string{"overrides@3"}},
+		{"one in the resolver's namespace", func() { x.put(cm("ops", "bulk", "11", tenant)) }, "ops", []string{"bulk@11"}},
 		{"a namespace with none", func() {}, "c", nil},
 	} {
 		c.do()

@@ -86,7 +86,7 @@ func New[T any](mgr manager.Manager, o namespaced.Options[T]) (*Resolver[T], err
 	if own {
 		o.Metrics = namespaced.NewMetrics(metricsPrefix(name))
 	}
-	index := &configMapIndex{byNS: map[string][]*corev1.ConfigMap{}}
+	index := &configMapIndex{byNS: map[string][]*corev1.ConfigMap{}, own: o.Namespace, layers: layerNames(o)}
 	r, err := namespaced.NewFromReader(indexedReader{clientReader{mgr.GetCache()}, index}, o)
 	if err != nil {
 		return nil, err
@@ -310,12 +310,7 @@ func (r *Resolver[T]) snapshotOf(ctx context.Context, obj client.Object) (*names
 // through this cache would drop what it left out on the server, one more
 // reason for other controllers to read ConfigMaps elsewhere.
 func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObject {
-	layers := slices.Clone(o.NamespaceConfigMaps)
-	if o.Parsed != nil {
-		for _, s := range o.Parsed.Sections {
-			layers = append(layers, s.NamespaceConfigMap)
-		}
-	}
+	layers := layerNames(o)
 	return map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {
 			Namespaces: map[string]cache.Config{
@@ -337,6 +332,18 @@ func CacheByObject[T any](o namespaced.Options[T]) map[client.Object]cache.ByObj
 			},
 		},
 	}
+}
+
+// layerNames returns the names a namespace layer of o may have: its
+// NamespaceConfigMaps, or its Parsed sections'.
+func layerNames[T any](o namespaced.Options[T]) []string {
+	layers := slices.Clone(o.NamespaceConfigMaps)
+	if o.Parsed != nil {
+		for _, s := range o.Parsed.Sections {
+			layers = append(layers, s.NamespaceConfigMap)
+		}
+	}
+	return layers
 }
 
 // ClientReader adapts a controller-runtime client.Reader (a manager's
@@ -370,8 +377,10 @@ func (r clientReader) ConfigMaps(ctx context.Context, namespace string, sel labe
 	return out, nil
 }
 
-// configMapIndex holds the ConfigMaps the manager's informer delivers, by
-// namespace, kept by the resolver's own event handler. A resolve reads a
+// configMapIndex holds the ConfigMaps the manager's informer delivers
+// that the resolver reads (every one of its own namespace, elsewhere
+// those of a layer's name), by namespace, kept by the resolver's own
+// event handler. A resolve reads a
 // namespace's ConfigMaps from it with a map lookup: through the
 // manager's cache, each read pays a REST mapping (apiutil.IsObjectNamespaced,
 // for a cache of one kind in several namespace configurations, as
@@ -385,13 +394,20 @@ type configMapIndex struct {
 	mu      sync.RWMutex
 	byNS    map[string][]*corev1.ConfigMap
 	serving bool // guarded by mu, so that a read sees it with what it guards
+	// own is the resolver's namespace, whose ConfigMaps are all held;
+	// elsewhere only those of a layer's name (layers) are, so that a
+	// namespace holds no more than its layers however many ConfigMaps
+	// its tenant labels, and an event costs a scan of those alone.
+	own    string
+	layers []string
 }
 
 // put adds or replaces obj, a ConfigMap, by namespace and name; anything
-// else (a Namespace) it leaves alone.
+// else (a Namespace), or a ConfigMap the index does not hold, it leaves
+// alone.
 func (x *configMapIndex) put(obj any) {
 	cm, ok := obj.(*corev1.ConfigMap)
-	if !ok {
+	if !ok || cm.Namespace != x.own && !slices.Contains(x.layers, cm.Name) {
 		return
 	}
 	x.mu.Lock()
