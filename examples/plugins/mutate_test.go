@@ -183,9 +183,9 @@ func TestMutatingWebhook(t *testing.T) {
 		t.Errorf("an invalid write, no override: %s, %q; want it as written, and the value named", out, warning)
 	}
 
-	// Values that cannot be computed (an override of the wrong type):
-	// admitted as written, with a warning that names the Plugin and the
-	// problem.
+	// An override's value the definition does not take (of the wrong
+	// type) is not applied: the Plugin keeps its own, with a warning that
+	// names the override and the problem.
 	broken := objects(t, def, cluster, presetPlugin, override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: two}\n"))
 	good := written(t, nil, "  - {name: size, value: 2}\n")
 	out, warning = admitted(t, broken, good)

@@ -199,3 +199,117 @@ func TestForgedRecordCannotTurnOverridesOff(t *testing.T) {
 	out, warnings := throughWebhook(t, objs, plugin)
 	overridesOff(t, "a forged "+greenhouse.AnnotationWritten+" record", out, warnings)
 }
+
+// TestForgedRecordOfNoBaseCannotTurnOverridesOff: a record that claims
+// the webhook added the writer's value of a required option (no base)
+// takes the value out of the writer's values; admitting the write, the
+// required option no layer sets is Greenhouse's to judge, and the
+// overrides still apply.
+func TestForgedRecordOfNoBaseCannotTurnOverridesOff(t *testing.T) {
+	objs := objects(t, definition, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
+	x := json.RawMessage(`"x"`)
+	must := greenhouse.OptionValue{Name: "must", Value: &x}
+	record, _ := json.Marshal([]greenhouse.Written{{Name: "must", Source: "PluginOverride org/o", Digest: greenhouse.Digest(must)}})
+	var p map[string]any
+	if err := json.Unmarshal(written(t, nil, "  - {name: size, value: 2}\n  - {name: must, value: x}\n"), &p); err != nil {
+		t.Fatal(err)
+	}
+	p["metadata"].(map[string]any)["annotations"] = map[string]any{greenhouse.AnnotationWritten: string(record)}
+	plugin, _ := json.Marshal(p)
+
+	v := &validator{objs: objs, log: klog.Background()}
+	if err := v.validate(greenhouse.KindPlugin, "org", plugin); err != nil {
+		return // refused: nothing is stored
+	}
+	out, warnings := throughWebhook(t, objs, plugin)
+	overridesOff(t, "a forged "+greenhouse.AnnotationWritten+" record of the required option's value, with no base", out, warnings)
+}
+
+// TestWriterCannotOptOutByDefinitionKind: a PluginOverride names
+// definitions by name alone, and a Plugin's writer picks the kind in its
+// pluginDefinitionRef: an override's value that the ClusterPluginDefinition
+// of the same name does not take is not applied to the Plugin, and the
+// other overrides still are.
+func TestWriterCannotOptOutByDefinitionKind(t *testing.T) {
+	namespaced := `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginDefinition
+metadata: {name: app, namespace: org}
+spec:
+  version: "1"
+  options:
+  - {name: size, type: int, required: false}
+  - {name: token, type: string, required: false}
+`
+	clusterWide := `apiVersion: greenhouse.sap/v1alpha1
+kind: ClusterPluginDefinition
+metadata: {name: app}
+spec:
+  version: "1"
+  options:
+  - {name: size, type: string, required: false}
+  - {name: token, type: string, required: false}
+`
+	byDefinition := override("bydef", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n")
+	every := `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginOverride
+metadata: {name: every, namespace: org, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  overrides:
+  - {name: token, value: t}
+`
+	// The validating webhook admits bydef today (it checks PluginDefinition
+	// org/app only); one stored before the ClusterPluginDefinition was
+	// created would be there whatever it checks.
+	objs := objects(t, namespaced, clusterWide, cluster, presetPlugin, every)
+	raw, err := yaml.YAMLToJSON([]byte(byDefinition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &validator{objs: objs, log: klog.Background()}
+	t.Logf("the validating webhook on PluginOverride org/bydef: %v", v.validate(greenhouse.KindPluginOverride, "org", raw))
+
+	objs = objects(t, namespaced, clusterWide, cluster, presetPlugin, every, byDefinition)
+	plugin, err := yaml.YAMLToJSON([]byte(`apiVersion: greenhouse.sap/v1alpha1
+kind: Plugin
+metadata: {name: solo, namespace: org}
+spec:
+  pluginDefinitionRef: {name: app, kind: ClusterPluginDefinition}
+  clusterName: c1
+  optionValues:
+  - {name: size, value: big}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, warnings := throughWebhook(t, objs, plugin)
+	if out == nil {
+		return // refused
+	}
+	if vals, applied := stored(t, out); !slices.Contains(vals, `token="t"`) {
+		t.Errorf("a Plugin of ClusterPluginDefinition app is stored with %v, overrides applied %q (warnings %q): PluginOverride org/every, for every plugin, is off", vals, applied, warnings)
+	}
+}
+
+// TestUncheckedWriterValueUnderAPathIsKeptAsWritten: a writer's value
+// left out of the computation as unchecked (a Secret's reference whose
+// name strata refuses and Greenhouse takes) is kept as written where an
+// override sets a path inside it, as a valid reference is: not replaced
+// by what the path makes of the definition's default.
+func TestUncheckedWriterValueUnderAPathIsKeptAsWritten(t *testing.T) {
+	def := strings.Replace(optOutDefinition, "required: true", "required: false", 1)
+	objs := objects(t, def, cluster, presetPlugin,
+		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n"))
+	plugin := written(t, nil, "  - {name: size, value: 2}\n  - name: cfg\n    valueFrom: {secret: {name: Bad_Name, key: cfg}}\n")
+	out, warnings := throughWebhook(t, objs, plugin)
+	if out == nil {
+		t.Fatalf("refused: %q", warnings)
+	}
+	vals, _ := stored(t, out)
+	if !slices.Contains(vals, "size=5") {
+		t.Errorf("stored %v: the overrides are off (warnings %q)", vals, warnings)
+	}
+	if !slices.Contains(vals, "cfg=secret Bad_Name#cfg") {
+		t.Errorf("stored %v with warnings %q: the writer's cfg, which the warning says is kept as written, is replaced", vals, warnings)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,7 +128,10 @@ type controller struct {
 	settings greenhouse.Settings
 
 	mu       sync.Mutex
-	reported map[string]string // "reason kind namespace/name" → the message last reported
+	reported map[string]string // reportKey → the message last reported
+	// contested holds, by Plugin (namespace/name), the keys of what was
+	// reported of the PluginOverrides in its contests.
+	contested map[string][]string
 }
 
 func newController(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface, s greenhouse.Settings) (*controller, error) {
@@ -300,11 +304,15 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if cur == nil { // deleted: what was reported of it is forgotten
+	if cur == nil { // deleted: what was reported of it, and of its contests, is forgotten
 		c.mu.Lock()
 		for _, reason := range []string{"InvalidOptionValues", "ContestedOption"} {
-			delete(c.reported, reportKey(reason, greenhouse.KindPlugin, ns, name))
+			delete(c.reported, reportKey(reason, greenhouse.KindPlugin, ns, name, ""))
 		}
+		for _, k := range c.contested[key] {
+			delete(c.reported, k)
+		}
+		delete(c.contested, key)
 		c.mu.Unlock()
 		return nil
 	}
@@ -365,7 +373,11 @@ func decodePlugin(u *unstructured.Unstructured) (*greenhouse.Plugin, error) {
 // report records err on obj as a Warning Event of reason, once until it
 // changes; nil clears it.
 func (c *controller) report(obj *unstructured.Unstructured, reason string, err error) {
-	key := reportKey(reason, obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	c.reportAs(reportKey(reason, obj.GetKind(), obj.GetNamespace(), obj.GetName(), ""), obj, reason, err)
+}
+
+// reportAs is report, what was reported remembered under key.
+func (c *controller) reportAs(key string, obj *unstructured.Unstructured, reason string, err error) {
 	msg := ""
 	if err != nil {
 		msg = text.Cut(err.Error(), 1024)
@@ -385,9 +397,10 @@ func (c *controller) report(obj *unstructured.Unstructured, reason string, err e
 	c.events.Event(obj, corev1.EventTypeWarning, reason, msg)
 }
 
-// reportKey is the key of what was reported of an object for reason.
-func reportKey(reason, kind, namespace, name string) string {
-	return reason + " " + kind + " " + namespace + "/" + name
+// reportKey is the key of what was reported of an object for reason,
+// about the Plugin plugin ("": itself).
+func reportKey(reason, kind, namespace, name, plugin string) string {
+	return reason + " " + kind + " " + namespace + "/" + name + " " + plugin
 }
 
 // reportContests records the Plugin's contested options (a Warning Event
@@ -400,14 +413,35 @@ func (c *controller) reportContests(ctx context.Context, p *unstructured.Unstruc
 		err = errors.New(strings.Join(lines, "; "))
 	}
 	c.report(p, "ContestedOption", err)
+	plugin := p.GetNamespace() + "/" + p.GetName()
+	var keys []string
 	for _, name := range involved {
 		ns, n, _ := cut(name)
 		o, getErr := c.listers.Get(ctx, greenhouse.Resources[greenhouse.KindPluginOverride], ns, n)
 		if getErr != nil || o == nil {
 			continue
 		}
-		c.report(o, "ContestedOption", fmt.Errorf("on Plugin %s/%s: %w", p.GetNamespace(), p.GetName(), err))
+		key := reportKey("ContestedOption", greenhouse.KindPluginOverride, ns, n, plugin)
+		keys = append(keys, key)
+		c.reportAs(key, o, "ContestedOption", fmt.Errorf("on Plugin %s: %w", plugin, err))
 	}
+	// What was reported of overrides no longer in this Plugin's contests
+	// is forgotten, as the Plugin's own report is.
+	c.mu.Lock()
+	for _, k := range c.contested[plugin] {
+		if !slices.Contains(keys, k) {
+			delete(c.reported, k)
+		}
+	}
+	if len(keys) > 0 {
+		if c.contested == nil {
+			c.contested = map[string][]string{}
+		}
+		c.contested[plugin] = keys
+	} else {
+		delete(c.contested, plugin)
+	}
+	c.mu.Unlock()
 }
 
 // admissionWarning is s as an admission warning the API server passes

@@ -432,28 +432,33 @@ func (b *builder) override(o *PluginOverride) {
 	}
 	values := o.Spec.Overrides
 	var pos []int // of values in spec.overrides, when some are left out
-	if !byDefinition {
-		// It applies to every plugin: an option this definition does
-		// not have is left out, and said so.
+	if !byDefinition || b.admitting {
 		values = nil
 		for i, v := range o.Spec.Overrides {
 			at := fmt.Sprintf("%s spec.overrides[%d] (%s)", src, i, v.Name)
-			if option(b.def, v.Name) == nil {
+			// One for every plugin applies to the options this
+			// definition has: the others are left out, and said so.
+			if !byDefinition && option(b.def, v.Name) == nil {
 				b.ignored = append(b.ignored, IgnoredLayer{Source: at,
 					Reason: fmt.Sprintf("%s %s has no option %q", b.def.Kind, objectName(b.def.ObjectMeta), v.Name)})
 				continue
 			}
-			// Admitting a write, nor one this definition's option does
-			// not take: the override's other values, and the other
-			// overrides, still apply (computed otherwise, it is an
-			// error, for the operator to hear of).
+			// Admitting a write, a value this definition does not take
+			// is left out too (the writer chose the definition): the
+			// override's other values, and the other overrides, still
+			// apply. Computed otherwise, it is an error, for the
+			// operator to hear of.
 			if b.admitting {
 				if _, _, err := overrideLayer(src, []OverrideValue{v}, []int{i}, b.def, "spec.overrides", b.namespace); err != nil {
 					b.ignored = append(b.ignored, IgnoredLayer{Source: at, Reason: fmt.Sprintf("%s %s: %v", b.def.Kind, objectName(b.def.ObjectMeta), err)})
+					b.unchecked = append(b.unchecked, fmt.Sprintf("%s: %v, for %s %s: not applied", src, err, b.def.Kind, objectName(b.def.ObjectMeta)))
 					continue
 				}
 			}
 			values, pos = append(values, v), append(pos, i)
+		}
+		if len(values) == 0 && len(o.Spec.Overrides) > 0 {
+			return // every value left out: it applies nothing to this Plugin
 		}
 	}
 	l, paths, err := overrideLayer(src, values, pos, b.def, "spec.overrides", b.namespace)
@@ -770,6 +775,15 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 			}
 			winner = slices.IndexFunc(applied, func(l *target.Layer) bool { return l.Layer.Source == p.Source })
 		}
+		if res.kept[name] && (winner < 0 || !strings.HasPrefix(applied[winner].Class, "override")) {
+			// The writer's value, left out unchecked, is kept as written
+			// where no override gives a whole value over it: the paths
+			// of overrides are not applied to what stands in its place.
+			if slices.ContainsFunc(patches, func(pt patch) bool { return pt.Option == name }) {
+				res.Unchecked = append(res.Unchecked, fmt.Sprintf("option %q kept as written, without the paths PluginOverrides set inside it", name))
+			}
+			continue
+		}
 		ov := OptionValue{Name: name}
 		if ref, ok := merged.RefOf(key, string(value)); ok && value != nil {
 			// A Secret gives the whole value, never read: a path ranked
@@ -795,7 +809,16 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 		res.OptionValues = append(res.OptionValues, ov)
 	}
 	for _, o := range def.Spec.Options {
-		if _, set := whole[o.Name]; o.Required && !set && !res.kept[o.Name] {
+		_, set := whole[o.Name]
+		switch {
+		case !o.Required || set || res.kept[o.Name]:
+		case res.writer != "":
+			// Admitting a write, Greenhouse's validation judges what the
+			// stored Plugin lacks: the writer's values (and what a
+			// record of theirs says of them) cannot turn the overrides
+			// off.
+			res.Unchecked = append(res.Unchecked, fmt.Sprintf("option %q is required by %s %s and no layer sets it", o.Name, def.Kind, objectName(def.ObjectMeta)))
+		default:
 			errs = append(errs, fmt.Errorf("option %q is required by %s %s and no layer sets it", o.Name, def.Kind, objectName(def.ObjectMeta)))
 		}
 	}
