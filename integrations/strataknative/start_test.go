@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"knative.dev/pkg/configmap"
 	"knative.dev/pkg/configmap/informer"
 	"knative.dev/pkg/system"
 
@@ -194,5 +195,37 @@ func TestStartWaitsForAClusterConfigMapBehindTheControllersDefault(t *testing.T)
 	}
 	if s.Object.TimeoutMinutes != 50 {
 		t.Errorf("just after Start, namespace team gets default-timeout-minutes %d, from %v: config-defaults on the server says 50", s.Object.TimeoutMinutes, s.Sources())
+	}
+}
+
+// TestStartOnWhatAManualWatcherDelivers: a configmap.ManualWatcher
+// delivers only what its caller hands OnChange, ConfigMaps built by hand
+// without a resourceVersion, and no default: Start starts on what it
+// delivered, though the server holds ConfigMaps of those names.
+func TestStartOnWhatAManualWatcherDelivers(t *testing.T) {
+	onServer := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: name, ResourceVersion: "7"}}
+	}
+	kc := fake.NewClientset(onServer("config-defaults"), onServer("feature-flags"))
+	w := &configmap.ManualWatcher{Namespace: "pipelines"}
+	r, err := strataknative.New(kc, w, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	w.OnChange(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "config-defaults"},
+		Data: map[string]string{"default-timeout-minutes": "50"}})
+	w.OnChange(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "pipelines", Name: "feature-flags"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := r.Start(ctx); err != nil {
+		t.Fatalf("Start, every cluster ConfigMap delivered by the ManualWatcher: %v", err)
+	}
+	s, err := r.ForNamespace(ctx, "team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Object.TimeoutMinutes != 50 {
+		t.Errorf("default-timeout-minutes %d, want the delivered 50", s.Object.TimeoutMinutes)
 	}
 }

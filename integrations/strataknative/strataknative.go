@@ -84,7 +84,8 @@ func New[T any](kc kubernetes.Interface, w configmap.Watcher, o namespaced.Optio
 	if ns, ok := watcherNamespace(w); ok && ns != o.Namespace {
 		return nil, fmt.Errorf("strataknative: the configmap.Watcher watches namespace %s, the options name %s: the cluster ConfigMaps would never arrive", ns, o.Namespace)
 	}
-	r := &Resolver[T]{kc: kc, ns: o.Namespace, cluster: &clusterReader{cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{})}}
+	_, defaulting := w.(configmap.DefaultingWatcher)
+	r := &Resolver[T]{kc: kc, ns: o.Namespace, cluster: &clusterReader{cms: map[string]*corev1.ConfigMap{}, seen: map[string]bool{}, delivered: make(chan struct{}), defaulting: defaulting}}
 	for _, name := range clusterNames(o) {
 		if !slices.Contains(r.cluster.names, name) {
 			r.cluster.names = append(r.cluster.names, name)
@@ -254,6 +255,10 @@ func clusterNames[T any](o namespaced.Options[T]) []string {
 // resolver's Options.Cluster.
 type clusterReader struct {
 	names []string
+	// defaulting says the watcher delivers defaults (a
+	// configmap.DefaultingWatcher, knative's InformedWatcher); one that
+	// does not (a ManualWatcher) delivers only what it is given.
+	defaulting bool
 
 	mu        sync.RWMutex
 	cms       map[string]*corev1.ConfigMap
@@ -284,9 +289,9 @@ func (c *clusterReader) set(name string, cm *corev1.ConfigMap, real bool) {
 }
 
 // defaulted returns the names the watcher last delivered as a default:
-// this package's, or one of no resourceVersion, which the server's copy
-// always has (a default the controller gave the watcher, delivered first
-// as this package's is).
+// this package's, or, from a watcher that delivers defaults, one of no
+// resourceVersion, which the server's copy always has (a default the
+// controller gave the watcher, delivered first as this package's is).
 func (c *clusterReader) defaulted() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -308,9 +313,10 @@ func (c *clusterReader) holds(name string) bool {
 }
 
 // versioned reports whether the watcher last delivered for name an object
-// with a resourceVersion: the server's. The caller holds c.mu.
+// with a resourceVersion, the server's, or any object where the watcher
+// delivers no defaults. The caller holds c.mu.
 func (c *clusterReader) versioned(name string) bool {
-	return c.cms[name] != nil && c.cms[name].ResourceVersion != ""
+	return c.cms[name] != nil && (c.cms[name].ResourceVersion != "" || !c.defaulting)
 }
 
 // waitReal waits until the watcher has delivered the server's ConfigMap
