@@ -95,28 +95,21 @@ func TestWriterCannotOptOutWithARequiredSecretLiteral(t *testing.T) {
 	overridesOff(t, "a required secret option given a vault+kvv2 literal", out, warnings)
 }
 
-// TestWriterCannotOptOutWithASecretUnderAPath: where an override sets a
-// path inside a map option the writer gives by valueFrom.secret, the
-// writer's value is kept as written, unchecked, and the other overrides
-// still apply.
-func TestWriterCannotOptOutWithASecretUnderAPath(t *testing.T) {
+// TestWriterCannotOptOutWithAValueUnderAPath: where an override sets a
+// path inside a map option whose value the writer gives by
+// valueFrom.secret, or with a string on the path, the writer's value is
+// kept as written, unchecked, and the other overrides still apply.
+func TestWriterCannotOptOutWithAValueUnderAPath(t *testing.T) {
 	def := strings.Replace(optOutDefinition, "required: true", "required: false", 1)
 	objs := objects(t, def, cluster, presetPlugin,
 		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n"))
-	plugin := written(t, nil, "  - {name: size, value: 2}\n  - name: cfg\n    valueFrom: {secret: {name: s, key: cfg}}\n")
-	out, warnings := throughWebhook(t, objs, plugin)
-	overridesOff(t, "cfg given by valueFrom.secret under an override's path", out, warnings)
-}
-
-// TestWriterCannotOptOutWithAScalarUnderAPath: likewise where the
-// override's path crosses a string in the writer's map.
-func TestWriterCannotOptOutWithAScalarUnderAPath(t *testing.T) {
-	def := strings.Replace(optOutDefinition, "required: true", "required: false", 1)
-	objs := objects(t, def, cluster, presetPlugin,
-		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n"))
-	plugin := written(t, nil, "  - {name: size, value: 2}\n  - {name: cfg, value: {limits: none}}\n")
-	out, warnings := throughWebhook(t, objs, plugin)
-	overridesOff(t, "cfg {limits: none} under an override's path /limits/cpu", out, warnings)
+	for how, cfg := range map[string]string{
+		"cfg given by valueFrom.secret under an override's path":  "  - name: cfg\n    valueFrom: {secret: {name: s, key: cfg}}\n",
+		"cfg {limits: none} under an override's path /limits/cpu": "  - {name: cfg, value: {limits: none}}\n",
+	} {
+		out, warnings := throughWebhook(t, objs, written(t, nil, "  - {name: size, value: 2}\n"+cfg))
+		overridesOff(t, how, out, warnings)
+	}
 }
 
 // TestEveryPluginOverrideOfTheWrongTypeRefused: an override for every
