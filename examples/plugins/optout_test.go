@@ -126,6 +126,7 @@ kind: PluginOverride
 metadata: {name: everywhere, namespace: org, creationTimestamp: "2026-01-02T00:00:00Z"}
 spec:
   overrides:
+  - {name: cfg, value: {a: b}}
   - {name: size, value: two}
 `
 	raw, err := yaml.YAMLToJSON([]byte(bad))
@@ -140,7 +141,7 @@ spec:
 		override("operator", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"), bad)
 	out, warning := admitted(t, after, written(t, nil, "  - {name: size, value: 2}\n"))
 	vals, applied := stored(t, out)
-	if verr == nil || !strings.Contains(verr.Error(), "spec.overrides[0] (size), for the Plugins of PluginDefinition org/app") {
+	if verr == nil || !strings.Contains(verr.Error(), `for the Plugins of PluginDefinition org/app: spec.overrides[1] (size): value "two" is not of type int`) {
 		t.Errorf("the validating webhook: %v; want PluginOverride org/everywhere refused, its size \"two\" no int of PluginDefinition org/app", verr)
 	}
 	if !slices.Contains(vals, "size=5") {

@@ -195,8 +195,8 @@ func (v *validator) everyPlugin(namespace string, o *greenhouse.PluginOverride) 
 			if !slices.ContainsFunc(def.Spec.Options, func(opt greenhouse.PluginOption) bool { return opt.Name == ov.Name }) {
 				continue
 			}
-			if _, _, err := greenhouse.OverrideLayer(merge.Source{}, []greenhouse.OverrideValue{ov}, def, "spec.overrides", namespace); err != nil {
-				errs = append(errs, fmt.Errorf("spec.overrides[%d] (%s), for the Plugins of %s %s: %w", i, ov.Name, def.Kind, name(def.ObjectMeta), err))
+			if err := greenhouse.OverrideValueFits(ov, i, def, "spec.overrides", namespace); err != nil {
+				errs = append(errs, fmt.Errorf("for the Plugins of %s %s: %w", def.Kind, name(def.ObjectMeta), err))
 			}
 		}
 	}

@@ -449,7 +449,7 @@ func (b *builder) override(o *PluginOverride) {
 			// apply. Computed otherwise, it is an error, for the
 			// operator to hear of.
 			if b.admitting {
-				if _, _, err := overrideLayer(src, []OverrideValue{v}, []int{i}, b.def, "spec.overrides", b.namespace); err != nil {
+				if err := OverrideValueFits(v, i, b.def, "spec.overrides", b.namespace); err != nil {
 					b.ignored = append(b.ignored, IgnoredLayer{Source: at, Reason: fmt.Sprintf("%s %s: %v", b.def.Kind, objectName(b.def.ObjectMeta), err)})
 					b.unchecked = append(b.unchecked, fmt.Sprintf("%s: %v, for %s %s: not applied", src, err, b.def.Kind, objectName(b.def.ObjectMeta)))
 					continue
@@ -498,6 +498,13 @@ type PathValue struct {
 // well as Layer's.
 func OverrideLayer(source merge.Source, values []OverrideValue, def *PluginDefinition, field, namespace string) (*merge.Layer, []PathValue, error) {
 	return overrideLayer(source, values, nil, def, field, namespace)
+}
+
+// OverrideValueFits reports, as OverrideLayer would, whether v, at
+// position at of field, is a value def takes.
+func OverrideValueFits(v OverrideValue, at int, def *PluginDefinition, field, namespace string) error {
+	_, _, err := overrideLayer(merge.Source{}, []OverrideValue{v}, []int{at}, def, field, namespace)
+	return err
 }
 
 // overrideLayer is OverrideLayer, in[i] the position of values[i] in
