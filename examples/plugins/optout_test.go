@@ -307,3 +307,49 @@ func TestUncheckedWriterValueUnderAPathIsKeptAsWritten(t *testing.T) {
 		t.Errorf("stored %v with warnings %q: the writer's cfg, which the warning says is kept as written, is replaced", vals, warnings)
 	}
 }
+
+// TestWriterCannotOptOutByDefinitionKindWithADefault: where the
+// definition of the kind the writer picked has a default into which an
+// override's path cannot go, the option is left as it is, that path not
+// applied, and the other overrides still apply.
+func TestWriterCannotOptOutByDefinitionKindWithADefault(t *testing.T) {
+	namespaced := `apiVersion: greenhouse.sap/v1alpha1
+kind: PluginDefinition
+metadata: {name: app, namespace: org}
+spec:
+  version: "1"
+  options:
+  - {name: size, type: int, required: false}
+  - {name: cfg, type: map, default: {limits: {cpu: "1"}}, required: false}
+`
+	clusterWide := `apiVersion: greenhouse.sap/v1alpha1
+kind: ClusterPluginDefinition
+metadata: {name: app}
+spec:
+  version: "1"
+  options:
+  - {name: size, type: int, required: false}
+  - {name: cfg, type: map, default: {limits: none}, required: false}
+`
+	o := override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n")
+	objs := objects(t, namespaced, clusterWide, cluster, presetPlugin, o)
+	plugin, err := yaml.YAMLToJSON([]byte(`apiVersion: greenhouse.sap/v1alpha1
+kind: Plugin
+metadata: {name: solo, namespace: org}
+spec:
+  pluginDefinitionRef: {name: app, kind: ClusterPluginDefinition}
+  clusterName: c1
+  optionValues:
+  - {name: size, value: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, warnings := throughWebhook(t, objs, plugin)
+	if out == nil {
+		return // refused
+	}
+	if vals, applied := stored(t, out); !slices.Contains(vals, "size=5") {
+		t.Errorf("a Plugin of ClusterPluginDefinition app is stored with %v, overrides applied %q (warnings %q): PluginOverride org/o is off", vals, applied, warnings)
+	}
+}

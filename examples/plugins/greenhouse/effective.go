@@ -782,7 +782,8 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 			}
 			winner = slices.IndexFunc(applied, func(l *target.Layer) bool { return l.Layer.Source == p.Source })
 		}
-		if res.kept[name] && (winner < 0 || !strings.HasPrefix(applied[winner].Class, "override")) {
+		byOverride := winner >= 0 && strings.HasPrefix(applied[winner].Class, "override")
+		if res.kept[name] && !byOverride {
 			// The writer's value, left out unchecked, is kept as written
 			// where no override gives a whole value over it: the paths
 			// of overrides are not applied to what stands in its place.
@@ -796,14 +797,14 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 			// A Secret gives the whole value, never read: a path ranked
 			// above it cannot apply, one below it lost to it.
 			if err := vs.shadowedBySecret(name, winner, patches); err != nil {
-				res.keepWritten(name, vs, err, &errs)
+				res.keepWritten(name, byOverride, err, &errs)
 				continue
 			}
 			ov.ValueFrom = &ValueFrom{Secret: &SecretKeyReference{Name: ref.Name, Key: ref.Key}}
 		} else {
 			patched, err := vs.apply(name, value, winner, patches)
 			if err != nil {
-				res.keepWritten(name, vs, err, &errs)
+				res.keepWritten(name, byOverride, err, &errs)
 				continue
 			}
 			if err := checkType(option(def, name), patched); err != nil {
@@ -836,16 +837,17 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 }
 
 // keepWritten handles err, a PluginOverride's path that cannot apply
-// inside option name's value: when the writer of the Plugin being
-// admitted gave that value, the option is kept as written, unchecked,
-// and the other overrides still apply, so that a writer cannot turn them
-// off; otherwise err is the computation's.
-func (res *Result) keepWritten(name string, vs ValueSource, err error, errs *[]error) {
-	if res.writer == "" || vs.Source != res.writer {
+// inside option name's value: admitting a write, where no override gave
+// that value (the writer did, or the default of the definition the writer
+// chose), the option is left as it is, the paths not applied, and the
+// other overrides still apply, so that a writer cannot turn them off;
+// otherwise err is the computation's.
+func (res *Result) keepWritten(name string, byOverride bool, err error, errs *[]error) {
+	if res.writer == "" || byOverride {
 		*errs = append(*errs, err)
 		return
 	}
-	res.Unchecked = append(res.Unchecked, fmt.Sprintf("option %q kept as written, without the paths PluginOverrides set inside it: %v", name, err))
+	res.Unchecked = append(res.Unchecked, fmt.Sprintf("option %q left as given, without the paths PluginOverrides set inside it: %v", name, err))
 }
 
 // shadowedBySecret records the patches of option name ranked below
