@@ -176,22 +176,38 @@ func TestForgedRecordCannotTurnOverridesOff(t *testing.T) {
 		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
 	two := json.RawMessage(`2`)
 	size := greenhouse.OptionValue{Name: "size", Value: &two}
-	record, _ := json.Marshal([]greenhouse.Written{{Name: "size", Source: "PluginOverride org/o", Digest: greenhouse.Digest(size),
-		Base: &greenhouse.OptionValue{Name: "password", ValueFrom: &greenhouse.ValueFrom{Secret: &greenhouse.SecretKeyReference{Name: "a", Key: "k"}}}}})
+	plugin := withRecord(t, "  - {name: size, value: 2}\n  - {name: must, value: x}\n"+
+		"  - name: password\n    valueFrom: {secret: {name: b, key: k}}\n",
+		greenhouse.Written{Name: "size", Source: "PluginOverride org/o", Digest: greenhouse.Digest(size),
+			Base: &greenhouse.OptionValue{Name: "password", ValueFrom: &greenhouse.ValueFrom{Secret: &greenhouse.SecretKeyReference{Name: "a", Key: "k"}}}})
+	storedUnlessRefused(t, "a forged "+greenhouse.AnnotationWritten+" record", objs, plugin)
+}
+
+// withRecord returns the Plugin written with values (YAML list items),
+// its plugins.strata.dev/written annotation holding record.
+func withRecord(t *testing.T, values string, record ...greenhouse.Written) []byte {
+	t.Helper()
 	var p map[string]any
-	if err := json.Unmarshal(written(t, nil, "  - {name: size, value: 2}\n  - {name: must, value: x}\n"+
-		"  - name: password\n    valueFrom: {secret: {name: b, key: k}}\n"), &p); err != nil {
+	if err := json.Unmarshal(written(t, nil, values), &p); err != nil {
 		t.Fatal(err)
 	}
-	p["metadata"].(map[string]any)["annotations"] = map[string]any{greenhouse.AnnotationWritten: string(record)}
+	r, _ := json.Marshal(record)
+	p["metadata"].(map[string]any)["annotations"] = map[string]any{greenhouse.AnnotationWritten: string(r)}
 	plugin, _ := json.Marshal(p)
+	return plugin
+}
 
+// storedUnlessRefused reports, as overridesOff, a Plugin the validating
+// webhook admits and the mutating one stores with the override of
+// objs, org/o, switched off; a refusal stores nothing.
+func storedUnlessRefused(t *testing.T, how string, objs greenhouse.Objects, plugin []byte) {
+	t.Helper()
 	v := &validator{objs: objs, log: klog.Background()}
 	if err := v.validate(greenhouse.KindPlugin, "org", plugin); err != nil {
 		return // refused: nothing is stored
 	}
 	out, warnings := throughWebhook(t, objs, plugin)
-	overridesOff(t, "a forged "+greenhouse.AnnotationWritten+" record", out, warnings)
+	overridesOff(t, how, out, warnings)
 }
 
 // TestForgedRecordOfNoBaseCannotTurnOverridesOff: a record that claims
@@ -204,20 +220,9 @@ func TestForgedRecordOfNoBaseCannotTurnOverridesOff(t *testing.T) {
 		override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n"))
 	x := json.RawMessage(`"x"`)
 	must := greenhouse.OptionValue{Name: "must", Value: &x}
-	record, _ := json.Marshal([]greenhouse.Written{{Name: "must", Source: "PluginOverride org/o", Digest: greenhouse.Digest(must)}})
-	var p map[string]any
-	if err := json.Unmarshal(written(t, nil, "  - {name: size, value: 2}\n  - {name: must, value: x}\n"), &p); err != nil {
-		t.Fatal(err)
-	}
-	p["metadata"].(map[string]any)["annotations"] = map[string]any{greenhouse.AnnotationWritten: string(record)}
-	plugin, _ := json.Marshal(p)
-
-	v := &validator{objs: objs, log: klog.Background()}
-	if err := v.validate(greenhouse.KindPlugin, "org", plugin); err != nil {
-		return // refused: nothing is stored
-	}
-	out, warnings := throughWebhook(t, objs, plugin)
-	overridesOff(t, "a forged "+greenhouse.AnnotationWritten+" record of the required option's value, with no base", out, warnings)
+	plugin := withRecord(t, "  - {name: size, value: 2}\n  - {name: must, value: x}\n",
+		greenhouse.Written{Name: "must", Source: "PluginOverride org/o", Digest: greenhouse.Digest(must)})
+	storedUnlessRefused(t, "a forged "+greenhouse.AnnotationWritten+" record of the required option's value, with no base", objs, plugin)
 }
 
 // TestWriterCannotOptOutByDefinitionKind: a PluginOverride names
@@ -226,24 +231,9 @@ func TestForgedRecordOfNoBaseCannotTurnOverridesOff(t *testing.T) {
 // of the same name does not take is not applied to the Plugin, and the
 // other overrides still are.
 func TestWriterCannotOptOutByDefinitionKind(t *testing.T) {
-	namespaced := `apiVersion: greenhouse.sap/v1alpha1
-kind: PluginDefinition
-metadata: {name: app, namespace: org}
-spec:
-  version: "1"
-  options:
-  - {name: size, type: int, required: false}
-  - {name: token, type: string, required: false}
-`
-	clusterWide := `apiVersion: greenhouse.sap/v1alpha1
-kind: ClusterPluginDefinition
-metadata: {name: app}
-spec:
-  version: "1"
-  options:
-  - {name: size, type: string, required: false}
-  - {name: token, type: string, required: false}
-`
+	namespaced, clusterWide := bothKinds(
+		"  - {name: size, type: int, required: false}\n  - {name: token, type: string, required: false}\n",
+		"  - {name: size, type: string, required: false}\n  - {name: token, type: string, required: false}\n")
 	byDefinition := override("bydef", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n")
 	every := `apiVersion: greenhouse.sap/v1alpha1
 kind: PluginOverride
@@ -264,19 +254,7 @@ spec:
 	t.Logf("the validating webhook on PluginOverride org/bydef: %v", v.validate(greenhouse.KindPluginOverride, "org", raw))
 
 	objs = objects(t, namespaced, clusterWide, cluster, presetPlugin, every, byDefinition)
-	plugin, err := yaml.YAMLToJSON([]byte(`apiVersion: greenhouse.sap/v1alpha1
-kind: Plugin
-metadata: {name: solo, namespace: org}
-spec:
-  pluginDefinitionRef: {name: app, kind: ClusterPluginDefinition}
-  clusterName: c1
-  optionValues:
-  - {name: size, value: big}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, warnings := throughWebhook(t, objs, plugin)
+	out, warnings := throughWebhook(t, objs, clusterKindPlugin(t, "  - {name: size, value: big}\n"))
 	if out == nil {
 		return // refused
 	}
@@ -313,26 +291,34 @@ func TestUncheckedWriterValueUnderAPathIsKeptAsWritten(t *testing.T) {
 // override's path cannot go, the option is left as it is, that path not
 // applied, and the other overrides still apply.
 func TestWriterCannotOptOutByDefinitionKindWithADefault(t *testing.T) {
-	namespaced := `apiVersion: greenhouse.sap/v1alpha1
-kind: PluginDefinition
-metadata: {name: app, namespace: org}
-spec:
-  version: "1"
-  options:
-  - {name: size, type: int, required: false}
-  - {name: cfg, type: map, default: {limits: {cpu: "1"}}, required: false}
-`
-	clusterWide := `apiVersion: greenhouse.sap/v1alpha1
-kind: ClusterPluginDefinition
-metadata: {name: app}
-spec:
-  version: "1"
-  options:
-  - {name: size, type: int, required: false}
-  - {name: cfg, type: map, default: {limits: none}, required: false}
-`
+	namespaced, clusterWide := bothKinds(
+		"  - {name: size, type: int, required: false}\n  - {name: cfg, type: map, default: {limits: {cpu: \"1\"}}, required: false}\n",
+		"  - {name: size, type: int, required: false}\n  - {name: cfg, type: map, default: {limits: none}, required: false}\n")
 	o := override("o", "2026-01-01T00:00:00Z", "  - {name: size, value: 5}\n  - {name: cfg, path: /limits/cpu, value: \"2\"}\n")
 	objs := objects(t, namespaced, clusterWide, cluster, presetPlugin, o)
+	out, warnings := throughWebhook(t, objs, clusterKindPlugin(t, "  - {name: size, value: 2}\n"))
+	if out == nil {
+		return // refused
+	}
+	if vals, applied := stored(t, out); !slices.Contains(vals, "size=5") {
+		t.Errorf("a Plugin of ClusterPluginDefinition app is stored with %v, overrides applied %q (warnings %q): PluginOverride org/o is off", vals, applied, warnings)
+	}
+}
+
+// bothKinds returns a PluginDefinition org/app and a
+// ClusterPluginDefinition app, with the options given as YAML list items.
+func bothKinds(namespaced, clusterWide string) (string, string) {
+	head := func(kind, meta string) string {
+		return "apiVersion: greenhouse.sap/v1alpha1\nkind: " + kind + "\nmetadata: " + meta + "\nspec:\n  version: \"1\"\n  options:\n"
+	}
+	return head("PluginDefinition", "{name: app, namespace: org}") + namespaced, head("ClusterPluginDefinition", "{name: app}") + clusterWide
+}
+
+// clusterKindPlugin returns the standalone Plugin org/solo of the
+// ClusterPluginDefinition app on cluster c1, its values given as YAML
+// list items, as JSON.
+func clusterKindPlugin(t *testing.T, values string) []byte {
+	t.Helper()
 	plugin, err := yaml.YAMLToJSON([]byte(`apiVersion: greenhouse.sap/v1alpha1
 kind: Plugin
 metadata: {name: solo, namespace: org}
@@ -340,16 +326,9 @@ spec:
   pluginDefinitionRef: {name: app, kind: ClusterPluginDefinition}
   clusterName: c1
   optionValues:
-  - {name: size, value: 2}
-`))
+` + values))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, warnings := throughWebhook(t, objs, plugin)
-	if out == nil {
-		return // refused
-	}
-	if vals, applied := stored(t, out); !slices.Contains(vals, "size=5") {
-		t.Errorf("a Plugin of ClusterPluginDefinition app is stored with %v, overrides applied %q (warnings %q): PluginOverride org/o is off", vals, applied, warnings)
-	}
+	return plugin
 }
