@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -192,7 +191,7 @@ func (v *validator) everyPlugin(namespace string, o *greenhouse.PluginOverride) 
 			continue
 		}
 		for i, ov := range o.Spec.Overrides {
-			if !slices.ContainsFunc(def.Spec.Options, func(opt greenhouse.PluginOption) bool { return opt.Name == ov.Name }) {
+			if def.Option(ov.Name) == nil {
 				continue
 			}
 			if err := greenhouse.OverrideValueFits(ov, i, def, "spec.overrides", namespace); err != nil {

@@ -368,7 +368,7 @@ func (b *builder) preset(pp *PluginPreset) {
 func (b *builder) own(p *Plugin) {
 	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
 	values := slices.DeleteFunc(Base(p), func(v OptionValue) bool {
-		return strings.HasPrefix(v.Name, greenhousePrefix) && option(b.def, v.Name) == nil
+		return strings.HasPrefix(v.Name, greenhousePrefix) && b.def.Option(v.Name) == nil
 	})
 	b.add(src, "values", src.String(), target.Selector{}, p.CreationTimestamp, "spec.optionValues", values)
 }
@@ -384,7 +384,7 @@ func (b *builder) written(p *Plugin) {
 	src := merge.Source{Origin: KindPlugin, Name: objectName(p.ObjectMeta)}
 	var known []OptionValue
 	for i, v := range Base(p) {
-		if option(b.def, v.Name) == nil {
+		if b.def.Option(v.Name) == nil {
 			continue
 		}
 		// A value strata refuses and Greenhouse may take (a secret
@@ -438,7 +438,7 @@ func (b *builder) override(o *PluginOverride) {
 			at := fmt.Sprintf("%s spec.overrides[%d] (%s)", src, i, v.Name)
 			// One for every plugin applies to the options this
 			// definition has: the others are left out, and said so.
-			if !byDefinition && option(b.def, v.Name) == nil {
+			if !byDefinition && b.def.Option(v.Name) == nil {
 				b.ignored = append(b.ignored, IgnoredLayer{Source: at,
 					Reason: fmt.Sprintf("%s %s has no option %q", b.def.Kind, objectName(b.def.ObjectMeta), v.Name)})
 				continue
@@ -529,7 +529,7 @@ func overrideLayer(source merge.Source, values []OverrideValue, in []int, def *P
 		segs, ok := merge.Segments(v.Path)
 		var o *PluginOption
 		if def != nil {
-			o = option(def, v.Name)
+			o = def.Option(v.Name)
 		}
 		switch {
 		case !ok || len(segs) == 0 || slices.Contains(segs, ""):
@@ -613,7 +613,7 @@ func layer(source merge.Source, values []OptionValue, pos []int, def *PluginDefi
 		at := fmt.Sprintf("%s[%d] (%s)", field, position(pos, i), v.Name)
 		var o *PluginOption
 		if def != nil {
-			if o = option(def, v.Name); o == nil {
+			if o = def.Option(v.Name); o == nil {
 				errs = append(errs, fmt.Errorf("%s: %s has no option %q", at, objectName(def.ObjectMeta), v.Name))
 				continue
 			}
@@ -807,7 +807,7 @@ func (res *Result) collect(merged *merge.Result, def *PluginDefinition, applied 
 				res.keepWritten(name, byOverride, err, &errs)
 				continue
 			}
-			if err := checkType(option(def, name), patched); err != nil {
+			if err := checkType(def.Option(name), patched); err != nil {
 				errs = append(errs, fmt.Errorf("option %q from %s: %w", name, cmp.Or(vs.Source, "its paths"), err))
 			}
 			v := json.RawMessage(bytes.Clone(patched))
@@ -1122,10 +1122,11 @@ func checkType(o *PluginOption, v json.RawMessage) error {
 	return nil
 }
 
-func option(def *PluginDefinition, name string) *PluginOption {
-	for i := range def.Spec.Options {
-		if def.Spec.Options[i].Name == name {
-			return &def.Spec.Options[i]
+// Option returns the option of d named name, or nil.
+func (d *PluginDefinition) Option(name string) *PluginOption {
+	for i := range d.Spec.Options {
+		if d.Spec.Options[i].Name == name {
+			return &d.Spec.Options[i]
 		}
 	}
 	return nil
